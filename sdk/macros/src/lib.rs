@@ -1,0 +1,2 @@
+//! placeholder
+extern crate proc_macro;

@@ -1,0 +1,16 @@
+//! An in-memory Kubernetes API server and object store.
+//!
+//! Start with [`Store`] (module [`store`]): the objects with Kubernetes
+//! semantics, usable without HTTP by offline tools and test harnesses. With
+//! the `server` feature (on by default), [`ApiServer`] serves a store over
+//! HTTP so that kube-rs and kubectl talk to it as to a real cluster;
+//! [`RunningServer`] is the handle to a started server, with its request log
+//! and fault injection.
+#![deny(missing_docs)]
+
+pub mod store;
+
+pub use store::{
+    DeleteOutcome, EventType, ListOptions, ObjectList, PatchType, Propagation, ResourceInfo,
+    Status, Store, StoreConfig, WatchEvent, WatchId, WatchSink, WriteOptions,
+};

@@ -1,0 +1,255 @@
+//! Label and field selectors, parsed the way the real server parses them.
+
+use serde_json::Value;
+
+use super::Status;
+
+/// One requirement of a label selector.
+#[derive(Clone, Debug, PartialEq)]
+enum Requirement {
+    Equals(String, String),
+    NotEquals(String, String),
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+    Exists(String),
+    NotExists(String),
+}
+
+/// A parsed label selector: every requirement must hold.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct LabelSelector {
+    reqs: Vec<Requirement>,
+}
+
+fn bad(msg: impl Into<String>) -> Status {
+    Status::bad_request(msg)
+}
+
+fn split_top_level(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in s.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                cur.push(c);
+            }
+            ')' => {
+                depth -= 1;
+                cur.push(c);
+            }
+            ',' if depth == 0 => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+fn valid_key(k: &str) -> bool {
+    !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+}
+
+fn parse_set(rest: &str) -> Result<Vec<String>, Status> {
+    let rest = rest.trim();
+    let inner = rest
+        .strip_prefix('(')
+        .and_then(|r| r.strip_suffix(')'))
+        .ok_or_else(|| {
+            bad("unable to parse requirement: found '', expected: ',', ')' or identifier")
+        })?;
+    let vals: Vec<String> = inner
+        .split(',')
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect();
+    if vals.is_empty() {
+        return Err(bad(
+            "unable to parse requirement: found '', expected: ',', ')' or identifier",
+        ));
+    }
+    Ok(vals)
+}
+
+impl LabelSelector {
+    /// Parses `a=b,c!=d,e in (x,y),f notin (z),g,!h`.
+    pub(crate) fn parse(s: &str) -> Result<LabelSelector, Status> {
+        let mut reqs = Vec::new();
+        if s.trim().is_empty() {
+            return Ok(LabelSelector { reqs });
+        }
+        for part in split_top_level(s) {
+            let p = part.trim();
+            if p.is_empty() {
+                return Err(bad(
+                    "unable to parse requirement: found '', expected: identifier",
+                ));
+            }
+            let req = if let Some(k) = p.strip_prefix('!') {
+                Requirement::NotExists(k.trim().to_string())
+            } else if let Some((k, v)) = p.split_once("!=") {
+                Requirement::NotEquals(k.trim().to_string(), v.trim().to_string())
+            } else if let Some((k, v)) = p.split_once("==") {
+                Requirement::Equals(k.trim().to_string(), v.trim().to_string())
+            } else if let Some((k, v)) = p.split_once('=') {
+                Requirement::Equals(k.trim().to_string(), v.trim().to_string())
+            } else if let Some(idx) = p.find(" notin ") {
+                Requirement::NotIn(p[..idx].trim().to_string(), parse_set(&p[idx + 7..])?)
+            } else if let Some(idx) = p.find(" in ") {
+                Requirement::In(p[..idx].trim().to_string(), parse_set(&p[idx + 4..])?)
+            } else if p.contains(['(', ')', ' ', '<', '>']) {
+                return Err(bad(format!(
+                    "unable to parse requirement: <nil>: Invalid value: \"{p}\": invalid label selector"
+                )));
+            } else {
+                Requirement::Exists(p.to_string())
+            };
+            let key = match &req {
+                Requirement::Equals(k, _)
+                | Requirement::NotEquals(k, _)
+                | Requirement::In(k, _)
+                | Requirement::NotIn(k, _)
+                | Requirement::Exists(k)
+                | Requirement::NotExists(k) => k,
+            };
+            if !valid_key(key) {
+                return Err(bad(format!(
+                    "unable to parse requirement: <nil>: Invalid value: \"{key}\": name part must consist of alphanumeric characters, '-', '_' or '.'"
+                )));
+            }
+            reqs.push(req);
+        }
+        Ok(LabelSelector { reqs })
+    }
+
+    /// Whether the object's labels satisfy every requirement.
+    pub(crate) fn matches(&self, obj: &Value) -> bool {
+        let labels = obj.pointer("/metadata/labels");
+        let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
+        self.reqs.iter().all(|r| match r {
+            Requirement::Equals(k, v) => get(k) == Some(v.as_str()),
+            Requirement::NotEquals(k, v) => get(k) != Some(v.as_str()),
+            Requirement::In(k, vs) => get(k).is_some_and(|x| vs.iter().any(|v| v == x)),
+            Requirement::NotIn(k, vs) => get(k).is_none_or(|x| !vs.iter().any(|v| v == x)),
+            Requirement::Exists(k) => get(k).is_some(),
+            Requirement::NotExists(k) => get(k).is_none(),
+        })
+    }
+
+    /// Whether the selector has no requirement.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.reqs.is_empty()
+    }
+}
+
+/// A parsed field selector (`metadata.name`, `metadata.namespace`, and a few
+/// kind-specific fields).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct FieldSelector {
+    reqs: Vec<(String, bool, String)>,
+}
+
+impl FieldSelector {
+    /// Parses `metadata.name=x,metadata.namespace!=y`; `kind` names the
+    /// resource for the error message.
+    pub(crate) fn parse(s: &str, kind: &str, extra: &[&str]) -> Result<FieldSelector, Status> {
+        let mut reqs = Vec::new();
+        if s.trim().is_empty() {
+            return Ok(FieldSelector { reqs });
+        }
+        for part in s.split(',') {
+            let p = part.trim();
+            let (k, eq, v) = if let Some((k, v)) = p.split_once("!=") {
+                (k, false, v)
+            } else if let Some((k, v)) = p.split_once("==") {
+                (k, true, v)
+            } else if let Some((k, v)) = p.split_once('=') {
+                (k, true, v)
+            } else {
+                return Err(bad(format!(
+                    "invalid selector: '{s}'; can't understand '{p}'"
+                )));
+            };
+            let k = k.trim();
+            if k != "metadata.name" && k != "metadata.namespace" && !extra.contains(&k) {
+                return Err(bad(format!("field label not supported: {k} (for {kind})")));
+            }
+            reqs.push((k.to_string(), eq, v.trim().to_string()));
+        }
+        Ok(FieldSelector { reqs })
+    }
+
+    /// Whether the object satisfies every requirement.
+    pub(crate) fn matches(&self, obj: &Value) -> bool {
+        self.reqs.iter().all(|(k, eq, v)| {
+            let ptr = format!("/{}", k.replace('.', "/"));
+            let actual = obj.pointer(&ptr).and_then(Value::as_str).unwrap_or("");
+            (actual == v) == *eq
+        })
+    }
+
+    /// Whether the selector has no requirement.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.reqs.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn label_selector_operators() {
+        let obj = json!({"metadata": {"labels": {"app": "web", "tier": "front"}}});
+        let cases = [
+            ("app=web", true),
+            ("app==web", true),
+            ("app!=web", false),
+            ("app in (web,db)", true),
+            ("app notin (web)", false),
+            ("tier", true),
+            ("!tier", false),
+            ("!missing", true),
+            ("missing notin (x)", true),
+            ("app=web,tier=back", false),
+            ("", true),
+        ];
+        for (sel, want) in cases {
+            let s = LabelSelector::parse(sel).expect(sel);
+            assert_eq!(s.matches(&obj), want, "selector {sel}");
+        }
+    }
+
+    #[test]
+    fn bad_label_selectors_are_400() {
+        for sel in ["app in (", "a b c", "app in ()"] {
+            let err = LabelSelector::parse(sel).expect_err(sel);
+            assert_eq!(err.code, 400, "{sel}");
+        }
+    }
+
+    #[test]
+    fn field_selector() {
+        let obj = json!({"metadata": {"name": "a", "namespace": "ns"}});
+        assert!(
+            FieldSelector::parse("metadata.name=a", "configmaps", &[])
+                .unwrap()
+                .matches(&obj)
+        );
+        assert!(
+            !FieldSelector::parse("metadata.namespace!=ns", "configmaps", &[])
+                .unwrap()
+                .matches(&obj)
+        );
+        assert_eq!(
+            FieldSelector::parse("spec.x=a", "configmaps", &[])
+                .unwrap_err()
+                .code,
+            400
+        );
+    }
+}

@@ -1,0 +1,433 @@
+use super::*;
+
+fn store() -> Store {
+    Store::new(StoreConfig::default())
+}
+
+fn cm_res(s: &Store) -> ResourceInfo {
+    s.resource_for_kind("", "v1", "ConfigMap")
+        .expect("configmaps")
+}
+
+fn cm(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"a": "1"}})
+}
+
+fn opts(manager: &str) -> WriteOptions {
+    WriteOptions {
+        field_manager: Some(manager.into()),
+        ..WriteOptions::default()
+    }
+}
+
+#[test]
+fn builtin_namespaces_exist() {
+    let s = store();
+    let ns = s.resource_for_plural("", "v1", "namespaces").unwrap();
+    for n in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        let o = s.get(&ns, None, n).unwrap();
+        assert_eq!(o["status"]["phase"], "Active");
+        assert_eq!(o["kind"], "Namespace");
+    }
+}
+
+#[test]
+fn create_get_conflicts_and_missing_namespace() {
+    let s = store();
+    let r = cm_res(&s);
+    let o = s.create(&r, Some("default"), cm("a"), &opts("t")).unwrap();
+    assert_eq!(o["apiVersion"], "v1");
+    assert!(o["metadata"]["uid"].is_string());
+    assert!(o["metadata"].get("generation").is_none());
+    assert_eq!(o["metadata"]["managedFields"][0]["manager"], "t");
+    let err = s
+        .create(&r, Some("default"), cm("a"), &opts("t"))
+        .unwrap_err();
+    assert_eq!((err.code, err.reason.as_str()), (409, "AlreadyExists"));
+    let err = s.create(&r, Some("nope"), cm("b"), &opts("t")).unwrap_err();
+    assert_eq!(err.code, 404);
+    assert_eq!(err.message, "namespaces \"nope\" not found");
+    let err = s
+        .create(&r, Some("default"), cm("Bad_Name"), &opts("t"))
+        .unwrap_err();
+    assert_eq!(err.code, 422);
+    assert_eq!(
+        err.to_json()["details"]["causes"][0]["field"],
+        "metadata.name"
+    );
+}
+
+#[test]
+fn replace_with_stale_resource_version_conflicts_and_noop_keeps_rv() {
+    let s = store();
+    let r = cm_res(&s);
+    let o = s.create(&r, Some("default"), cm("a"), &opts("t")).unwrap();
+    let mut v1 = o.clone();
+    v1["data"]["a"] = json!("2");
+    let o2 = s.replace(&r, Some("default"), "a", v1, &opts("t")).unwrap();
+    assert_ne!(
+        o2["metadata"]["resourceVersion"],
+        o["metadata"]["resourceVersion"]
+    );
+    let mut stale = o.clone();
+    stale["data"]["a"] = json!("3");
+    let err = s
+        .replace(&r, Some("default"), "a", stale, &opts("t"))
+        .unwrap_err();
+    assert_eq!(err.reason, "Conflict");
+    let o3 = s
+        .patch(
+            &r,
+            Some("default"),
+            "a",
+            &PatchType::Merge,
+            br#"{"data":{"a":"2"}}"#,
+            &opts("t"),
+        )
+        .unwrap();
+    assert_eq!(
+        o3["metadata"]["resourceVersion"],
+        o2["metadata"]["resourceVersion"]
+    );
+}
+
+fn widget_crd() -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.demo.example.com"},
+        "spec": {"group": "demo.example.com", "scope": "Namespaced",
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "shortNames": ["wd"]},
+            "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+    })
+}
+
+#[test]
+fn crd_serves_kind_with_generation_and_status_subresource() {
+    let s = store();
+    s.apply_object(widget_crd()).unwrap();
+    let r = s
+        .resource_for_plural("demo.example.com", "v1", "widgets")
+        .expect("served");
+    assert_eq!(r.short_names, vec!["wd"]);
+    assert!(r.status_subresource);
+    let w = json!({"apiVersion": "demo.example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 1}, "status": {"ready": true}});
+    let o = s.create(&r, Some("default"), w, &opts("t")).unwrap();
+    assert_eq!(o["metadata"]["generation"], 1);
+    assert!(o.get("status").is_none(), "status dropped on create");
+    let o = s
+        .patch(
+            &r,
+            Some("default"),
+            "w",
+            &PatchType::Merge,
+            br#"{"metadata":{"labels":{"x":"y"}}}"#,
+            &opts("t"),
+        )
+        .unwrap();
+    assert_eq!(o["metadata"]["generation"], 1);
+    let o = s
+        .patch(
+            &r,
+            Some("default"),
+            "w",
+            &PatchType::Merge,
+            br#"{"spec":{"size":2},"status":{"ready":true}}"#,
+            &opts("t"),
+        )
+        .unwrap();
+    assert_eq!(o["metadata"]["generation"], 2);
+    assert!(o.get("status").is_none(), "main resource ignores status");
+    let st = WriteOptions {
+        subresource: Some("status".into()),
+        ..opts("ctl")
+    };
+    let o = s
+        .patch(
+            &r,
+            Some("default"),
+            "w",
+            &PatchType::Merge,
+            br#"{"spec":{"size":9},"status":{"ready":true}}"#,
+            &st,
+        )
+        .unwrap();
+    assert_eq!(o["status"]["ready"], true);
+    assert_eq!(o["spec"]["size"], 2);
+    assert_eq!(o["metadata"]["generation"], 2);
+    let err = s
+        .patch(
+            &r,
+            Some("default"),
+            "w",
+            &PatchType::StrategicMerge,
+            b"{}",
+            &opts("t"),
+        )
+        .unwrap_err();
+    assert_eq!(err.code, 415);
+    // Deleting the CRD removes the kind and its objects.
+    let crd = s
+        .resource_for_plural("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        .unwrap();
+    s.delete(&crd, None, "widgets.demo.example.com", None)
+        .unwrap();
+    assert!(
+        s.resource_for_plural("demo.example.com", "v1", "widgets")
+            .is_none()
+    );
+}
+
+#[test]
+fn finalizers_keep_object_until_removed() {
+    let s = store();
+    let r = cm_res(&s);
+    let mut o = cm("f");
+    o["metadata"]["finalizers"] = json!(["x/y"]);
+    s.create(&r, Some("default"), o, &opts("t")).unwrap();
+    let DeleteOutcome::Pending(p) = s.delete(&r, Some("default"), "f", None).unwrap() else {
+        panic!("pending")
+    };
+    assert!(p["metadata"]["deletionTimestamp"].is_string());
+    let err = s
+        .patch(
+            &r,
+            Some("default"),
+            "f",
+            &PatchType::Merge,
+            br#"{"metadata":{"finalizers":["x/y","z"]}}"#,
+            &opts("t"),
+        )
+        .unwrap_err();
+    assert_eq!(err.code, 422);
+    s.patch(
+        &r,
+        Some("default"),
+        "f",
+        &PatchType::Merge,
+        br#"{"metadata":{"finalizers":null}}"#,
+        &opts("t"),
+    )
+    .unwrap();
+    assert_eq!(s.get(&r, Some("default"), "f").unwrap_err().code, 404);
+}
+
+#[test]
+fn owner_references_are_collected() {
+    let s = store();
+    let r = cm_res(&s);
+    for (prop, child_survives) in [
+        (None, false),
+        (Some(Propagation::Foreground), false),
+        (Some(Propagation::Orphan), true),
+    ] {
+        let owner = s
+            .create(&r, Some("default"), cm("owner"), &opts("t"))
+            .unwrap();
+        let mut child = cm("child");
+        child["metadata"]["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}]);
+        s.create(&r, Some("default"), child, &opts("t")).unwrap();
+        s.delete(&r, Some("default"), "owner", prop).unwrap();
+        assert_eq!(
+            s.get(&r, Some("default"), "owner").unwrap_err().code,
+            404,
+            "{prop:?}"
+        );
+        let c = s.get(&r, Some("default"), "child");
+        assert_eq!(c.is_ok(), child_survives, "{prop:?}");
+        if let Ok(c) = c {
+            assert!(c["metadata"].get("ownerReferences").is_none());
+            s.delete(&r, Some("default"), "child", None).unwrap();
+        }
+    }
+}
+
+#[test]
+fn namespace_deletion_removes_contents() {
+    let s = store();
+    let ns = s.resource_for_plural("", "v1", "namespaces").unwrap();
+    let r = cm_res(&s);
+    s.create(&ns, None, json!({"metadata": {"name": "gone"}}), &opts("t"))
+        .unwrap();
+    s.create(&r, Some("gone"), cm("a"), &opts("t")).unwrap();
+    let mut f = cm("held");
+    f["metadata"]["finalizers"] = json!(["x/y"]);
+    s.create(&r, Some("gone"), f, &opts("t")).unwrap();
+    s.delete(&ns, None, "gone", None).unwrap();
+    assert_eq!(
+        s.get(&ns, None, "gone").unwrap()["status"]["phase"],
+        "Terminating"
+    );
+    let err = s
+        .create(&r, Some("gone"), cm("late"), &opts("t"))
+        .unwrap_err();
+    assert_eq!(err.code, 403);
+    assert_eq!(s.get(&r, Some("gone"), "a").unwrap_err().code, 404);
+    s.patch(
+        &r,
+        Some("gone"),
+        "held",
+        &PatchType::Merge,
+        br#"{"metadata":{"finalizers":null}}"#,
+        &opts("t"),
+    )
+    .unwrap();
+    assert_eq!(s.get(&ns, None, "gone").unwrap_err().code, 404);
+}
+
+#[test]
+fn list_selectors_and_pages() {
+    let s = store();
+    let r = cm_res(&s);
+    for i in 0..5 {
+        let mut o = cm(&format!("c{i}"));
+        o["metadata"]["labels"] = json!({"i": i.to_string(), "even": (i % 2 == 0).to_string()});
+        s.create(&r, Some("default"), o, &opts("t")).unwrap();
+    }
+    let sel = |l: &str| ListOptions {
+        label_selector: Some(l.into()),
+        ..ListOptions::default()
+    };
+    assert_eq!(s.list(&r, &sel("even=true")).unwrap().items.len(), 3);
+    assert_eq!(
+        s.list(&r, &sel("i in (1,2),even!=true"))
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+    let f = ListOptions {
+        field_selector: Some("metadata.name=c3".into()),
+        ..ListOptions::default()
+    };
+    assert_eq!(s.list(&r, &f).unwrap().items[0]["metadata"]["name"], "c3");
+    let mut names = Vec::new();
+    let mut o = ListOptions {
+        limit: Some(2),
+        ..ListOptions::default()
+    };
+    let first = s.list(&r, &o).unwrap();
+    assert_eq!(first.remaining_item_count, Some(3));
+    let mut page = first.clone();
+    loop {
+        assert_eq!(page.resource_version, first.resource_version);
+        names.extend(
+            page.items
+                .iter()
+                .map(|i| i["metadata"]["name"].as_str().unwrap().to_string()),
+        );
+        match page.continue_token {
+            Some(t) => o.continue_token = Some(t),
+            None => break,
+        }
+        page = s.list(&r, &o).unwrap();
+    }
+    assert_eq!(names, ["c0", "c1", "c2", "c3", "c4"]);
+}
+
+#[test]
+fn watch_replays_history_and_expires() {
+    let s = Store::new(StoreConfig { history_limit: 3 });
+    let r = cm_res(&s);
+    let rv0 = s.resource_version();
+    s.create(&r, Some("default"), cm("a"), &opts("t")).unwrap();
+    let (_, rx) = s
+        .watch_channel(&r, &ListOptions::default(), Some(&rv0))
+        .unwrap();
+    s.delete(&r, Some("default"), "a", None).unwrap();
+    let got: Vec<_> = rx.try_iter().map(|e| e.event_type).collect();
+    assert_eq!(got, [EventType::Added, EventType::Deleted]);
+    for i in 0..4 {
+        s.create(&r, Some("default"), cm(&format!("x{i}")), &opts("t"))
+            .unwrap();
+    }
+    let err = s
+        .watch_channel(&r, &ListOptions::default(), Some(&rv0))
+        .unwrap_err();
+    assert_eq!((err.code, err.reason.as_str()), (410, "Expired"));
+    assert!(err.message.starts_with("too old resource version"));
+    let (_, rx) = s.watch_channel(&r, &ListOptions::default(), None).unwrap();
+    assert_eq!(rx.try_iter().count(), 4);
+    s.drop_watches();
+    assert_eq!(s.watch_count(), 0);
+}
+
+#[test]
+fn server_side_apply_conflicts_and_force() {
+    let s = store();
+    let r = cm_res(&s);
+    let apply = PatchType::Apply { force: false };
+    let body = br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ssa"},"data":{"shared":"a","mine":"1"}}"#;
+    let err = s
+        .patch(
+            &r,
+            Some("default"),
+            "ssa",
+            &apply,
+            body,
+            &WriteOptions::default(),
+        )
+        .unwrap_err();
+    assert_eq!(err.code, 422);
+    s.patch(&r, Some("default"), "ssa", &apply, body, &opts("manager-a"))
+        .unwrap();
+    let body_b = br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ssa"},"data":{"shared":"b"}}"#;
+    let err = s
+        .patch(
+            &r,
+            Some("default"),
+            "ssa",
+            &apply,
+            body_b,
+            &opts("manager-b"),
+        )
+        .unwrap_err();
+    assert_eq!(err.code, 409);
+    assert_eq!(
+        err.to_json()["details"]["causes"][0]["field"],
+        ".data.shared"
+    );
+    let o = s
+        .patch(
+            &r,
+            Some("default"),
+            "ssa",
+            &PatchType::Apply { force: true },
+            body_b,
+            &opts("manager-b"),
+        )
+        .unwrap();
+    assert_eq!(o["data"]["shared"], "b");
+    // manager-a stops applying "mine": it is removed.
+    let body_a2 = br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ssa"}}"#;
+    let o = s
+        .patch(
+            &r,
+            Some("default"),
+            "ssa",
+            &apply,
+            body_a2,
+            &opts("manager-a"),
+        )
+        .unwrap();
+    assert!(o["data"].get("mine").is_none(), "{o}");
+    assert_eq!(o["data"]["shared"], "b");
+}
+
+#[test]
+fn json_patch_failure_is_422() {
+    let s = store();
+    let r = cm_res(&s);
+    s.create(&r, Some("default"), cm("j"), &opts("t")).unwrap();
+    let err = s
+        .patch(
+            &r,
+            Some("default"),
+            "j",
+            &PatchType::Json,
+            br#"[{"op":"test","path":"/data/a","value":"x"}]"#,
+            &opts("t"),
+        )
+        .unwrap_err();
+    assert_eq!(err.code, 422);
+}
