@@ -1,1 +1,5 @@
-fn main() {}
+//! The `rekon` binary. See `rekon --help`.
+
+fn main() -> std::process::ExitCode {
+    rekon_host::cli::main()
+}

@@ -1,0 +1,742 @@
+//! The host side of the WIT contract: the generated bindings, the state of
+//! one guest instance, the permission check, and the [`Cluster`] seam behind
+//! which the host imports are served (the in-memory store offline, the
+//! informer cache and API client in a cluster).
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tracing::Instrument as _;
+use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+#[allow(missing_docs)]
+mod generated {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "reconciler",
+        imports: { default: async },
+        exports: { default: async },
+    });
+}
+
+pub use generated::{Action, Manifest, ReconcileError, Request};
+pub(crate) use generated::{Reconciler, ReconcilerPre, rekon};
+
+pub use rekon::reconciler::types::{
+    ApiError, ApplyOptions, EventType, Gvk, Level, Mapping, ObjectRef, PatchType, Permission,
+    Propagation, Reason, Verbs, Watch,
+};
+
+/// Largest object or patch body a guest may send in one call.
+pub const MAX_CALL_PAYLOAD: usize = 3 << 20;
+/// Longest log message or reconcile error message kept from a guest.
+pub const MAX_MESSAGE: usize = 8 << 10;
+/// How much of a guest's stderr is kept (panic messages land there).
+const STDERR_CAPACITY: usize = 16 << 10;
+
+/// The cluster a guest's host calls are served from. Two implementations
+/// ship with rekon: the in-memory store ([`crate::MemoryCluster`]) for offline
+/// runs and tests, and the informer cache + API client in a cluster.
+///
+/// Objects travel as JSON text so a backend can pass them on without
+/// re-encoding. Permissions are checked before a call reaches the backend.
+#[async_trait::async_trait]
+pub trait Cluster: Send + Sync + 'static {
+    /// Reads one object.
+    async fn get(&self, target: &ObjectRef) -> Result<String, ApiError>;
+    /// Lists objects of a kind, ordered by namespace then name.
+    async fn list(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> Result<Vec<String>, ApiError>;
+    /// Creates an object.
+    async fn create(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        object: &str,
+        field_manager: &str,
+    ) -> Result<String, ApiError>;
+    /// Replaces an object, or its status subresource when `status` is set.
+    async fn replace(
+        &self,
+        target: &ObjectRef,
+        object: &str,
+        status: bool,
+        field_manager: &str,
+    ) -> Result<String, ApiError>;
+    /// Patches an object, or its status subresource when `status` is set.
+    async fn patch(
+        &self,
+        target: &ObjectRef,
+        patch_type: &PatchType,
+        body: &str,
+        status: bool,
+        field_manager: &str,
+    ) -> Result<String, ApiError>;
+    /// Deletes an object.
+    async fn delete(
+        &self,
+        target: &ObjectRef,
+        propagation: Option<Propagation>,
+    ) -> Result<(), ApiError>;
+    /// Records an Event about an object, reported by `component`.
+    async fn record_event(
+        &self,
+        regarding: &ObjectRef,
+        event_type: EventType,
+        reason: &str,
+        message: &str,
+        component: &str,
+    ) -> Result<(), ApiError>;
+}
+
+/// The verbs of a host call, as a permission checks them.
+fn verb_name(verb: Verbs) -> &'static str {
+    if verb == Verbs::GET {
+        "get"
+    } else if verb == Verbs::LIST {
+        "list"
+    } else if verb == Verbs::CREATE {
+        "create"
+    } else if verb == Verbs::UPDATE {
+        "update"
+    } else if verb == Verbs::PATCH {
+        "patch"
+    } else if verb == Verbs::DELETE {
+        "delete"
+    } else {
+        "watch"
+    }
+}
+
+/// Whether `permissions` allow `verb` on `kind` in `namespace`. Versions are
+/// not compared (like RBAC): a grant covers every version of a group/kind.
+pub fn is_allowed(
+    permissions: &[Permission],
+    verb: Verbs,
+    kind: &Gvk,
+    namespace: Option<&str>,
+) -> bool {
+    permissions.iter().any(|p| {
+        p.kind.group == kind.group
+            && p.kind.kind == kind.kind
+            && p.verbs.contains(verb)
+            && (p.namespaces.is_empty()
+                || namespace.is_some_and(|ns| p.namespaces.iter().any(|n| n == ns)))
+    })
+}
+
+/// One host call a guest made, and what came back. `rekon reconcile`
+/// prints these; tests assert on them.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct CallRecord {
+    /// The import called: `get`, `list`, `create`, `patch`, `log`...
+    pub call: &'static str,
+    /// Its arguments.
+    pub args: Value,
+    /// What the host answered: `{"ok": ...}` or `{"error": {...}}`.
+    pub result: Value,
+}
+
+/// Who is calling: the module's identity and permissions.
+#[derive(Clone, Debug)]
+pub(crate) struct Caller {
+    pub name: String,
+    pub version: String,
+    pub permissions: Vec<Permission>,
+}
+
+impl Caller {
+    fn field_manager(&self) -> String {
+        format!("rekon-{}", self.name)
+    }
+}
+
+/// What a reconcile may reach: present while `reconcile` runs, absent while
+/// the module describes itself.
+pub(crate) struct CallContext {
+    pub cluster: Arc<dyn Cluster>,
+    pub caller: Arc<Caller>,
+    pub record: bool,
+}
+
+/// Memory accounting of one instance.
+pub(crate) struct Limits {
+    pub max_memory: usize,
+    pub hit: bool,
+}
+
+impl wasmtime::ResourceLimiter for Limits {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.max_memory {
+            self.hit = true;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 100_000)
+    }
+}
+
+/// The data of one guest instance's store.
+pub struct HostState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(crate) limits: Limits,
+    pub(crate) context: Option<CallContext>,
+    pub(crate) stderr: MemoryOutputPipe,
+    pub(crate) calls: Vec<CallRecord>,
+    /// Panic message the guest logged (the SDK's panic hook) before trapping.
+    pub(crate) panic_message: Option<String>,
+    /// Calls refused for lack of permission, as messages.
+    pub(crate) denied: Vec<String>,
+    /// Time spent in host calls: not charged to the guest's CPU budget.
+    pub(crate) host_time: Duration,
+    pub(crate) started: Instant,
+    pub(crate) budget: Duration,
+    pub(crate) timed_out: bool,
+}
+
+impl HostState {
+    pub(crate) fn new(max_memory: usize, budget: Duration, context: Option<CallContext>) -> Self {
+        let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
+        // No preopened directories, no environment, no arguments, no
+        // sockets: the guest has no ambient authority.
+        let wasi = WasiCtx::builder().stderr(stderr.clone()).build();
+        HostState {
+            wasi,
+            table: ResourceTable::new(),
+            limits: Limits {
+                max_memory,
+                hit: false,
+            },
+            context,
+            stderr,
+            calls: Vec::new(),
+            panic_message: None,
+            denied: Vec::new(),
+            host_time: Duration::ZERO,
+            started: Instant::now(),
+            budget,
+            timed_out: false,
+        }
+    }
+
+    /// CPU time the guest used so far (wall time minus host calls).
+    pub(crate) fn guest_time(&self) -> Duration {
+        self.started.elapsed().saturating_sub(self.host_time)
+    }
+
+    /// The guest's stderr, lossily decoded.
+    pub(crate) fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.contents()).into_owned()
+    }
+
+    fn record(&mut self, call: &'static str, args: impl FnOnce() -> Value, result: Value) {
+        if self.context.as_ref().is_some_and(|c| c.record) {
+            self.calls.push(CallRecord {
+                call,
+                args: args(),
+                result,
+            });
+        }
+    }
+
+    /// Checks the caller's permissions and runs `op` against the cluster,
+    /// timing it as host time, recording it, inside a `host.cluster.<op>` span.
+    async fn call<T, F, Fut>(
+        &mut self,
+        call: &'static str,
+        verb: Verbs,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        args: impl FnOnce() -> Value,
+        op: F,
+    ) -> Result<T, ApiError>
+    where
+        T: serde::Serialize,
+        F: FnOnce(Arc<dyn Cluster>, String) -> Fut,
+        Fut: std::future::Future<Output = Result<T, ApiError>>,
+    {
+        let started = Instant::now();
+        let result = match &self.context {
+            None => Err(api_error(
+                403,
+                "Forbidden",
+                "the cluster cannot be reached while a module describes itself (manifest)",
+            )),
+            Some(ctx) if !is_allowed(&ctx.caller.permissions, verb, kind, namespace) => {
+                let message = format!(
+                    "module {:?} may not {} {} in {}: its manifest does not grant it",
+                    ctx.caller.name,
+                    verb_name(verb),
+                    display_kind(kind),
+                    namespace.map_or("the cluster scope".to_string(), |ns| format!(
+                        "namespace {ns:?}"
+                    )),
+                );
+                tracing::warn!(
+                    module = %ctx.caller.name,
+                    verb = verb_name(verb),
+                    kind = %display_kind(kind),
+                    namespace,
+                    "host call denied: outside the module's permissions"
+                );
+                self.denied.push(message.clone());
+                Err(api_error(403, "Forbidden", &message))
+            }
+            Some(ctx) => {
+                let span = tracing::debug_span!(
+                    "host.cluster",
+                    op = call,
+                    kind = %kind.kind,
+                    namespace,
+                );
+                op(ctx.cluster.clone(), ctx.caller.field_manager())
+                    .instrument(span)
+                    .await
+            }
+        };
+        self.host_time += started.elapsed();
+        let recorded = match &result {
+            Ok(value) => json!({ "ok": value_of(value) }),
+            Err(error) => json!({ "error": api_error_json(error) }),
+        };
+        self.record(call, args, recorded);
+        result
+    }
+}
+
+/// Objects travel as JSON text; in call records they appear as JSON.
+fn value_of<T: serde::Serialize>(value: &T) -> Value {
+    match serde_json::to_value(value).unwrap_or(Value::Null) {
+        Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|item| match item {
+                    Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
+                    other => other,
+                })
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// An [`ApiError`] from its parts.
+pub fn api_error(code: u16, reason: &str, message: &str) -> ApiError {
+    ApiError {
+        code,
+        reason: reason.to_string(),
+        message: message.to_string(),
+    }
+}
+
+/// An [`ApiError`] as JSON (for call records and logs).
+pub fn api_error_json(error: &ApiError) -> Value {
+    json!({ "code": error.code, "reason": error.reason, "message": error.message })
+}
+
+/// `Deployment.apps/v1`, `ConfigMap/v1`.
+pub fn display_kind(kind: &Gvk) -> String {
+    if kind.group.is_empty() {
+        format!("{}/{}", kind.kind, kind.version)
+    } else {
+        format!("{}.{}/{}", kind.kind, kind.group, kind.version)
+    }
+}
+
+/// An [`ObjectRef`] as JSON.
+pub fn object_ref_json(target: &ObjectRef) -> Value {
+    json!({
+        "apiVersion": api_version(&target.kind),
+        "kind": target.kind.kind,
+        "namespace": target.namespace,
+        "name": target.name,
+    })
+}
+
+/// `v1` or `apps/v1`.
+pub fn api_version(kind: &Gvk) -> String {
+    if kind.group.is_empty() {
+        kind.version.clone()
+    } else {
+        format!("{}/{}", kind.group, kind.version)
+    }
+}
+
+fn patch_type_json(patch_type: &PatchType) -> Value {
+    match patch_type {
+        PatchType::Merge => json!("merge"),
+        PatchType::Json => json!("json"),
+        PatchType::Apply(options) => {
+            json!({ "apply": { "fieldManager": options.field_manager, "force": options.force } })
+        }
+    }
+}
+
+fn too_large(body: &str) -> Option<ApiError> {
+    (body.len() > MAX_CALL_PAYLOAD).then(|| {
+        api_error(
+            413,
+            "RequestEntityTooLarge",
+            &format!(
+                "request body of {} bytes exceeds the limit of {MAX_CALL_PAYLOAD} bytes",
+                body.len()
+            ),
+        )
+    })
+}
+
+/// Cuts `text` to at most `max` bytes on a character boundary, saying so.
+pub(crate) fn truncate(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let total = text.len();
+        let mut cut = max;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        let _ = write!(text, "... ({total} bytes, truncated)");
+    }
+    text
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl rekon::reconciler::types::Host for HostState {}
+
+impl rekon::reconciler::cluster::Host for HostState {
+    async fn get(&mut self, target: ObjectRef) -> Result<String, ApiError> {
+        let (kind, ns) = (target.kind.clone(), target.namespace.clone());
+        let args = object_ref_json(&target);
+        self.call(
+            "get",
+            Verbs::GET,
+            &kind,
+            ns.as_deref(),
+            || args,
+            |cluster, _| async move { cluster.get(&target).await },
+        )
+        .await
+    }
+
+    async fn list(
+        &mut self,
+        kind: Gvk,
+        namespace: Option<String>,
+        label_selector: Option<String>,
+    ) -> Result<Vec<String>, ApiError> {
+        let args = {
+            let (kind, namespace, label_selector) =
+                (kind.clone(), namespace.clone(), label_selector.clone());
+            move || {
+                json!({ "apiVersion": api_version(&kind), "kind": kind.kind,
+                    "namespace": namespace, "labelSelector": label_selector })
+            }
+        };
+        let ns = namespace.clone();
+        self.call(
+            "list",
+            Verbs::LIST,
+            &kind.clone(),
+            ns.as_deref(),
+            args,
+            |cluster, _| async move {
+                cluster
+                    .list(&kind, namespace.as_deref(), label_selector.as_deref())
+                    .await
+            },
+        )
+        .await
+    }
+
+    async fn create(
+        &mut self,
+        kind: Gvk,
+        namespace: Option<String>,
+        object: String,
+    ) -> Result<String, ApiError> {
+        if let Some(error) = too_large(&object) {
+            return Err(error);
+        }
+        let args = {
+            let (kind, namespace) = (kind.clone(), namespace.clone());
+            let object = value_of(&object);
+            move || {
+                json!({ "apiVersion": api_version(&kind), "kind": kind.kind,
+                    "namespace": namespace, "object": object })
+            }
+        };
+        let ns = namespace.clone();
+        self.call(
+            "create",
+            Verbs::CREATE,
+            &kind.clone(),
+            ns.as_deref(),
+            args,
+            |cluster, manager| async move {
+                cluster
+                    .create(&kind, namespace.as_deref(), &object, &manager)
+                    .await
+            },
+        )
+        .await
+    }
+
+    async fn replace(&mut self, target: ObjectRef, object: String) -> Result<String, ApiError> {
+        self.replace_impl("replace", target, object, false).await
+    }
+
+    async fn patch(
+        &mut self,
+        target: ObjectRef,
+        patch_type: PatchType,
+        body: String,
+    ) -> Result<String, ApiError> {
+        self.patch_impl("patch", target, patch_type, body, false)
+            .await
+    }
+
+    async fn replace_status(
+        &mut self,
+        target: ObjectRef,
+        object: String,
+    ) -> Result<String, ApiError> {
+        self.replace_impl("replace-status", target, object, true)
+            .await
+    }
+
+    async fn patch_status(
+        &mut self,
+        target: ObjectRef,
+        patch_type: PatchType,
+        body: String,
+    ) -> Result<String, ApiError> {
+        self.patch_impl("patch-status", target, patch_type, body, true)
+            .await
+    }
+
+    async fn delete(
+        &mut self,
+        target: ObjectRef,
+        propagation: Option<Propagation>,
+    ) -> Result<(), ApiError> {
+        let (kind, ns) = (target.kind.clone(), target.namespace.clone());
+        let args = {
+            let target = target.clone();
+            move || {
+                let mut args = object_ref_json(&target);
+                args["propagation"] = json!(propagation.map(|p| format!("{p:?}")));
+                args
+            }
+        };
+        self.call(
+            "delete",
+            Verbs::DELETE,
+            &kind,
+            ns.as_deref(),
+            args,
+            |cluster, _| async move { cluster.delete(&target, propagation).await },
+        )
+        .await
+    }
+
+    async fn record_event(
+        &mut self,
+        regarding: ObjectRef,
+        event_type: EventType,
+        reason: String,
+        message: String,
+    ) -> Result<(), ApiError> {
+        // Events are the host's business: every module may record them,
+        // about any object it can name.
+        let started = Instant::now();
+        let message = truncate(message, MAX_MESSAGE);
+        let result = match &self.context {
+            None => Err(api_error(
+                403,
+                "Forbidden",
+                "events cannot be recorded while a module describes itself (manifest)",
+            )),
+            Some(ctx) => {
+                let component = ctx.caller.field_manager();
+                ctx.cluster
+                    .record_event(&regarding, event_type, &reason, &message, &component)
+                    .await
+            }
+        };
+        self.host_time += started.elapsed();
+        let recorded = match &result {
+            Ok(()) => json!({ "ok": null }),
+            Err(error) => json!({ "error": api_error_json(error) }),
+        };
+        self.record(
+            "record-event",
+            || {
+                json!({ "regarding": object_ref_json(&regarding),
+                    "type": format!("{event_type:?}"), "reason": reason, "message": message })
+            },
+            recorded,
+        );
+        result
+    }
+}
+
+impl HostState {
+    async fn replace_impl(
+        &mut self,
+        call: &'static str,
+        target: ObjectRef,
+        object: String,
+        status: bool,
+    ) -> Result<String, ApiError> {
+        if let Some(error) = too_large(&object) {
+            return Err(error);
+        }
+        let (kind, ns) = (target.kind.clone(), target.namespace.clone());
+        let args = {
+            let target = target.clone();
+            let object = value_of(&object);
+            move || {
+                let mut args = object_ref_json(&target);
+                args["object"] = object;
+                args
+            }
+        };
+        self.call(
+            call,
+            Verbs::UPDATE,
+            &kind,
+            ns.as_deref(),
+            args,
+            |cluster, manager| async move {
+                cluster.replace(&target, &object, status, &manager).await
+            },
+        )
+        .await
+    }
+
+    async fn patch_impl(
+        &mut self,
+        call: &'static str,
+        target: ObjectRef,
+        patch_type: PatchType,
+        body: String,
+        status: bool,
+    ) -> Result<String, ApiError> {
+        if let Some(error) = too_large(&body) {
+            return Err(error);
+        }
+        let (kind, ns) = (target.kind.clone(), target.namespace.clone());
+        let args = {
+            let target = target.clone();
+            let patch = value_of(&body);
+            let patch_type = patch_type_json(&patch_type);
+            move || {
+                let mut args = object_ref_json(&target);
+                args["patchType"] = patch_type;
+                args["patch"] = patch;
+                args
+            }
+        };
+        self.call(
+            call,
+            Verbs::PATCH,
+            &kind,
+            ns.as_deref(),
+            args,
+            |cluster, manager| async move {
+                cluster
+                    .patch(&target, &patch_type, &body, status, &manager)
+                    .await
+            },
+        )
+        .await
+    }
+}
+
+/// The prefix the SDK's panic hook puts before a panic message it logs.
+pub const PANIC_LOG_PREFIX: &str = "panic: ";
+
+impl rekon::reconciler::log::Host for HostState {
+    async fn log(&mut self, level: Level, message: String, fields: Vec<(String, String)>) {
+        let message = truncate(message, MAX_MESSAGE);
+        if level == Level::Error {
+            if let Some(panic) = message.strip_prefix(PANIC_LOG_PREFIX) {
+                self.panic_message = Some(panic.to_string());
+            }
+        }
+        let (module, version) = self
+            .context
+            .as_ref()
+            .map(|c| (c.caller.name.as_str(), c.caller.version.as_str()))
+            .unwrap_or(("", ""));
+        let rendered: String = fields
+            .iter()
+            .take(32)
+            .map(|(k, v)| format!(" {k}={v:?}"))
+            .collect();
+        match level {
+            Level::Trace => {
+                tracing::trace!(target: "rekon::guest", module, version, fields = %rendered, "{message}")
+            }
+            Level::Debug => {
+                tracing::debug!(target: "rekon::guest", module, version, fields = %rendered, "{message}")
+            }
+            Level::Info => {
+                tracing::info!(target: "rekon::guest", module, version, fields = %rendered, "{message}")
+            }
+            Level::Warn => {
+                tracing::warn!(target: "rekon::guest", module, version, fields = %rendered, "{message}")
+            }
+            Level::Error => {
+                tracing::error!(target: "rekon::guest", module, version, fields = %rendered, "{message}")
+            }
+        }
+        self.record(
+            "log",
+            || {
+                json!({ "level": format!("{level:?}").to_lowercase(), "message": message,
+                    "fields": Value::Object(fields.iter()
+                        .map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect()) })
+            },
+            json!({ "ok": null }),
+        );
+    }
+}
+
+/// Adds WASI (without ambient authority) and the `rekon:reconciler`
+/// imports to a linker.
+pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+    wasmtime_wasi::p2::add_to_linker_async(linker)?;
+    Reconciler::add_to_linker::<HostState, HasSelf<HostState>>(linker, |state| state)?;
+    Ok(())
+}

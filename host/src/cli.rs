@@ -1,0 +1,303 @@
+//! The `rekon` command line: `check`, `reconcile`, `bench` and `dev`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use clap::{Parser, Subcommand};
+use serde_json::{Value, json};
+
+use crate::{
+    Action, DispatchOptions, Engine, EngineConfig, MemoryCluster, Module, Reason, Request,
+    manifest_json, object_ref_of,
+};
+
+/// rekon: Kubernetes reconcilers as WebAssembly components.
+#[derive(Debug, Parser)]
+#[command(name = "rekon", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    /// Directory of the compile cache (default: $REKON_CACHE_DIR, else ~/.cache/rekon).
+    #[arg(long, global = true, env = "REKON_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Do not use the compile cache.
+    #[arg(long, global = true)]
+    no_cache: bool,
+    /// Memory cap of one guest instance, in MiB.
+    #[arg(long, global = true, default_value_t = 64)]
+    max_memory_mib: usize,
+    /// CPU deadline of one reconcile, in milliseconds.
+    #[arg(long, global = true, default_value_t = 2000)]
+    timeout_ms: u64,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Validate a module against the rekon:reconciler world and print its manifest as JSON.
+    Check {
+        /// The component (.wasm).
+        module: PathBuf,
+    },
+    /// Run one reconcile offline and print, as JSON lines, every host call and its answer, then the result.
+    Reconcile {
+        /// The component (.wasm).
+        module: PathBuf,
+        /// The object to reconcile (YAML or JSON).
+        #[arg(long)]
+        object: PathBuf,
+        /// Objects that exist in the cluster beforehand (YAML, several documents allowed). Repeatable.
+        #[arg(long = "cluster")]
+        fixtures: Vec<PathBuf>,
+        /// Report the object as gone (reason `deleted`, no object) instead.
+        #[arg(long)]
+        deleted: bool,
+    },
+    /// Measure per-reconcile latency of a module (fresh instance per reconcile).
+    Bench {
+        /// The component (.wasm).
+        module: PathBuf,
+        /// The object to reconcile (YAML or JSON).
+        #[arg(long)]
+        object: PathBuf,
+        /// Objects that exist in the cluster beforehand. Repeatable.
+        #[arg(long = "cluster")]
+        fixtures: Vec<PathBuf>,
+        /// How many reconciles to time.
+        #[arg(long, default_value_t = 2000)]
+        iterations: usize,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs the command line; the binary's `main`.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("building the tokio runtime");
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+fn engine_config(cli: &Cli) -> EngineConfig {
+    let default = EngineConfig::default();
+    EngineConfig::default()
+        .max_memory_bytes(cli.max_memory_mib << 20)
+        .max_reconcile_time(Duration::from_millis(cli.timeout_ms))
+        .cache_dir(if cli.no_cache {
+            None
+        } else {
+            cli.cache_dir.clone().or(default.cache_dir)
+        })
+}
+
+async fn load(engine: &Engine, path: &Path) -> anyhow::Result<Module> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Module::load(engine, &bytes)
+        .await
+        .with_context(|| format!("cannot load {}", path.display()))
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let engine = Engine::new(engine_config(&cli))?;
+    match &cli.command {
+        Command::Check { module } => {
+            let module = load(&engine, module).await?;
+            let mut out = manifest_json(module.manifest());
+            out["digest"] = json!(module.digest());
+            println!("{}", serde_json::to_string_pretty(&out)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Reconcile {
+            module,
+            object,
+            fixtures,
+            deleted,
+        } => {
+            let module = load(&engine, module).await?;
+            let (cluster, request) = offline_request(object, fixtures, *deleted)?;
+            let outcome = module
+                .reconcile(
+                    Arc::new(cluster),
+                    &request,
+                    DispatchOptions { record: true },
+                )
+                .await;
+            for call in &outcome.calls {
+                println!("{}", serde_json::to_string(call)?);
+            }
+            let (result, code) = match &outcome.result {
+                Ok(action) => (json!({ "ok": action_json(action) }), ExitCode::SUCCESS),
+                Err(error) => (
+                    json!({ "error": {
+                        "kind": error.metric_label(),
+                        "message": error.to_string(),
+                        "retry": error.retry(),
+                    }}),
+                    ExitCode::from(2),
+                ),
+            };
+            println!("{}", json!({ "result": result }));
+            Ok(code)
+        }
+        Command::Bench {
+            module,
+            object,
+            fixtures,
+            iterations,
+            json: as_json,
+        } => {
+            let module = load(&engine, module).await?;
+            let (cluster, request) = offline_request(object, fixtures, false)?;
+            let cluster: Arc<dyn crate::Cluster> = Arc::new(cluster);
+            for _ in 0..(*iterations / 10).clamp(10, 200) {
+                let outcome = module
+                    .reconcile(cluster.clone(), &request, DispatchOptions::default())
+                    .await;
+                if let Err(error) = outcome.result {
+                    bail!("the reconcile fails, nothing to measure: {error}");
+                }
+            }
+            let mut samples = Vec::with_capacity(*iterations);
+            for _ in 0..*iterations {
+                let outcome = module
+                    .reconcile(cluster.clone(), &request, DispatchOptions::default())
+                    .await;
+                samples.push(outcome.elapsed);
+            }
+            samples.sort();
+            let at = |q: f64| {
+                samples[((samples.len() as f64 * q) as usize).min(samples.len() - 1)].as_secs_f64()
+                    * 1e6
+            };
+            let (p50, p99) = (at(0.50), at(0.99));
+            if *as_json {
+                println!(
+                    "{}",
+                    json!({ "module": module.name(), "iterations": iterations,
+                        "p50_us": p50, "p99_us": p99,
+                        "load_ms": module.compile_time().as_secs_f64() * 1e3 })
+                );
+            } else {
+                println!(
+                    "{}: {} reconciles, fresh instance each: p50 {:.1} µs, p99 {:.1} µs \
+                     (module loaded in {:.1} ms, {:?})",
+                    module.name(),
+                    iterations,
+                    p50,
+                    p99,
+                    module.compile_time().as_secs_f64() * 1e3,
+                    module.compile_source(),
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn action_json(action: &Action) -> Value {
+    match action {
+        Action::Done => json!("done"),
+        Action::RequeueAfter(ms) => json!({ "requeueAfterMs": ms }),
+    }
+}
+
+/// Reads YAML or JSON documents from a file.
+pub fn read_documents(path: &Path) -> anyhow::Result<Vec<Value>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut documents = Vec::new();
+    for document in serde_yaml::Deserializer::from_str(&text) {
+        let value: Value = serde::Deserialize::deserialize(document)
+            .with_context(|| format!("{} is not valid YAML", path.display()))?;
+        match value {
+            Value::Null => {}
+            Value::Object(ref map) if map.get("kind").and_then(Value::as_str) == Some("List") => {
+                documents.extend(map["items"].as_array().cloned().unwrap_or_default())
+            }
+            other => documents.push(other),
+        }
+    }
+    Ok(documents)
+}
+
+/// Builds the in-memory cluster from fixtures and the object, and the request.
+fn offline_request(
+    object: &Path,
+    fixtures: &[PathBuf],
+    deleted: bool,
+) -> anyhow::Result<(MemoryCluster, Request)> {
+    let cluster = MemoryCluster::default();
+    for path in fixtures {
+        for document in read_documents(path)? {
+            cluster
+                .seed(document)
+                .with_context(|| format!("cannot add an object of {}", path.display()))?;
+        }
+    }
+    let mut documents = read_documents(object)?;
+    if documents.len() != 1 {
+        bail!(
+            "{} must hold exactly one object, found {}",
+            object.display(),
+            documents.len()
+        );
+    }
+    let mut document = documents.remove(0);
+    let mut target = object_ref_of(&document).with_context(|| {
+        format!(
+            "{} needs apiVersion, kind and metadata.name",
+            object.display()
+        )
+    })?;
+    let namespaced = cluster
+        .store()
+        .resource_for_kind(&target.kind.group, &target.kind.version, &target.kind.kind)
+        .is_none_or(|r| r.namespaced);
+    if namespaced && target.namespace.is_none() {
+        document["metadata"]["namespace"] = json!("default");
+        target.namespace = Some("default".to_string());
+    }
+    if !namespaced {
+        target.namespace = None;
+    }
+    let stored = if deleted {
+        document
+    } else {
+        cluster
+            .seed(document)
+            .with_context(|| format!("cannot add the object of {}", object.display()))?
+    };
+    let request = Request {
+        target,
+        object: (!deleted).then(|| stored.to_string()),
+        reason: if deleted {
+            Reason::Deleted
+        } else {
+            Reason::Manual
+        },
+        attempt: 0,
+    };
+    Ok((cluster, request))
+}

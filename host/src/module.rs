@@ -1,0 +1,490 @@
+//! A loaded, validated module version: its compiled component, its
+//! pre-linked instance template and its manifest — and running one
+//! reconcile on a fresh instance of it.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+use wasmtime::component::Component;
+use wasmtime::{Store, Trap, UpdateDeadline};
+
+use crate::bindings::{
+    self, Action, CallContext, CallRecord, Caller, Cluster, HostState, Manifest, ReconcilerPre,
+    Request,
+};
+use crate::engine::{CompileSource, EPOCH_TICK, Engine};
+
+/// Why a module could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ModuleError {
+    /// The bytes are not WebAssembly at all.
+    #[error("not a WebAssembly component: the file does not start with the wasm magic bytes")]
+    NotWasm,
+    /// A core module was given where a component is needed.
+    #[error(
+        "this is a core WebAssembly module, not a component: build for wasm32-wasip2 \
+         (or wrap it with `wasm-tools component new`)"
+    )]
+    CoreModule,
+    /// The component failed to compile (malformed or unsupported).
+    #[error("the component is invalid: {0:#}")]
+    Compile(#[source] wasmtime::Error),
+    /// The component imports something the host does not provide.
+    #[error("the component does not target the rekon:reconciler world: {0:#}")]
+    Imports(#[source] wasmtime::Error),
+    /// The component lacks an export of the world, or has the wrong type.
+    #[error("the component does not export the rekon:reconciler world: {0:#}")]
+    Exports(#[source] wasmtime::Error),
+    /// Calling `manifest` failed.
+    #[error("the module failed while describing itself (manifest): {0}")]
+    ManifestCall(#[source] Box<ReconcileError>),
+    /// The manifest is not acceptable.
+    #[error("the module's manifest is invalid: {0}")]
+    InvalidManifest(String),
+}
+
+impl ModuleError {
+    /// A short, bounded label for metrics.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            ModuleError::NotWasm => "not_wasm",
+            ModuleError::CoreModule => "core_module",
+            ModuleError::Compile(_) => "compile",
+            ModuleError::Imports(_) => "wrong_world",
+            ModuleError::Exports(_) => "wrong_world",
+            ModuleError::ManifestCall(_) => "manifest_failed",
+            ModuleError::InvalidManifest(_) => "invalid_manifest",
+        }
+    }
+}
+
+/// Why a reconcile failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ReconcileError {
+    /// The guest returned an error.
+    #[error("reconcile failed: {message}")]
+    Guest {
+        /// The guest's message.
+        message: String,
+        /// Whether the guest asked for a retry.
+        retry: bool,
+    },
+    /// The guest panicked.
+    #[error("guest panicked: {message}")]
+    Panic {
+        /// The panic message.
+        message: String,
+    },
+    /// The guest used more CPU time than allowed.
+    #[error("guest exceeded its CPU time limit of {limit:?}")]
+    Timeout {
+        /// The limit.
+        limit: Duration,
+    },
+    /// The guest tried to use more memory than allowed.
+    #[error("guest exceeded its memory limit of {limit} bytes")]
+    OutOfMemory {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// The guest recursed too deep.
+    #[error("guest overflowed its stack (recursion too deep)")]
+    StackOverflow,
+    /// Any other trap.
+    #[error("guest trapped: {message}")]
+    Trap {
+        /// What wasmtime said.
+        message: String,
+    },
+    /// No instance could be created (pool exhausted, ...).
+    #[error("cannot instantiate the module: {message}")]
+    Instantiate {
+        /// What wasmtime said.
+        message: String,
+    },
+}
+
+impl ReconcileError {
+    /// A short, bounded label for metrics.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            ReconcileError::Guest { .. } => "error",
+            ReconcileError::Panic { .. } => "panic",
+            ReconcileError::Timeout { .. } => "timeout",
+            ReconcileError::OutOfMemory { .. } => "out_of_memory",
+            ReconcileError::StackOverflow => "stack_overflow",
+            ReconcileError::Trap { .. } => "trap",
+            ReconcileError::Instantiate { .. } => "instantiate",
+        }
+    }
+
+    /// Whether the host should retry (with backoff). Every failure of the
+    /// guest's own making is retried, except a guest error marked final.
+    pub fn retry(&self) -> bool {
+        match self {
+            ReconcileError::Guest { retry, .. } => *retry,
+            _ => true,
+        }
+    }
+}
+
+/// What one reconcile produced.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The guest's answer, or why there is none.
+    pub result: Result<Action, ReconcileError>,
+    /// The host calls the guest made (only when recording was asked for).
+    pub calls: Vec<CallRecord>,
+    /// Calls refused for lack of permission.
+    pub denied: Vec<String>,
+    /// Wall time of the whole reconcile, instantiation included.
+    pub elapsed: Duration,
+}
+
+/// Options of one reconcile.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DispatchOptions {
+    /// Record every host call and its answer in [`Outcome::calls`].
+    pub record: bool,
+}
+
+/// A loaded, validated module version. Cheap to clone.
+#[derive(Clone)]
+pub struct Module {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    engine: Engine,
+    pre: ReconcilerPre<HostState>,
+    manifest: Manifest,
+    caller: Arc<Caller>,
+    digest: String,
+    source: CompileSource,
+    compile_time: Duration,
+    budget: Duration,
+}
+
+impl std::fmt::Debug for Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Module")
+            .field("name", &self.inner.manifest.name)
+            .field("version", &self.inner.manifest.version)
+            .field("digest", &self.inner.digest)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The sha256 of module bytes, hex: the identity of a module version.
+pub fn digest(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+impl Module {
+    /// Validates and loads a module: checks the bytes are a component,
+    /// compiles it (or loads it from the compile cache), links it against
+    /// the host's imports, checks its exports, and asks for its manifest.
+    pub async fn load(engine: &Engine, bytes: &[u8]) -> Result<Module, ModuleError> {
+        match bytes.get(0..8) {
+            Some([0, b'a', b's', b'm', 1, 0, 0, 0]) => return Err(ModuleError::CoreModule),
+            Some([0, b'a', b's', b'm', ..]) => {}
+            _ => return Err(ModuleError::NotWasm),
+        }
+        let digest = digest(bytes);
+        let started = Instant::now();
+        let (component, source) = engine
+            .compile(bytes, &digest)
+            .map_err(ModuleError::Compile)?;
+        let compile_time = started.elapsed();
+        Self::from_component(engine, component, digest, source, compile_time).await
+    }
+
+    async fn from_component(
+        engine: &Engine,
+        component: Component,
+        digest: String,
+        source: CompileSource,
+        compile_time: Duration,
+    ) -> Result<Module, ModuleError> {
+        let instance_pre = engine
+            .linker()
+            .instantiate_pre(&component)
+            .map_err(ModuleError::Imports)?;
+        let pre = ReconcilerPre::new(instance_pre).map_err(ModuleError::Exports)?;
+
+        let budget = engine.config().max_reconcile_time;
+        let mut store = new_store(engine, budget, None);
+        let manifest = async {
+            let instance = pre
+                .instantiate_async(&mut store)
+                .await
+                .map_err(|e| classify(e, store.data(), engine, budget))?;
+            instance
+                .call_manifest(&mut store)
+                .await
+                .map_err(|e| classify(e, store.data(), engine, budget))
+        }
+        .await
+        .map_err(|e| ModuleError::ManifestCall(Box::new(e)))?;
+        validate_manifest(&manifest).map_err(ModuleError::InvalidManifest)?;
+
+        let budget = manifest
+            .timeout_ms
+            .map(|ms| Duration::from_millis(ms.into()).min(budget))
+            .unwrap_or(budget);
+        let caller = Arc::new(Caller {
+            name: manifest.name.clone(),
+            version: manifest.version.clone(),
+            permissions: manifest.permissions.clone(),
+        });
+        Ok(Module {
+            inner: Arc::new(Inner {
+                engine: engine.clone(),
+                pre,
+                manifest,
+                caller,
+                digest,
+                source,
+                compile_time,
+                budget,
+            }),
+        })
+    }
+
+    /// The module's manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.inner.manifest
+    }
+
+    /// The module's name (from its manifest).
+    pub fn name(&self) -> &str {
+        &self.inner.manifest.name
+    }
+
+    /// sha256 of the module's bytes, hex.
+    pub fn digest(&self) -> &str {
+        &self.inner.digest
+    }
+
+    /// Whether the module was compiled now or loaded from the compile cache.
+    pub fn compile_source(&self) -> CompileSource {
+        self.inner.source
+    }
+
+    /// How long compiling (or loading from the cache) took.
+    pub fn compile_time(&self) -> Duration {
+        self.inner.compile_time
+    }
+
+    /// The CPU budget of one reconcile of this module.
+    pub fn reconcile_budget(&self) -> Duration {
+        self.inner.budget
+    }
+
+    /// Runs one reconcile on a fresh instance, serving host calls from
+    /// `cluster`. Never panics and never fails the host: every failure of the
+    /// guest is a [`ReconcileError`] in the outcome.
+    pub async fn reconcile(
+        &self,
+        cluster: Arc<dyn Cluster>,
+        request: &Request,
+        options: DispatchOptions,
+    ) -> Outcome {
+        let started = Instant::now();
+        let inner = &self.inner;
+        let context = CallContext {
+            cluster,
+            caller: inner.caller.clone(),
+            record: options.record,
+        };
+        let mut store = new_store(&inner.engine, inner.budget, Some(context));
+        let result = async {
+            let instance = inner
+                .pre
+                .instantiate_async(&mut store)
+                .await
+                .map_err(|e| classify(e, store.data(), &inner.engine, inner.budget))?;
+            match instance.call_reconcile(&mut store, request).await {
+                Ok(Ok(action)) => Ok(action),
+                Ok(Err(error)) => Err(ReconcileError::Guest {
+                    message: bindings::truncate(error.message, bindings::MAX_MESSAGE),
+                    retry: error.retry,
+                }),
+                Err(e) => Err(classify(e, store.data(), &inner.engine, inner.budget)),
+            }
+        }
+        .await;
+        let state = store.into_data();
+        Outcome {
+            result,
+            calls: state.calls,
+            denied: state.denied,
+            elapsed: started.elapsed(),
+        }
+    }
+
+    /// Instantiates once and reconciles `requests` one after another on the
+    /// same instance. Only for benchmarks (`fresh` versus `reused`): the host
+    /// itself always uses a fresh instance per reconcile.
+    #[doc(hidden)]
+    pub async fn reconcile_reusing_instance(
+        &self,
+        cluster: Arc<dyn Cluster>,
+        request: &Request,
+        count: usize,
+    ) -> Result<Duration, ReconcileError> {
+        let inner = &self.inner;
+        let context = CallContext {
+            cluster,
+            caller: inner.caller.clone(),
+            record: false,
+        };
+        let budget = Duration::from_secs(3600);
+        let mut store = new_store(&inner.engine, budget, Some(context));
+        let instance = inner
+            .pre
+            .instantiate_async(&mut store)
+            .await
+            .map_err(|e| classify(e, store.data(), &inner.engine, budget))?;
+        let started = Instant::now();
+        for _ in 0..count {
+            match instance.call_reconcile(&mut store, request).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(error)) => {
+                    return Err(ReconcileError::Guest {
+                        message: error.message,
+                        retry: error.retry,
+                    });
+                }
+                Err(e) => return Err(classify(e, store.data(), &inner.engine, budget)),
+            }
+        }
+        Ok(started.elapsed())
+    }
+}
+
+fn new_store(engine: &Engine, budget: Duration, context: Option<CallContext>) -> Store<HostState> {
+    let config = engine.config();
+    let mut store = Store::new(
+        engine.wasmtime(),
+        HostState::new(config.max_memory_bytes, budget, context),
+    );
+    store.limiter(|state| &mut state.limits);
+    store.set_epoch_deadline(ticks(budget));
+    // The deadline is on the guest's own CPU time: time spent in host calls
+    // (waiting on the API server) is given back when the deadline fires.
+    store.epoch_deadline_callback(|mut ctx| {
+        let state = ctx.data_mut();
+        let used = state.guest_time();
+        if used >= state.budget {
+            state.timed_out = true;
+            return Err(Trap::Interrupt.into());
+        }
+        Ok(UpdateDeadline::Continue(ticks(state.budget - used)))
+    });
+    store
+}
+
+fn ticks(duration: Duration) -> u64 {
+    (duration.as_micros() / EPOCH_TICK.as_micros()).max(1) as u64
+}
+
+/// Turns a wasmtime error into the failure a user should read.
+fn classify(
+    error: wasmtime::Error,
+    state: &HostState,
+    engine: &Engine,
+    budget: Duration,
+) -> ReconcileError {
+    if state.timed_out {
+        return ReconcileError::Timeout { limit: budget };
+    }
+    if state.limits.hit {
+        return ReconcileError::OutOfMemory {
+            limit: engine.config().max_memory_bytes,
+        };
+    }
+    let stderr = state.stderr_text();
+    let panic = state.panic_message.clone().or_else(|| {
+        // Rust's default panic hook: "thread '<unnamed>' panicked at src/lib.rs:1:2:\nmessage"
+        stderr.find("panicked at").map(|at| {
+            let rest = &stderr[at + "panicked at".len()..];
+            let message = rest.split_once('\n').map_or(rest, |(_, m)| m);
+            message
+                .lines()
+                .take_while(|l| !l.starts_with("note:"))
+                .collect::<Vec<_>>()
+                .join("\n")
+                .trim()
+                .to_string()
+        })
+    });
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::StackOverflow) => ReconcileError::StackOverflow,
+        Some(Trap::Interrupt) => ReconcileError::Timeout { limit: budget },
+        Some(trap) => match panic {
+            Some(message) => ReconcileError::Panic {
+                message: bindings::truncate(message, bindings::MAX_MESSAGE),
+            },
+            None => {
+                let mut message = trap.to_string();
+                let stderr = stderr.trim();
+                if !stderr.is_empty() {
+                    message.push_str(": ");
+                    message.push_str(stderr);
+                }
+                ReconcileError::Trap {
+                    message: bindings::truncate(message, bindings::MAX_MESSAGE),
+                }
+            }
+        },
+        None => {
+            let message = format!("{error:#}");
+            if message.contains("pooling") || message.contains("instance") {
+                ReconcileError::Instantiate { message }
+            } else {
+                ReconcileError::Trap {
+                    message: bindings::truncate(message, bindings::MAX_MESSAGE),
+                }
+            }
+        }
+    }
+}
+
+/// Checks what the host relies on in a manifest.
+fn validate_manifest(manifest: &Manifest) -> Result<(), String> {
+    let name = &manifest.name;
+    if name.is_empty()
+        || name.len() > 63
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        || name.starts_with('-')
+        || name.ends_with('-')
+    {
+        return Err(format!(
+            "name {name:?} must be a DNS label: 1-63 characters of a-z, 0-9 and '-', \
+             starting and ending with a letter or digit"
+        ));
+    }
+    let kinds = std::iter::once(&manifest.primary)
+        .chain(&manifest.owns)
+        .chain(manifest.watches.iter().map(|w| &w.kind))
+        .chain(manifest.permissions.iter().map(|p| &p.kind));
+    for kind in kinds {
+        if kind.kind.is_empty() || kind.version.is_empty() {
+            return Err(format!(
+                "kind {:?} (group {:?}, version {:?}) needs a kind and a version",
+                kind.kind, kind.group, kind.version
+            ));
+        }
+    }
+    if manifest.max_concurrency == Some(0) {
+        return Err("max-concurrency must be at least 1".into());
+    }
+    if manifest.timeout_ms == Some(0) {
+        return Err("timeout-ms must be at least 1".into());
+    }
+    Ok(())
+}
