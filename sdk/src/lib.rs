@@ -1,1 +1,123 @@
-//! placeholder
+//! Write Kubernetes reconcilers as WebAssembly components for the rekon host.
+//!
+//! # Where to start
+//!
+//! A reconciler is a type implementing [`Reconciler`]: a [`Manifest`] saying
+//! what it reconciles and may do, and a `reconcile` function called with a
+//! fresh instance for every object that needs attention. Put
+//! `#[rekon_sdk::reconciler]` on the impl: on `wasm32` it exports the
+//! component's `manifest` and `reconcile`; elsewhere it does nothing, so the
+//! same code runs in native tests through [`testing::FakeCluster`].
+//!
+//! ```
+//! use rekon_sdk::prelude::*;
+//! use rekon_sdk::k8s_openapi::api::core::v1::ConfigMap;
+//!
+//! struct Hello;
+//!
+//! #[rekon_sdk::reconciler]
+//! impl Reconciler for Hello {
+//!     fn manifest() -> Manifest {
+//!         Manifest::new("hello", Gvk::of::<ConfigMap>())
+//!     }
+//!
+//!     fn reconcile(req: Request) -> Result<Action, Error> {
+//!         let Some(cm) = req.object_as::<ConfigMap>()? else {
+//!             return Ok(Action::Done); // gone
+//!         };
+//!         if cm.data.unwrap_or_default().get("greeting").is_none() {
+//!             let patch = json!({"data": {"greeting": "hello"}});
+//!             api::patch::<ConfigMap>(Some(req.namespace()), req.name(), &PatchType::Merge, &patch)?;
+//!         }
+//!         Ok(Action::Done)
+//!     }
+//! }
+//! # #[cfg(not(target_arch = "wasm32"))]
+//! # {
+//! let cluster = rekon_sdk::testing::FakeCluster::from_yaml(
+//!     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\n",
+//! ).expect("valid fixtures");
+//! cluster.reconcile::<Hello>(Some("default"), "c").expect("reconciles");
+//! assert_eq!(cluster.writes().len(), 1);
+//! # }
+//! ```
+//!
+//! Then the pieces, from high to low level:
+//! - [`api`]: typed helpers (get, list, apply, patch_status, delete,
+//!   finalizers, owner references, events, logs);
+//! - [`conditions`]: status conditions with correct `lastTransitionTime`;
+//! - [`raw`]: one function per host import, JSON strings in and out;
+//! - [`testing`] (not on `wasm32`): the native test harness.
+//!
+//! Build the component with `cargo build --target wasm32-wasip2 --release`
+//! (the crate must be a `cdylib`).
+#![deny(missing_docs)]
+
+extern crate self as rekon_sdk;
+
+pub mod api;
+pub mod conditions;
+mod manifest;
+pub mod raw;
+mod types;
+
+#[doc(hidden)]
+pub mod export;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod testing;
+
+pub use manifest::{Manifest, Mapping, Permission, Verbs, Watch};
+pub use rekon_sdk_macros::reconciler;
+pub use types::{
+    Action, ApiError, Error, EventType, Gvk, Level, ObjectRef, PatchType, Propagation, Reason,
+    Request,
+};
+
+pub use k8s_openapi;
+pub use serde;
+pub use serde_json;
+
+/// The generated bindings of the `reconciler` world (only on `wasm32`).
+#[cfg(target_arch = "wasm32")]
+#[allow(missing_docs, unsafe_code, clippy::all)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        path: "../wit",
+        world: "reconciler",
+        pub_export_macro: true,
+        default_bindings_module: "::rekon_sdk::bindings",
+        runtime_path: "::rekon_sdk::__private::wit_bindgen::rt",
+        bitflags_path: "::rekon_sdk::__private::wit_bindgen::rt::bitflags",
+    });
+}
+
+/// What the code `#[reconciler]` emits refers to. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::export::Export;
+    #[cfg(target_arch = "wasm32")]
+    pub use wit_bindgen;
+}
+
+/// A reconciler: what it is, and how it makes the cluster match an object.
+///
+/// Put `#[rekon_sdk::reconciler]` on the impl to export it as a component.
+pub trait Reconciler {
+    /// Describes the reconciler: called once when the module is loaded.
+    fn manifest() -> Manifest;
+
+    /// Reconciles one object. Keep no state between calls: every call runs
+    /// in a fresh instance.
+    fn reconcile(request: Request) -> Result<Action, Error>;
+}
+
+/// The common imports of a reconciler: `use rekon_sdk::prelude::*;`.
+pub mod prelude {
+    pub use crate::conditions::{Condition, set_condition};
+    pub use crate::{
+        Action, ApiError, Error, EventType, Gvk, Level, Manifest, Mapping, ObjectRef, PatchType,
+        Reason, Reconciler, Request, Verbs, Watch, api,
+    };
+    pub use serde_json::{Value, json};
+}

@@ -1,1 +1,200 @@
-//! placeholder
+//! `app`: the classic operator. An `App` (`demo.rekon.dev/v1`) names an
+//! image, a replica count and a port; the reconciler keeps a Deployment and
+//! a Service of the same name in line with it (server-side apply, controller
+//! owner references), reports `status.observedGeneration`,
+//! `status.readyReplicas` and a `Ready` condition through the status
+//! subresource, and cleans up behind the `demo.rekon.dev/cleanup` finalizer.
+
+use rekon_sdk::api;
+use rekon_sdk::conditions::{Condition, set_condition};
+use rekon_sdk::k8s_openapi::api::apps::v1::Deployment;
+use rekon_sdk::k8s_openapi::api::core::v1::Service;
+use rekon_sdk::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// The API group of `App`.
+pub const GROUP: &str = "demo.rekon.dev";
+/// The finalizer put on every `App`.
+pub const FINALIZER: &str = "demo.rekon.dev/cleanup";
+/// The name of the `Ready` condition.
+pub const READY: &str = "Ready";
+
+/// The kind this reconciler reconciles.
+pub fn app_kind() -> Gvk {
+    Gvk::new(GROUP, "v1", "App")
+}
+
+/// `App.spec`.
+#[derive(Clone, Debug, Deserialize)]
+pub struct AppSpec {
+    /// Container image.
+    pub image: String,
+    /// Desired number of pods.
+    #[serde(default = "default_replicas")]
+    pub replicas: i32,
+    /// Port the container listens on and the Service exposes.
+    #[serde(default = "default_port")]
+    pub port: i32,
+}
+
+fn default_replicas() -> i32 {
+    1
+}
+
+fn default_port() -> i32 {
+    80
+}
+
+/// `App.status`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppStatus {
+    /// The generation this status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// Desired replicas, as last seen in the spec.
+    #[serde(default)]
+    pub replicas: i32,
+    /// Ready pods of the Deployment.
+    #[serde(default)]
+    pub ready_replicas: i32,
+    /// `Ready`: `True` once every replica is ready.
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+}
+
+/// The `App` reconciler.
+pub struct AppReconciler;
+
+#[rekon_sdk::reconciler]
+impl Reconciler for AppReconciler {
+    fn manifest() -> Manifest {
+        Manifest::new("app", app_kind())
+            .version(env!("CARGO_PKG_VERSION"))
+            .owns(Gvk::of::<Deployment>())
+            .owns(Gvk::of::<Service>())
+            .finalizer(FINALIZER)
+            .allow(Gvk::new("events.k8s.io", "v1", "Event"), Verbs::CREATE, &[])
+    }
+
+    fn reconcile(req: Request) -> Result<Action, Error> {
+        let Some(app) = req.json()? else {
+            // Gone: the owner references let the garbage collector finish.
+            return Ok(Action::Done);
+        };
+        if api::is_deleting(&app) {
+            return finalize(&req, &app);
+        }
+        let app = api::add_finalizer(&app, FINALIZER)?;
+        let spec: AppSpec = serde_json::from_value(app.get("spec").cloned().unwrap_or_default())
+            .map_err(|e| Error::permanent(format!("invalid spec of {}: {e}", req.target)))?;
+        let owner = api::controller_ref_to(&app)
+            .ok_or_else(|| Error::permanent("App has no metadata.uid"))?;
+        let ns = req.namespace();
+        let name = req.name();
+
+        // Decode only what is read back: the whole Deployment type is large.
+        let owner = serde_json::to_value(owner)?;
+        let applied = api::apply_value(&deployment(ns, name, &spec, &owner), true)?;
+        api::apply_value(&service(ns, name, &spec, &owner), true)?;
+        let ready = applied
+            .pointer("/status/readyReplicas")
+            .and_then(Value::as_i64)
+            .and_then(|r| i32::try_from(r).ok())
+            .unwrap_or(0);
+        let current: AppStatus = app
+            .get("status")
+            .cloned()
+            .and_then(|s| serde_json::from_value(s).ok())
+            .unwrap_or_default();
+        let generation = app.pointer("/metadata/generation").and_then(Value::as_i64);
+        let status = desired_status(current.clone(), generation, spec.replicas, ready);
+        if status != current {
+            api::patch_status_dyn(&req.target, &json!({ "status": status }))?;
+        }
+        Ok(Action::Done)
+    }
+}
+
+/// The status for `ready` of `replicas` ready pods, keeping the condition's
+/// transition time when its status does not change.
+pub fn desired_status(
+    mut status: AppStatus,
+    generation: Option<i64>,
+    replicas: i32,
+    ready: i32,
+) -> AppStatus {
+    status.observed_generation = generation;
+    status.replicas = replicas;
+    status.ready_replicas = ready;
+    let all_ready = ready >= replicas;
+    let condition = Condition::new(
+        READY,
+        all_ready,
+        if all_ready { "Available" } else { "Progressing" },
+        &format!("{ready}/{replicas} replicas ready"),
+    )
+    .observed_generation(generation);
+    set_condition(&mut status.conditions, condition);
+    status
+}
+
+fn finalize(req: &Request, app: &Value) -> Result<Action, Error> {
+    if !api::has_finalizer(app, FINALIZER) {
+        return Ok(Action::Done);
+    }
+    let ns = Some(req.namespace());
+    let deleted_deployment = api::delete::<Deployment>(ns, req.name())?;
+    let deleted_service = api::delete::<Service>(ns, req.name())?;
+    let message = format!(
+        "deleted Deployment ({}) and Service ({}) {}",
+        if deleted_deployment { "was present" } else { "already gone" },
+        if deleted_service { "was present" } else { "already gone" },
+        req.name()
+    );
+    api::event(&req.target, EventType::Normal, "CleanedUp", &message)?;
+    api::remove_finalizer(app, FINALIZER)?;
+    Ok(Action::Done)
+}
+
+fn labels(name: &str) -> Value {
+    json!({"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "rekon-app"})
+}
+
+fn metadata(ns: &str, name: &str, owner: &Value) -> Value {
+    json!({"name": name, "namespace": ns, "labels": labels(name), "ownerReferences": [owner]})
+}
+
+/// The Deployment an App asks for (the apply intent: only the fields we own).
+pub fn deployment(ns: &str, name: &str, spec: &AppSpec, owner: &Value) -> Value {
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata(ns, name, owner),
+        "spec": {
+            "replicas": spec.replicas,
+            "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
+            "template": {
+                "metadata": {"labels": labels(name)},
+                "spec": {"containers": [{
+                    "name": "app",
+                    "image": spec.image,
+                    "ports": [{"name": "http", "containerPort": spec.port}],
+                }]},
+            },
+        },
+    })
+}
+
+/// The Service an App asks for (the apply intent).
+pub fn service(ns: &str, name: &str, spec: &AppSpec, owner: &Value) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata(ns, name, owner),
+        "spec": {
+            "selector": {"app.kubernetes.io/name": name},
+            "ports": [{"name": "http", "port": spec.port, "targetPort": spec.port}],
+        },
+    })
+}

@@ -1,0 +1,231 @@
+//! The glue between the generated bindings and [`Reconciler`](crate::Reconciler):
+//! used by the code `#[reconciler]` emits, not by hand.
+
+use std::marker::PhantomData;
+
+/// The exported component type for reconciler `R`. `#[reconciler]` passes
+/// it to the bindings' `export!` macro on `wasm32`.
+pub struct Export<R>(PhantomData<R>);
+
+#[cfg(target_arch = "wasm32")]
+impl<R: crate::Reconciler> crate::bindings::Guest for Export<R> {
+    fn manifest() -> crate::bindings::rekon::reconciler::types::Manifest {
+        convert::manifest(R::manifest())
+    }
+
+    fn reconcile(
+        request: crate::bindings::rekon::reconciler::types::Request,
+    ) -> Result<
+        crate::bindings::rekon::reconciler::types::Action,
+        crate::bindings::rekon::reconciler::types::ReconcileError,
+    > {
+        install_panic_hook();
+        match R::reconcile(convert::request(request)) {
+            Ok(action) => Ok(convert::action(action)),
+            Err(e) => Err(crate::bindings::rekon::reconciler::types::ReconcileError {
+                message: e.message,
+                retry: e.retry,
+            }),
+        }
+    }
+}
+
+/// The prefix of the error-level log record a panicking guest writes just
+/// before it traps: `panic: <message>`, with the source location in the
+/// `location` field.
+pub const PANIC_PREFIX: &str = "panic: ";
+
+/// The panic message of a panic payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s
+    } else {
+        "Box<dyn Any>"
+    }
+}
+
+/// Sends panic messages through the `log` import at error level before the
+/// trap, so the host can say why the guest died.
+#[cfg(target_arch = "wasm32")]
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = panic_message(info.payload());
+        let location = info
+            .location()
+            .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
+            .unwrap_or_default();
+        crate::raw::log(
+            crate::Level::Error,
+            &format!("{PANIC_PREFIX}{message}"),
+            &[("location".to_owned(), location)],
+        );
+    }));
+}
+
+/// Conversions between the SDK's types and the generated ones.
+#[cfg(target_arch = "wasm32")]
+pub(crate) mod convert {
+    use crate::bindings::rekon::reconciler::types as b;
+    use crate::{
+        Action, ApiError, EventType, Gvk, Level, Manifest, Mapping, ObjectRef, PatchType,
+        Propagation, Reason, Request, Verbs,
+    };
+
+    pub(crate) fn gvk(g: &Gvk) -> b::Gvk {
+        b::Gvk {
+            group: g.group.clone(),
+            version: g.version.clone(),
+            kind: g.kind.clone(),
+        }
+    }
+
+    fn gvk_from(g: b::Gvk) -> Gvk {
+        Gvk {
+            group: g.group,
+            version: g.version,
+            kind: g.kind,
+        }
+    }
+
+    pub(crate) fn object_ref(r: &ObjectRef) -> b::ObjectRef {
+        b::ObjectRef {
+            kind: gvk(&r.kind),
+            namespace: r.namespace.clone(),
+            name: r.name.clone(),
+        }
+    }
+
+    pub(crate) fn api_error(e: b::ApiError) -> ApiError {
+        ApiError {
+            code: e.code,
+            reason: e.reason,
+            message: e.message,
+        }
+    }
+
+    pub(crate) fn patch_type(p: &PatchType) -> b::PatchType {
+        match p {
+            PatchType::Merge => b::PatchType::Merge,
+            PatchType::Json => b::PatchType::Json,
+            PatchType::Apply {
+                field_manager,
+                force,
+            } => b::PatchType::Apply(b::ApplyOptions {
+                field_manager: field_manager.clone(),
+                force: *force,
+            }),
+        }
+    }
+
+    pub(crate) fn propagation(p: Propagation) -> b::Propagation {
+        match p {
+            Propagation::Background => b::Propagation::Background,
+            Propagation::Foreground => b::Propagation::Foreground,
+            Propagation::Orphan => b::Propagation::Orphan,
+        }
+    }
+
+    pub(crate) fn event_type(e: EventType) -> b::EventType {
+        match e {
+            EventType::Normal => b::EventType::Normal,
+            EventType::Warning => b::EventType::Warning,
+        }
+    }
+
+    pub(crate) fn level(l: Level) -> b::Level {
+        match l {
+            Level::Trace => b::Level::Trace,
+            Level::Debug => b::Level::Debug,
+            Level::Info => b::Level::Info,
+            Level::Warn => b::Level::Warn,
+            Level::Error => b::Level::Error,
+        }
+    }
+
+    fn verbs(v: Verbs) -> b::Verbs {
+        let mut out = b::Verbs::empty();
+        for (ours, theirs) in [
+            (Verbs::GET, b::Verbs::GET),
+            (Verbs::LIST, b::Verbs::LIST),
+            (Verbs::WATCH, b::Verbs::WATCH),
+            (Verbs::CREATE, b::Verbs::CREATE),
+            (Verbs::UPDATE, b::Verbs::UPDATE),
+            (Verbs::PATCH, b::Verbs::PATCH),
+            (Verbs::DELETE, b::Verbs::DELETE),
+        ] {
+            if v.contains(ours) {
+                out |= theirs;
+            }
+        }
+        out
+    }
+
+    pub(crate) fn manifest(m: Manifest) -> b::Manifest {
+        b::Manifest {
+            name: m.name,
+            version: m.version,
+            primary: gvk(&m.primary),
+            owns: m.owns.iter().map(gvk).collect(),
+            watches: m
+                .watches
+                .into_iter()
+                .map(|w| b::Watch {
+                    kind: gvk(&w.kind),
+                    mapping: match w.mapping {
+                        Mapping::OwnerReference => b::Mapping::OwnerReference,
+                        Mapping::Label(key) => b::Mapping::Label(key),
+                        Mapping::SameName => b::Mapping::SameName,
+                        Mapping::AllPrimaries => b::Mapping::AllPrimaries,
+                    },
+                    label_selector: w.label_selector,
+                })
+                .collect(),
+            finalizer: m.finalizer,
+            permissions: m
+                .permissions
+                .into_iter()
+                .map(|p| b::Permission {
+                    kind: gvk(&p.kind),
+                    verbs: verbs(p.verbs),
+                    namespaces: p.namespaces,
+                })
+                .collect(),
+            max_concurrency: m.max_concurrency,
+            timeout_ms: m.timeout_ms,
+        }
+    }
+
+    pub(crate) fn request(r: b::Request) -> Request {
+        Request {
+            target: ObjectRef {
+                kind: gvk_from(r.target.kind),
+                namespace: r.target.namespace,
+                name: r.target.name,
+            },
+            object: r.object,
+            reason: match r.reason {
+                b::Reason::Added => Reason::Added,
+                b::Reason::Updated => Reason::Updated,
+                b::Reason::Deleted => Reason::Deleted,
+                b::Reason::Finalizing => Reason::Finalizing,
+                b::Reason::OwnedChanged => Reason::OwnedChanged,
+                b::Reason::WatchedChanged => Reason::WatchedChanged,
+                b::Reason::Requeued => Reason::Requeued,
+                b::Reason::Retry => Reason::Retry,
+                b::Reason::Resync => Reason::Resync,
+                b::Reason::ModuleReloaded => Reason::ModuleReloaded,
+                b::Reason::Manual => Reason::Manual,
+            },
+            attempt: r.attempt,
+        }
+    }
+
+    pub(crate) fn action(a: Action) -> b::Action {
+        match a {
+            Action::Done => b::Action::Done,
+            Action::RequeueAfter(ms) => b::Action::RequeueAfter(ms),
+        }
+    }
+}
