@@ -1,0 +1,238 @@
+//! The `app` reconciler run natively against the in-memory cluster.
+
+use app::{AppReconciler, FINALIZER, app_kind};
+use rekon_sdk::k8s_openapi::api::apps::v1::Deployment;
+use rekon_sdk::k8s_openapi::api::core::v1::Service;
+use rekon_sdk::prelude::*;
+use rekon_sdk::testing::{FakeCluster, Verb};
+
+const CRD: &str = include_str!("../manifests/crd.yaml");
+const EXAMPLE: &str = include_str!("../manifests/example.yaml");
+
+fn cluster() -> FakeCluster {
+    let cluster = FakeCluster::from_yaml(CRD).expect("the CRD is valid");
+    cluster.seed_yaml(EXAMPLE).expect("the example is valid");
+    cluster
+}
+
+fn app(cluster: &FakeCluster) -> Value {
+    cluster
+        .object(&app_kind(), Some("default"), "web")
+        .expect("the App exists")
+}
+
+#[test]
+fn creates_deployment_and_service_with_server_side_apply_and_owner_refs() {
+    let cluster = cluster();
+    let action = cluster
+        .reconcile::<AppReconciler>(Some("default"), "web")
+        .expect("reconciles");
+    assert_eq!(action, Action::Done);
+
+    let writes = cluster.writes();
+    let summary: Vec<(String, String, bool)> = writes
+        .iter()
+        .map(|w| (format!("{:?}", w.verb), w.kind.kind.clone(), w.status))
+        .collect();
+    assert_eq!(writes.len(), 4, "writes: {summary:?}");
+    assert!(writes.iter().all(|w| w.result.is_ok()), "writes: {writes:?}");
+    // 1. the finalizer, 2-3. the children by server-side apply, 4. status.
+    assert_eq!(writes[0].verb, Verb::JsonPatch);
+    assert!(writes[0].is("App", "web"));
+    for (w, kind) in writes[1..3].iter().zip(["Deployment", "Service"]) {
+        assert!(w.is(kind, "web"), "{w:?}");
+        assert_eq!(
+            w.verb,
+            Verb::Apply {
+                field_manager: "rekon-app".into(),
+                force: true
+            }
+        );
+    }
+    assert!(writes[3].is("App", "web") && writes[3].status);
+
+    let uid = app(&cluster)["metadata"]["uid"]
+        .as_str()
+        .expect("uid")
+        .to_owned();
+    let deployment: Deployment = cluster
+        .get(Some("default"), "web")
+        .expect("Deployment created");
+    assert_eq!(deployment.spec.replicas, Some(2));
+    let container = &deployment
+        .spec
+        .template
+        .spec
+        .as_ref()
+        .expect("pod spec")
+        .containers[0];
+    assert_eq!(container.image.as_deref(), Some("nginx:1.27"));
+    assert_eq!(
+        container.ports.as_ref().expect("ports")[0].container_port,
+        8080
+    );
+    let owner = &deployment.metadata.owner_references.as_ref().expect("owner")[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str(), owner.uid.as_str()),
+        ("App", "web", uid.as_str())
+    );
+    assert_eq!(owner.controller, Some(true));
+    assert_eq!(owner.block_owner_deletion, Some(true));
+
+    let service: Service = cluster
+        .get(Some("default"), "web")
+        .expect("Service created");
+    let port = &service.spec.as_ref().expect("spec").ports.as_ref().expect("ports")[0];
+    assert_eq!(port.port, 8080);
+    assert_eq!(
+        service.metadata.owner_references.as_ref().expect("owner")[0].uid,
+        uid
+    );
+}
+
+#[test]
+fn writes_status_with_observed_generation_and_ready_condition() {
+    let cluster = cluster();
+    cluster
+        .reconcile::<AppReconciler>(Some("default"), "web")
+        .expect("reconciles");
+    let app = app(&cluster);
+    assert!(api::has_finalizer(&app, FINALIZER));
+    let status = &app["status"];
+    assert_eq!(status["observedGeneration"], app["metadata"]["generation"]);
+    assert_eq!(status["readyReplicas"], 0);
+    assert_eq!(status["replicas"], 2);
+    let ready = &status["conditions"][0];
+    assert_eq!(ready["type"], "Ready");
+    assert_eq!(ready["status"], "False");
+    assert_eq!(ready["reason"], "Progressing");
+    assert_eq!(ready["message"], "0/2 replicas ready");
+}
+
+#[test]
+fn reports_ready_once_the_deployment_is_and_is_idempotent() {
+    let cluster = cluster();
+    cluster
+        .reconcile::<AppReconciler>(Some("default"), "web")
+        .expect("reconciles");
+    let first_transition = app(&cluster)["status"]["conditions"][0]["lastTransitionTime"].clone();
+
+    // The Deployment controller reports two ready pods.
+    let mut deployment = cluster
+        .object(&Gvk::of::<Deployment>(), Some("default"), "web")
+        .expect("Deployment");
+    deployment["status"] = json!({"replicas": 2, "readyReplicas": 2});
+    cluster.seed(deployment).expect("status stored");
+
+    cluster.take_writes();
+    cluster
+        .reconcile::<AppReconciler>(Some("default"), "web")
+        .expect("reconciles");
+    let status = app(&cluster)["status"].clone();
+    assert_eq!(status["readyReplicas"], 2);
+    assert_eq!(status["conditions"][0]["status"], "True");
+    assert_eq!(status["conditions"][0]["reason"], "Available");
+    assert!(!first_transition.is_null());
+
+    // Nothing changed since: no status write, only the (no-op) applies.
+    cluster.take_writes();
+    cluster
+        .reconcile::<AppReconciler>(Some("default"), "web")
+        .expect("reconciles");
+    let writes = cluster.writes();
+    assert_eq!(writes.len(), 2, "{writes:?}");
+    assert!(writes.iter().all(|w| w.is_apply()));
+}
+
+#[test]
+fn spec_change_is_applied_to_the_deployment() {
+    let cluster = cluster();
+    cluster
+        .reconcile::<AppReconciler>(Some("default"), "web")
+        .expect("reconciles");
+    let mut changed = app(&cluster);
+    changed["spec"]["replicas"] = json!(5);
+    changed["spec"]["image"] = json!("nginx:1.28");
+    cluster.seed(changed).expect("App updated");
+    cluster
+        .reconcile::<AppReconciler>(Some("default"), "web")
+        .expect("reconciles");
+    let deployment: Deployment = cluster.get(Some("default"), "web").expect("Deployment");
+    assert_eq!(deployment.spec.replicas, Some(5));
+    let app = app(&cluster);
+    assert_eq!(app["status"]["observedGeneration"], app["metadata"]["generation"]);
+    assert_eq!(app["status"]["replicas"], 5);
+}
+
+#[test]
+fn deletion_cleans_up_records_an_event_and_releases_the_finalizer() {
+    let cluster = cluster();
+    cluster
+        .reconcile::<AppReconciler>(Some("default"), "web")
+        .expect("reconciles");
+    cluster
+        .delete(&app_kind(), Some("default"), "web")
+        .expect("deletion requested");
+    assert!(api::is_deleting(&app(&cluster)), "the finalizer holds the App");
+
+    cluster.take_writes();
+    cluster
+        .reconcile::<AppReconciler>(Some("default"), "web")
+        .expect("finalizes");
+    let writes = cluster.writes();
+    assert!(writes[0].is("Deployment", "web") && writes[0].verb == Verb::Delete);
+    assert!(writes[1].is("Service", "web") && writes[1].verb == Verb::Delete);
+    assert!(writes[2].is("App", "web") && writes[2].verb == Verb::JsonPatch);
+    assert_eq!(writes.len(), 3);
+
+    let events = cluster.events();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].reason, "CleanedUp");
+    assert_eq!(events[0].event_type, EventType::Normal);
+
+    assert!(cluster.get::<Deployment>(Some("default"), "web").is_none());
+    assert!(cluster.get::<Service>(Some("default"), "web").is_none());
+    assert!(
+        cluster.object(&app_kind(), Some("default"), "web").is_none(),
+        "with the finalizer gone the App is deleted"
+    );
+
+    // The App is gone: a last request is a no-op.
+    cluster.take_writes();
+    let action = cluster
+        .reconcile::<AppReconciler>(Some("default"), "web")
+        .expect("no-op");
+    assert_eq!(action, Action::Done);
+    assert!(cluster.writes().is_empty());
+}
+
+#[test]
+fn invalid_spec_is_a_permanent_error() {
+    let cluster = FakeCluster::from_yaml(CRD).expect("CRD");
+    cluster
+        .seed_yaml(
+            "apiVersion: demo.rekon.dev/v1\nkind: App\nmetadata: {name: bad, namespace: default}\nspec: {replicas: 1}\n",
+        )
+        .expect("App");
+    let err = cluster
+        .reconcile::<AppReconciler>(Some("default"), "bad")
+        .expect_err("image is required");
+    assert!(!err.retry);
+    assert!(err.message.contains("image"), "{}", err.message);
+    assert!(
+        cluster.get::<Deployment>(Some("default"), "bad").is_none(),
+        "nothing is created for an invalid App"
+    );
+}
+
+#[test]
+fn manifest_declares_owned_kinds_finalizer_and_permissions() {
+    let m = AppReconciler::manifest();
+    assert_eq!(m.name, "app");
+    assert_eq!(m.primary, app_kind());
+    assert_eq!(m.owns, vec![Gvk::of::<Deployment>(), Gvk::of::<Service>()]);
+    assert_eq!(m.finalizer.as_deref(), Some(FINALIZER));
+    assert!(m.allows(&Gvk::of::<Deployment>(), Verbs::PATCH | Verbs::DELETE, Some("x")));
+    assert!(m.allows(&app_kind(), Verbs::PATCH, Some("x")));
+    assert!(!m.allows(&app_kind(), Verbs::DELETE, Some("x")));
+}
