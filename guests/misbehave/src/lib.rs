@@ -1,1 +1,201 @@
-//! placeholder
+//! `misbehave`: a reconciler that misbehaves on command, to test the host's
+//! runtime limits. It reconciles ConfigMaps; the annotation
+//! `misbehave.rekon.dev/mode` on the ConfigMap (or a label with that key,
+//! or else the ConfigMap's name) picks what it does — see [`Mode`].
+
+use rekon_sdk::k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use rekon_sdk::prelude::*;
+
+/// The annotation (or label) that picks the mode.
+pub const MODE_KEY: &str = "misbehave.rekon.dev/mode";
+/// The annotation giving a size in bytes for `huge-error` and `huge-log`
+/// (default [`DEFAULT_SIZE`]), or milliseconds for `requeue` (default 1000).
+pub const SIZE_KEY: &str = "misbehave.rekon.dev/size";
+/// Default size of the huge outputs: 8 MiB.
+pub const DEFAULT_SIZE: usize = 8 << 20;
+/// The message of the `panic` mode.
+pub const PANIC_MESSAGE: &str = "misbehave: asked to panic";
+/// The Secret the `forbidden` mode tries to delete.
+pub const VICTIM: &str = "misbehave-victim";
+
+/// What the reconciler does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `ok` (also no mode at all): behave: merge-patch `data.reconciled: "true"`
+    /// into the ConfigMap (only if not there yet) and return done.
+    Ok,
+    /// `trap`: execute `unreachable` (a trap).
+    Trap,
+    /// `panic`: panic with [`PANIC_MESSAGE`].
+    Panic,
+    /// `loop`: spin forever.
+    Loop,
+    /// `alloc`: allocate (and touch) 1 MiB after 1 MiB without bound.
+    Alloc,
+    /// `recurse`: recurse without bound (stack overflow).
+    Recurse,
+    /// `huge-error`: return a retryable error whose message is `size` bytes.
+    HugeError,
+    /// `huge-log`: write a log record whose message is `size` bytes, then done.
+    HugeLog,
+    /// `forbidden`: delete the Secret [`VICTIM`] in the ConfigMap's namespace,
+    /// which the manifest does not allow; on the expected 403, record
+    /// `data.forbidden: "<code> <reason>"` on the ConfigMap and return done;
+    /// if the delete is not refused, return a permanent error.
+    Forbidden,
+    /// `error`: return a retryable error `misbehave: asked to fail`.
+    Error,
+    /// `permanent-error`: return a non-retryable error.
+    PermanentError,
+    /// `requeue`: return requeue-after `size` milliseconds (default 1000).
+    Requeue,
+}
+
+impl Mode {
+    /// Every mode with its name.
+    pub const ALL: [(&'static str, Mode); 12] = [
+        ("ok", Mode::Ok),
+        ("trap", Mode::Trap),
+        ("panic", Mode::Panic),
+        ("loop", Mode::Loop),
+        ("alloc", Mode::Alloc),
+        ("recurse", Mode::Recurse),
+        ("huge-error", Mode::HugeError),
+        ("huge-log", Mode::HugeLog),
+        ("forbidden", Mode::Forbidden),
+        ("error", Mode::Error),
+        ("permanent-error", Mode::PermanentError),
+        ("requeue", Mode::Requeue),
+    ];
+
+    /// The mode called `name`.
+    pub fn from_name(name: &str) -> Option<Mode> {
+        Mode::ALL.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
+    }
+
+    /// The mode an object asks for: its annotation, else its label, else
+    /// its name if that is a mode's name, else `Ok`. An unknown annotation
+    /// or label value is an error.
+    pub fn of(object: &Value) -> Result<Mode, Error> {
+        let meta = &object["metadata"];
+        for source in ["annotations", "labels"] {
+            if let Some(value) = meta[source][MODE_KEY].as_str() {
+                return Mode::from_name(value).ok_or_else(|| {
+                    Error::permanent(format!("unknown {MODE_KEY} {value:?}"))
+                });
+            }
+        }
+        Ok(meta["name"]
+            .as_str()
+            .and_then(Mode::from_name)
+            .unwrap_or(Mode::Ok))
+    }
+}
+
+/// The `misbehave` reconciler.
+pub struct Misbehave;
+
+#[rekon_sdk::reconciler]
+impl Reconciler for Misbehave {
+    fn manifest() -> Manifest {
+        Manifest::new("misbehave", Gvk::of::<ConfigMap>()).version(env!("CARGO_PKG_VERSION"))
+    }
+
+    fn reconcile(req: Request) -> Result<Action, Error> {
+        let Some(object) = req.json()? else {
+            return Ok(Action::Done);
+        };
+        let size = object["metadata"]["annotations"][SIZE_KEY]
+            .as_str()
+            .and_then(|s| s.parse::<usize>().ok());
+        match Mode::of(&object)? {
+            Mode::Ok => behave(&req, &object),
+            Mode::Trap => trap(),
+            Mode::Panic => panic!("{PANIC_MESSAGE}"),
+            Mode::Loop => spin(),
+            Mode::Alloc => allocate(),
+            Mode::Recurse => Ok(Action::RequeueAfter(recurse(0))),
+            Mode::HugeError => Err(Error::retry("E".repeat(size.unwrap_or(DEFAULT_SIZE)))),
+            Mode::HugeLog => {
+                api::info(&"L".repeat(size.unwrap_or(DEFAULT_SIZE)));
+                Ok(Action::Done)
+            }
+            Mode::Forbidden => forbidden(&req),
+            Mode::Error => Err(Error::retry("misbehave: asked to fail")),
+            Mode::PermanentError => Err(Error::permanent("misbehave: asked to fail for good")),
+            Mode::Requeue => Ok(Action::RequeueAfter(
+                size.map_or(1000, |s| u64::try_from(s).unwrap_or(u64::MAX)),
+            )),
+        }
+    }
+}
+
+fn behave(req: &Request, object: &Value) -> Result<Action, Error> {
+    if object["data"]["reconciled"] != "true" {
+        api::patch_dyn(
+            &req.target,
+            &PatchType::Merge,
+            &json!({"data": {"reconciled": "true"}}),
+        )?;
+    }
+    api::info("misbehave: behaved");
+    Ok(Action::Done)
+}
+
+fn forbidden(req: &Request) -> Result<Action, Error> {
+    match api::delete::<Secret>(Some(req.namespace()), VICTIM) {
+        Err(e) if e.is_forbidden() => {
+            let answer = format!("{} {}", e.code, e.reason);
+            api::log(
+                Level::Info,
+                "misbehave: delete of an undeclared Secret was refused",
+                &[("answer", &answer), ("message", &e.message)],
+            );
+            api::patch_dyn(
+                &req.target,
+                &PatchType::Merge,
+                &json!({"data": {"forbidden": answer}}),
+            )?;
+            Ok(Action::Done)
+        }
+        other => Err(Error::permanent(format!(
+            "misbehave: delete of an undeclared Secret was not refused: {other:?}"
+        ))),
+    }
+}
+
+fn trap() -> ! {
+    #[cfg(target_arch = "wasm32")]
+    {
+        core::arch::wasm32::unreachable()
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        panic!("misbehave: trap (unreachable)")
+    }
+}
+
+fn spin() -> ! {
+    let mut n: u64 = 0;
+    loop {
+        n = std::hint::black_box(n.wrapping_add(1));
+    }
+}
+
+fn allocate() -> ! {
+    let mut hoard: Vec<Vec<u8>> = Vec::new();
+    loop {
+        // Touch every page so the memory is really used.
+        hoard.push(vec![0x5a; 1 << 20]);
+        std::hint::black_box(&hoard);
+    }
+}
+
+#[inline(never)]
+fn recurse(depth: u64) -> u64 {
+    let frame = std::hint::black_box([depth.to_le_bytes()[0]; 1024]);
+    if std::hint::black_box(depth) == u64::MAX {
+        return 0;
+    }
+    recurse(depth + 1).wrapping_add(u64::from(frame[usize::from(frame[0]) % 1024]))
+}
