@@ -14,3 +14,11 @@ pub use store::{
     DeleteOutcome, EventType, ListOptions, ObjectList, PatchType, Propagation, ResourceInfo,
     Status, Store, StoreConfig, WatchEvent, WatchId, WatchSink, WriteOptions,
 };
+
+#[cfg(feature = "server")]
+pub mod server;
+
+#[cfg(feature = "server")]
+pub use server::{
+    ApiServer, ApiServerBuilder, FailRule, Faults, RequestRecord, RunningServer, ServerError,
+};

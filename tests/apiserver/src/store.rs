@@ -507,6 +507,9 @@ pub enum EventType {
     Modified,
     /// The object was deleted (or left the selection).
     Deleted,
+    /// A progress marker: the object carries only the kind, apiVersion and
+    /// the current resourceVersion (sent by [`Store::watch_bookmark`]).
+    Bookmark,
 }
 
 impl EventType {
@@ -516,6 +519,7 @@ impl EventType {
             EventType::Added => "ADDED",
             EventType::Modified => "MODIFIED",
             EventType::Deleted => "DELETED",
+            EventType::Bookmark => "BOOKMARK",
         }
     }
 }
@@ -1358,6 +1362,36 @@ impl Store {
     pub fn drop_watches(&self) {
         let subs = std::mem::take(&mut self.lock().subs);
         drop(subs);
+    }
+
+    /// Sends a BOOKMARK with the current resourceVersion to one watch, in
+    /// order with its other events. Returns `false` when the watch is closed.
+    /// `initial_events_end` adds the `k8s.io/initial-events-end` annotation.
+    pub fn watch_bookmark(&self, id: WatchId, initial_events_end: bool) -> bool {
+        let mut g = self.lock();
+        let rv = g.rv;
+        let Some(pos) = g.subs.iter().position(|s| s.id == id.0) else {
+            return false;
+        };
+        let sub = &mut g.subs[pos];
+        let mut md = Map::new();
+        md.insert("resourceVersion".into(), json!(rv.to_string()));
+        if initial_events_end {
+            md.insert(
+                "annotations".into(),
+                json!({"k8s.io/initial-events-end": "true"}),
+            );
+        }
+        let object =
+            json!({"kind": sub.res.kind, "apiVersion": sub.res.api_version(), "metadata": md});
+        let open = (sub.sink)(WatchEvent {
+            event_type: EventType::Bookmark,
+            object,
+        });
+        if !open {
+            g.subs.remove(pos);
+        }
+        open
     }
 
     /// How many watches are open.
