@@ -1,1 +1,154 @@
-//! placeholder
+//! `configmap-sync`: copies ConfigMaps across namespaces.
+//!
+//! A source is a ConfigMap labelled `rekon.dev/sync=true` with the
+//! annotation `rekon.dev/sync-to: "ns-a,ns-b"`. The reconciler keeps a copy
+//! (same name, same `data` and `binaryData`) in each listed namespace that
+//! exists, by server-side apply; it removes copies from namespaces no
+//! longer listed, and all of them when the source is deleted or unlabelled
+//! (the finalizer `rekon.dev/sync-cleanup` guarantees it sees the deletion).
+//! It watches Namespaces (not owned) so that a copy appears as soon as a
+//! listed namespace is created. A ConfigMap of the same name that is not a
+//! copy is never overwritten: a `CopyConflict` Warning Event says so.
+//!
+//! Objects are read and written as JSON: decoding or encoding whole
+//! k8s-openapi types (`ObjectMeta` with its timestamps and managed fields)
+//! would double the component's size for no gain here.
+
+use rekon_sdk::k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use rekon_sdk::prelude::*;
+
+/// The label marking a source ConfigMap (value `true`).
+pub const SYNC_LABEL: &str = "rekon.dev/sync";
+/// The annotation listing the target namespaces, comma-separated.
+pub const TARGETS_ANNOTATION: &str = "rekon.dev/sync-to";
+/// The finalizer put on sources.
+pub const FINALIZER: &str = "rekon.dev/sync-cleanup";
+/// Label on copies: the source's namespace.
+pub const FROM_NAMESPACE_LABEL: &str = "rekon.dev/synced-from-namespace";
+/// Label on copies: the source's name.
+pub const FROM_NAME_LABEL: &str = "rekon.dev/synced-from-name";
+
+/// The `configmap-sync` reconciler.
+pub struct ConfigMapSync;
+
+#[rekon_sdk::reconciler]
+impl Reconciler for ConfigMapSync {
+    fn manifest() -> Manifest {
+        let configmap = Gvk::of::<ConfigMap>();
+        Manifest::new("configmap-sync", configmap.clone())
+            .version(env!("CARGO_PKG_VERSION"))
+            .finalizer(FINALIZER)
+            // Copies live in any namespace: create, patch and delete them.
+            .allow(configmap, Verbs::ALL, &[])
+            // A listed namespace appearing must bring its copy: every
+            // source is looked at again (non-sources return at once).
+            .watches(Watch::new(Gvk::of::<Namespace>(), Mapping::AllPrimaries))
+            .allow(Gvk::new("events.k8s.io", "v1", "Event"), Verbs::CREATE, &[])
+    }
+
+    fn reconcile(req: Request) -> Result<Action, Error> {
+        let Some(source) = req.json()? else {
+            return Ok(Action::Done);
+        };
+        let is_source = source["metadata"]["labels"][SYNC_LABEL] == "true";
+        if !is_source && !api::has_finalizer(&source, FINALIZER) {
+            return Ok(Action::Done); // not ours: the common, cheap case
+        }
+        let ns = req.namespace();
+        let name = req.name();
+        if !is_source || api::is_deleting(&source) {
+            let removed = delete_copies(ns, name, &[])?;
+            if removed > 0 {
+                api::info(&format!("removed {removed} copies of {ns}/{name}"));
+            }
+            api::remove_finalizer(&source, FINALIZER)?;
+            return Ok(Action::Done);
+        }
+        let source = api::add_finalizer(&source, FINALIZER)?;
+        let targets = targets(&source, ns);
+        let mut synced = Vec::new();
+        for target in &targets {
+            if api::get_as::<Value>(&Gvk::of::<Namespace>(), None, target)?.is_none() {
+                api::log(
+                    Level::Info,
+                    "target namespace does not exist yet",
+                    &[("namespace", target)],
+                );
+                continue;
+            }
+            if let Some(existing) = api::get_as::<Value>(&Gvk::of::<ConfigMap>(), Some(target), name)?
+                && !is_copy_of(&existing, ns, name)
+            {
+                api::event(
+                    &req.target,
+                    EventType::Warning,
+                    "CopyConflict",
+                    &format!("{target}/{name} exists and is not a copy: left alone"),
+                )?;
+                continue;
+            }
+            api::apply_value(&copy(&source, ns, name, target), true)?;
+            synced.push(target.as_str());
+        }
+        delete_copies(ns, name, &synced)?;
+        Ok(Action::Done)
+    }
+}
+
+/// The target namespaces named by the source's annotation, trimmed,
+/// deduplicated, without the source's own namespace.
+pub fn targets(source: &Value, own_namespace: &str) -> Vec<String> {
+    let mut out: Vec<String> = source["metadata"]["annotations"][TARGETS_ANNOTATION]
+        .as_str()
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|ns| !ns.is_empty() && *ns != own_namespace)
+        .map(str::to_owned)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn is_copy_of(existing: &Value, ns: &str, name: &str) -> bool {
+    let labels = &existing["metadata"]["labels"];
+    labels[FROM_NAMESPACE_LABEL] == ns && labels[FROM_NAME_LABEL] == name
+}
+
+/// The apply intent of the copy of `ns/name` in `target`.
+pub fn copy(source: &Value, ns: &str, name: &str, target: &str) -> Value {
+    let mut copy = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": name,
+            "namespace": target,
+            "labels": {FROM_NAMESPACE_LABEL: ns, FROM_NAME_LABEL: name},
+        },
+    });
+    for key in ["data", "binaryData"] {
+        if let Some(v) = source.get(key).filter(|v| !v.is_null()) {
+            copy[key] = v.clone();
+        }
+    }
+    copy
+}
+
+/// Deletes the copies of `ns/name` outside `keep`; returns how many.
+fn delete_copies(ns: &str, name: &str, keep: &[&str]) -> Result<usize, Error> {
+    let selector = format!("{FROM_NAMESPACE_LABEL}={ns},{FROM_NAME_LABEL}={name}");
+    let mut removed = 0;
+    for copy in api::list_as::<Value>(&Gvk::of::<ConfigMap>(), None, Some(&selector))? {
+        let Some(copy_ns) = copy["metadata"]["namespace"].as_str() else {
+            continue;
+        };
+        if keep.contains(&copy_ns) {
+            continue;
+        }
+        if api::delete::<ConfigMap>(Some(copy_ns), name)? {
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
