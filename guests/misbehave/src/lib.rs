@@ -32,8 +32,12 @@ pub enum Mode {
     Loop,
     /// `alloc`: allocate (and touch) 1 MiB after 1 MiB without bound.
     Alloc,
-    /// `recurse`: recurse without bound (stack overflow).
+    /// `recurse`: recurse without bound with 1 KiB frames in linear memory:
+    /// overflows the shadow stack (an out-of-bounds memory access trap).
     Recurse,
+    /// `recurse-small`: recurse without bound with frames held in wasm
+    /// locals only: exhausts the engine's call stack.
+    RecurseSmall,
     /// `huge-error`: return a retryable error whose message is `size` bytes.
     HugeError,
     /// `huge-log`: write a log record whose message is `size` bytes, then done.
@@ -53,13 +57,14 @@ pub enum Mode {
 
 impl Mode {
     /// Every mode with its name.
-    pub const ALL: [(&'static str, Mode); 12] = [
+    pub const ALL: [(&'static str, Mode); 13] = [
         ("ok", Mode::Ok),
         ("trap", Mode::Trap),
         ("panic", Mode::Panic),
         ("loop", Mode::Loop),
         ("alloc", Mode::Alloc),
         ("recurse", Mode::Recurse),
+        ("recurse-small", Mode::RecurseSmall),
         ("huge-error", Mode::HugeError),
         ("huge-log", Mode::HugeLog),
         ("forbidden", Mode::Forbidden),
@@ -115,6 +120,10 @@ impl Reconciler for Misbehave {
             Mode::Loop => spin(),
             Mode::Alloc => allocate(),
             Mode::Recurse => Ok(Action::RequeueAfter(recurse(0))),
+            Mode::RecurseSmall => Ok(Action::RequeueAfter(recurse_small(
+                0,
+                std::hint::black_box(u64::MAX),
+            ))),
             Mode::HugeError => Err(Error::retry("E".repeat(size.unwrap_or(DEFAULT_SIZE)))),
             Mode::HugeLog => {
                 api::info(&"L".repeat(size.unwrap_or(DEFAULT_SIZE)));
@@ -198,4 +207,13 @@ fn recurse(depth: u64) -> u64 {
         return 0;
     }
     recurse(depth + 1).wrapping_add(u64::from(frame[usize::from(frame[0]) % 1024]))
+}
+
+#[inline(never)]
+fn recurse_small(depth: u64, limit: u64) -> u64 {
+    if depth == limit {
+        return depth;
+    }
+    // Not a tail call: the result is used, so every level keeps a frame.
+    recurse_small(depth + 1, limit).wrapping_mul(depth | 1) ^ depth
 }
