@@ -789,12 +789,18 @@ fn spec_part(o: &Value) -> Value {
     }
 }
 
-/// The object without resourceVersion and managedFields, to detect no-ops.
+/// The object without resourceVersion and managedFields times, to detect no-ops.
 fn comparable(o: &Value) -> Value {
     let mut c = o.clone();
     if let Some(md) = c.get_mut("metadata").and_then(Value::as_object_mut) {
         md.remove("resourceVersion");
-        md.remove("managedFields");
+        if let Some(Value::Array(entries)) = md.get_mut("managedFields") {
+            for e in entries.iter_mut() {
+                if let Some(m) = e.as_object_mut() {
+                    m.remove("time");
+                }
+            }
+        }
     }
     if let Some(m) = c.as_object_mut() {
         m.remove("apiVersion");

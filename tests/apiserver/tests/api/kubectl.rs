@@ -1,0 +1,321 @@
+//! Behaviour seen through the installed kubectl.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::process::Command;
+
+use crate::common::{self, TestServer};
+
+async fn kubectl(t: &TestServer, args: &[&str]) -> (bool, String, String) {
+    let cache = t.dir.path().join("cache");
+    let out = Command::new("kubectl")
+        .args(args)
+        .arg("--cache-dir")
+        .arg(&cache)
+        .env("KUBECONFIG", t.kubeconfig_path())
+        .output()
+        .await
+        .expect("kubectl runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+async fn ok(t: &TestServer, args: &[&str]) -> String {
+    let (success, out, err) = kubectl(t, args).await;
+    assert!(success, "kubectl {args:?} failed: {err}\n{out}");
+    assert!(!err.contains("warning"), "kubectl {args:?} warned: {err}");
+    out
+}
+
+fn write(dir: &Path, name: &str, body: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, body).expect("write manifest");
+    p.display().to_string()
+}
+
+#[tokio::test]
+async fn apply_create_update_and_get_yaml() {
+    let t = common::start().await;
+    let d = t.dir.path();
+    let ns = write(
+        d,
+        "ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: demo\n",
+    );
+    assert_eq!(
+        ok(&t, &["apply", "-f", &ns]).await.trim(),
+        "namespace/demo created"
+    );
+    let manifest = |color: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: demo\n  labels:\n    app: demo\ndata:\n  color: {color}\n  size: \"3\"\n"
+        )
+    };
+    let f = write(d, "cm.yaml", &manifest("blue"));
+    assert_eq!(
+        ok(&t, &["apply", "-f", &f]).await.trim(),
+        "configmap/settings created"
+    );
+    assert_eq!(
+        ok(&t, &["apply", "-f", &f]).await.trim(),
+        "configmap/settings unchanged"
+    );
+    write(d, "cm.yaml", &manifest("green"));
+    assert_eq!(
+        ok(&t, &["apply", "-f", &f]).await.trim(),
+        "configmap/settings configured"
+    );
+    let yaml = ok(
+        &t,
+        &["get", "configmap", "settings", "-n", "demo", "-o", "yaml"],
+    )
+    .await;
+    assert!(yaml.contains("color: green"), "{yaml}");
+    assert!(yaml.contains("kubectl.kubernetes.io/last-applied-configuration"));
+    assert!(yaml.contains("resourceVersion:"));
+    let names = ok(
+        &t,
+        &["get", "cm", "-n", "demo", "-l", "app=demo", "-o", "name"],
+    )
+    .await;
+    assert_eq!(names.trim(), "configmap/settings");
+    let table = ok(&t, &["get", "cm", "-n", "demo"]).await;
+    assert!(
+        table.starts_with("NAME") && table.contains("settings"),
+        "{table}"
+    );
+    // Server-side apply through kubectl, onto the client-side applied object.
+    // The first one migrates ownership from the client-side apply.
+    assert_eq!(
+        ok(&t, &["apply", "--server-side", "-f", &f]).await.trim(),
+        "configmap/settings serverside-applied"
+    );
+    write(d, "cm.yaml", &manifest("red"));
+    assert_eq!(
+        ok(&t, &["apply", "--server-side", "-f", &f]).await.trim(),
+        "configmap/settings serverside-applied"
+    );
+    let color = ok(
+        &t,
+        &[
+            "get",
+            "cm",
+            "settings",
+            "-n",
+            "demo",
+            "-o",
+            "jsonpath={.data.color}",
+        ],
+    )
+    .await;
+    assert_eq!(color, "red");
+    // The request log shows the strategic merge patch kubectl sent.
+    let patches: Vec<_> = t
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.verb == "patch")
+        .collect();
+    assert!(!patches.is_empty());
+}
+
+#[tokio::test]
+async fn apply_kustomize_directory() {
+    let t = common::start().await;
+    let d = t.dir.path().join("kz");
+    std::fs::create_dir_all(&d).unwrap();
+    write(
+        &d,
+        "kustomization.yaml",
+        "namespace: kz\nresources:\n- namespace.yaml\n- rbac.yaml\n- deployment.yaml\nconfigMapGenerator:\n- name: app-config\n  literals:\n  - mode=fast\n",
+    );
+    write(
+        &d,
+        "namespace.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kz\n",
+    );
+    write(
+        &d,
+        "rbac.yaml",
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: ctl\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: ctl\nrules:\n- apiGroups: [\"\"]\n  resources: [configmaps]\n  verbs: [get, list, watch]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: ctl\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: ctl\nsubjects:\n- kind: ServiceAccount\n  name: ctl\n",
+    );
+    write(
+        &d,
+        "deployment.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ctl\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: ctl}\n  template:\n    metadata:\n      labels: {app: ctl}\n    spec:\n      serviceAccountName: ctl\n      containers:\n      - name: ctl\n        image: example.com/ctl:1\n",
+    );
+    let out = ok(&t, &["apply", "-k", &d.display().to_string()]).await;
+    for line in [
+        "namespace/kz created",
+        "serviceaccount/ctl created",
+        "role.rbac.authorization.k8s.io/ctl created",
+        "deployment.apps/ctl created",
+    ] {
+        assert!(out.contains(line), "{out}");
+    }
+    // A second apply with a changed image goes through strategic merge by container name.
+    let dep = std::fs::read_to_string(d.join("deployment.yaml"))
+        .unwrap()
+        .replace("ctl:1", "ctl:2");
+    write(&d, "deployment.yaml", &dep);
+    let out = ok(&t, &["apply", "-k", &d.display().to_string()]).await;
+    assert!(out.contains("deployment.apps/ctl configured"), "{out}");
+    let image = ok(
+        &t,
+        &[
+            "get",
+            "deploy",
+            "ctl",
+            "-n",
+            "kz",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image} {.metadata.generation}",
+        ],
+    )
+    .await;
+    assert_eq!(image, "example.com/ctl:2 2");
+}
+
+#[tokio::test]
+async fn crd_then_get_by_plural_and_short_name() {
+    let t = common::start().await;
+    let d = t.dir.path();
+    let crd = write(
+        d,
+        "crd.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.demo.example.com\nspec:\n  group: demo.example.com\n  scope: Namespaced\n  names:\n    kind: Widget\n    plural: widgets\n    singular: widget\n    shortNames: [wd]\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    subresources:\n      status: {}\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n",
+    );
+    ok(&t, &["apply", "-f", &crd]).await;
+    ok(
+        &t,
+        &[
+            "wait",
+            "--for=condition=Established",
+            "crd/widgets.demo.example.com",
+            "--timeout=10s",
+        ],
+    )
+    .await;
+    let w = write(
+        d,
+        "w.yaml",
+        "apiVersion: demo.example.com/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: default\nspec:\n  size: 1\n---\napiVersion: demo.example.com/v1\nkind: Widget\nmetadata:\n  name: w2\n  namespace: default\nspec:\n  size: 2\n",
+    );
+    let out = ok(&t, &["apply", "-f", &w]).await;
+    assert!(out.contains("widget.demo.example.com/w1 created"), "{out}");
+    let out = ok(&t, &["get", "widgets"]).await;
+    assert!(out.contains("w1") && out.contains("w2"), "{out}");
+    let out = ok(&t, &["get", "wd", "-o", "name"]).await;
+    assert_eq!(
+        out.trim(),
+        "widget.demo.example.com/w1\nwidget.demo.example.com/w2"
+    );
+    ok(&t, &["delete", "crd", "widgets.demo.example.com"]).await;
+    let (success, _, err) = kubectl(&t, &["get", "widgets"]).await;
+    // kubectl's discovery cache may still list the kind: either way the server no longer serves it.
+    assert!(!success && err.contains("widgets"), "{err}");
+}
+
+#[tokio::test]
+async fn delete_with_finalizer_waits_for_it() {
+    let t = common::start().await;
+    let f = write(
+        t.dir.path(),
+        "held.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\n  finalizers: [example.com/hold]\ndata:\n  a: b\n",
+    );
+    ok(&t, &["apply", "-f", &f]).await;
+    let out = ok(&t, &["delete", "cm", "held", "--wait=false"]).await;
+    assert_eq!(out.trim(), "configmap \"held\" deleted");
+    let ts = ok(
+        &t,
+        &[
+            "get",
+            "cm",
+            "held",
+            "-o",
+            "jsonpath={.metadata.deletionTimestamp}",
+        ],
+    )
+    .await;
+    assert!(!ts.is_empty(), "still there, being deleted");
+    ok(
+        &t,
+        &[
+            "patch",
+            "cm",
+            "held",
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"finalizers":null}}"#,
+        ],
+    )
+    .await;
+    let (success, _, err) = kubectl(&t, &["get", "cm", "held"]).await;
+    assert!(!success && err.contains("NotFound"), "{err}");
+    // A plain delete waits until the object is gone.
+    ok(&t, &["apply", "-f", &f.replace("held.yaml", "held.yaml")]).await;
+    ok(
+        &t,
+        &[
+            "patch",
+            "cm",
+            "held",
+            "--type=json",
+            "-p",
+            r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
+        ],
+    )
+    .await;
+    let out = ok(&t, &["delete", "cm", "held"]).await;
+    assert_eq!(out.trim(), "configmap \"held\" deleted");
+}
+
+#[tokio::test]
+async fn get_watch_prints_changes() {
+    let t = common::start().await;
+    let store = t.server.store();
+    let cm_res = store.resource_for_kind("", "v1", "ConfigMap").unwrap();
+    store
+        .create(
+            &cm_res,
+            Some("default"),
+            serde_json::json!({"metadata": {"name": "before"}}),
+            &Default::default(),
+        )
+        .unwrap();
+    let mut child = Command::new("kubectl")
+        .args(["get", "cm", "-w", "-o", "name", "--cache-dir"])
+        .arg(t.dir.path().join("cache"))
+        .env("KUBECONFIG", t.kubeconfig_path())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kubectl get -w starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(next_line(&mut lines).await, "configmap/before");
+    store
+        .create(
+            &cm_res,
+            Some("default"),
+            serde_json::json!({"metadata": {"name": "after"}}),
+            &Default::default(),
+        )
+        .unwrap();
+    assert_eq!(next_line(&mut lines).await, "configmap/after");
+    child.kill().await.ok();
+}
+
+async fn next_line(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>) -> String {
+    tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+        .await
+        .expect("a line in time")
+        .expect("read")
+        .expect("a line")
+}
