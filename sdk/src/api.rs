@@ -50,7 +50,10 @@ pub fn list<K: k8s_openapi::Resource + DeserializeOwned>(
 /// Creates `object`; returns it as created.
 pub fn create<K>(object: &K) -> Result<K, ApiError>
 where
-    K: k8s_openapi::Resource + k8s_openapi::Metadata<Ty = ObjectMeta> + Serialize + DeserializeOwned,
+    K: k8s_openapi::Resource
+        + k8s_openapi::Metadata<Ty = ObjectMeta>
+        + Serialize
+        + DeserializeOwned,
 {
     let ns = object.metadata().namespace.as_deref();
     decode(&raw::create(&Gvk::of::<K>(), ns, &encode(object)?)?)
@@ -62,7 +65,10 @@ where
 /// Returns the object after the apply.
 pub fn apply<K>(object: &K, force: bool) -> Result<K, ApiError>
 where
-    K: k8s_openapi::Resource + k8s_openapi::Metadata<Ty = ObjectMeta> + Serialize + DeserializeOwned,
+    K: k8s_openapi::Resource
+        + k8s_openapi::Metadata<Ty = ObjectMeta>
+        + Serialize
+        + DeserializeOwned,
 {
     apply_as(object, force)
 }
@@ -107,12 +113,19 @@ pub fn patch_status<K: k8s_openapi::Resource + DeserializeOwned>(
     body: &Value,
 ) -> Result<K, ApiError> {
     let target = ObjectRef::new(Gvk::of::<K>(), namespace, name);
-    decode(&raw::patch_status(&target, &PatchType::Merge, &encode(body)?)?)
+    decode(&raw::patch_status(
+        &target,
+        &PatchType::Merge,
+        &encode(body)?,
+    )?)
 }
 
 /// Deletes the object `namespace/name` of kind `K` (background
 /// propagation). Returns `false` if it was already gone.
-pub fn delete<K: k8s_openapi::Resource>(namespace: Option<&str>, name: &str) -> Result<bool, ApiError> {
+pub fn delete<K: k8s_openapi::Resource>(
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<bool, ApiError> {
     delete_dyn(&Gvk::of::<K>(), namespace, name)
 }
 
@@ -148,7 +161,11 @@ pub fn list_as<T: DeserializeOwned>(
 /// and `metadata.name`); returns the object after the apply.
 pub fn apply_value(object: &Value, force: bool) -> Result<Value, ApiError> {
     let target = ObjectRef::from_object(object).ok_or_else(|| {
-        ApiError::new(0, "DecodeError", "apply: apiVersion, kind or metadata.name is missing")
+        ApiError::new(
+            0,
+            "DecodeError",
+            "apply: apiVersion, kind or metadata.name is missing",
+        )
     })?;
     let patch = PatchType::Apply {
         field_manager: None,
@@ -158,14 +175,22 @@ pub fn apply_value(object: &Value, force: bool) -> Result<Value, ApiError> {
 }
 
 /// Patches an object of any kind; returns it after the patch.
-pub fn patch_dyn(target: &ObjectRef, patch_type: &PatchType, body: &Value) -> Result<Value, ApiError> {
+pub fn patch_dyn(
+    target: &ObjectRef,
+    patch_type: &PatchType,
+    body: &Value,
+) -> Result<Value, ApiError> {
     decode(&raw::patch(target, patch_type, &encode(body)?)?)
 }
 
 /// Merge-patches the status subresource of an object of any kind; `body`
 /// is the patch, e.g. `json!({"status": {...}})`.
 pub fn patch_status_dyn(target: &ObjectRef, body: &Value) -> Result<Value, ApiError> {
-    decode(&raw::patch_status(target, &PatchType::Merge, &encode(body)?)?)
+    decode(&raw::patch_status(
+        target,
+        &PatchType::Merge,
+        &encode(body)?,
+    )?)
 }
 
 /// Deletes an object of any kind (background propagation). Returns `false`
@@ -197,7 +222,11 @@ fn finalizers(object: &Value) -> Vec<String> {
     object
         .pointer("/metadata/finalizers")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|f| f.as_str().map(str::to_owned)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -219,7 +248,10 @@ pub fn add_finalizer(object: &Value, finalizer: &str) -> Result<Value, ApiError>
     }
     let target = target_of(object)?;
     let mut ops: Vec<Value> = resource_version_test(object).into_iter().collect();
-    if object.pointer("/metadata/finalizers").is_some_and(Value::is_array) {
+    if object
+        .pointer("/metadata/finalizers")
+        .is_some_and(Value::is_array)
+    {
         ops.push(json!({"op": "add", "path": "/metadata/finalizers/-", "value": finalizer}));
     } else {
         ops.push(json!({"op": "add", "path": "/metadata/finalizers", "value": [finalizer]}));
@@ -248,7 +280,11 @@ pub fn remove_finalizer(object: &Value, finalizer: &str) -> Result<Value, ApiErr
 
 fn target_of(object: &Value) -> Result<ObjectRef, ApiError> {
     ObjectRef::from_object(object).ok_or_else(|| {
-        ApiError::new(0, "DecodeError", "object lacks apiVersion, kind or metadata.name")
+        ApiError::new(
+            0,
+            "DecodeError",
+            "object lacks apiVersion, kind or metadata.name",
+        )
     })
 }
 

@@ -136,7 +136,10 @@ mod tests {
         let mut msg = Condition::new("Ready", false, "Progressing", "0/2");
         msg.last_transition_time = "t2".into();
         assert!(set_condition(&mut conds, msg));
-        assert_eq!(conds[0].last_transition_time, "t0", "message change keeps the time");
+        assert_eq!(
+            conds[0].last_transition_time, "t0",
+            "message change keeps the time"
+        );
 
         let mut ready = Condition::new("Ready", true, "Available", "2/2");
         ready.last_transition_time = "t3".into();

@@ -9,9 +9,9 @@
 use crate::{ApiError, EventType, Gvk, Level, ObjectRef, PatchType, Propagation};
 
 #[cfg(target_arch = "wasm32")]
-use crate::export::convert as c;
-#[cfg(target_arch = "wasm32")]
 use crate::bindings::rekon::reconciler::{cluster as host, log as host_log};
+#[cfg(target_arch = "wasm32")]
+use crate::export::convert as c;
 
 #[cfg(not(target_arch = "wasm32"))]
 use crate::testing::with_backend;

@@ -520,7 +520,8 @@ pub(crate) trait Backend {
         namespace: Option<&str>,
         label_selector: Option<&str>,
     ) -> Result<Vec<String>, ApiError>;
-    fn create(&self, kind: &Gvk, namespace: Option<&str>, object: &str) -> Result<String, ApiError>;
+    fn create(&self, kind: &Gvk, namespace: Option<&str>, object: &str)
+    -> Result<String, ApiError>;
     fn replace(&self, target: &ObjectRef, object: &str, status: bool) -> Result<String, ApiError>;
     fn patch(
         &self,
@@ -569,7 +570,12 @@ impl Backend for Inner {
             .map_err(api_error)
     }
 
-    fn create(&self, kind: &Gvk, namespace: Option<&str>, object: &str) -> Result<String, ApiError> {
+    fn create(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        object: &str,
+    ) -> Result<String, ApiError> {
         self.check(kind, Verbs::CREATE, "create", namespace)?;
         let body = parse(object)?;
         let name = body
@@ -599,7 +605,13 @@ impl Backend for Inner {
         let body = parse(object)?;
         let result = self.resource(&target.kind).and_then(|res| {
             self.store
-                .replace(&res, ns, &target.name, body.clone(), &self.opts(None, status))
+                .replace(
+                    &res,
+                    ns,
+                    &target.name,
+                    body.clone(),
+                    &self.opts(None, status),
+                )
                 .map_err(api_error)
         });
         self.record(Write {
@@ -630,7 +642,9 @@ impl Backend for Inner {
                 field_manager,
                 force,
             } => {
-                let manager = field_manager.clone().unwrap_or_else(|| self.field_manager());
+                let manager = field_manager
+                    .clone()
+                    .unwrap_or_else(|| self.field_manager());
                 (
                     Verb::Apply {
                         field_manager: manager.clone(),

@@ -16,7 +16,11 @@ pub struct Gvk {
 
 impl Gvk {
     /// A kind from its group, version and kind.
-    pub fn new(group: impl Into<String>, version: impl Into<String>, kind: impl Into<String>) -> Self {
+    pub fn new(
+        group: impl Into<String>,
+        version: impl Into<String>,
+        kind: impl Into<String>,
+    ) -> Self {
         Gvk {
             group: group.into(),
             version: version.into(),

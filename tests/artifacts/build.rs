@@ -141,7 +141,10 @@ fn ensure_target(cargo: &std::ffi::OsStr) {
     }
     let _ = cargo;
     eprintln!("the {TARGET} target is not installed: running `rustup target add {TARGET}`");
-    match Command::new("rustup").args(["target", "add", TARGET]).output() {
+    match Command::new("rustup")
+        .args(["target", "add", TARGET])
+        .output()
+    {
         Ok(o) if o.status.success() => {}
         Ok(o) => panic!(
             "`rustup target add {TARGET}` failed ({}): {}\nInstall the target by hand to build the test guests.",

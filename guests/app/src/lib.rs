@@ -131,7 +131,11 @@ pub fn desired_status(
     let condition = Condition::new(
         READY,
         all_ready,
-        if all_ready { "Available" } else { "Progressing" },
+        if all_ready {
+            "Available"
+        } else {
+            "Progressing"
+        },
         &format!("{ready}/{replicas} replicas ready"),
     )
     .observed_generation(generation);
@@ -148,8 +152,16 @@ fn finalize(req: &Request, app: &Value) -> Result<Action, Error> {
     let deleted_service = api::delete::<Service>(ns, req.name())?;
     let message = format!(
         "deleted Deployment ({}) and Service ({}) {}",
-        if deleted_deployment { "was present" } else { "already gone" },
-        if deleted_service { "was present" } else { "already gone" },
+        if deleted_deployment {
+            "was present"
+        } else {
+            "already gone"
+        },
+        if deleted_service {
+            "was present"
+        } else {
+            "already gone"
+        },
         req.name()
     );
     api::event(&req.target, EventType::Normal, "CleanedUp", &message)?;

@@ -35,7 +35,10 @@ fn creates_deployment_and_service_with_server_side_apply_and_owner_refs() {
         .map(|w| (format!("{:?}", w.verb), w.kind.kind.clone(), w.status))
         .collect();
     assert_eq!(writes.len(), 4, "writes: {summary:?}");
-    assert!(writes.iter().all(|w| w.result.is_ok()), "writes: {writes:?}");
+    assert!(
+        writes.iter().all(|w| w.result.is_ok()),
+        "writes: {writes:?}"
+    );
     // 1. the finalizer, 2-3. the children by server-side apply, 4. status.
     assert_eq!(writes[0].verb, Verb::JsonPatch);
     assert!(writes[0].is("App", "web"));
@@ -71,7 +74,11 @@ fn creates_deployment_and_service_with_server_side_apply_and_owner_refs() {
         container.ports.as_ref().expect("ports")[0].container_port,
         8080
     );
-    let owner = &deployment.metadata.owner_references.as_ref().expect("owner")[0];
+    let owner = &deployment
+        .metadata
+        .owner_references
+        .as_ref()
+        .expect("owner")[0];
     assert_eq!(
         (owner.kind.as_str(), owner.name.as_str(), owner.uid.as_str()),
         ("App", "web", uid.as_str())
@@ -82,7 +89,13 @@ fn creates_deployment_and_service_with_server_side_apply_and_owner_refs() {
     let service: Service = cluster
         .get(Some("default"), "web")
         .expect("Service created");
-    let port = &service.spec.as_ref().expect("spec").ports.as_ref().expect("ports")[0];
+    let port = &service
+        .spec
+        .as_ref()
+        .expect("spec")
+        .ports
+        .as_ref()
+        .expect("ports")[0];
     assert_eq!(port.port, 8080);
     assert_eq!(
         service.metadata.owner_references.as_ref().expect("owner")[0].uid,
@@ -160,7 +173,10 @@ fn spec_change_is_applied_to_the_deployment() {
     let deployment: Deployment = cluster.get(Some("default"), "web").expect("Deployment");
     assert_eq!(deployment.spec.replicas, Some(5));
     let app = app(&cluster);
-    assert_eq!(app["status"]["observedGeneration"], app["metadata"]["generation"]);
+    assert_eq!(
+        app["status"]["observedGeneration"],
+        app["metadata"]["generation"]
+    );
     assert_eq!(app["status"]["replicas"], 5);
 }
 
@@ -173,7 +189,10 @@ fn deletion_cleans_up_records_an_event_and_releases_the_finalizer() {
     cluster
         .delete(&app_kind(), Some("default"), "web")
         .expect("deletion requested");
-    assert!(api::is_deleting(&app(&cluster)), "the finalizer holds the App");
+    assert!(
+        api::is_deleting(&app(&cluster)),
+        "the finalizer holds the App"
+    );
 
     cluster.take_writes();
     cluster
@@ -193,7 +212,9 @@ fn deletion_cleans_up_records_an_event_and_releases_the_finalizer() {
     assert!(cluster.get::<Deployment>(Some("default"), "web").is_none());
     assert!(cluster.get::<Service>(Some("default"), "web").is_none());
     assert!(
-        cluster.object(&app_kind(), Some("default"), "web").is_none(),
+        cluster
+            .object(&app_kind(), Some("default"), "web")
+            .is_none(),
         "with the finalizer gone the App is deleted"
     );
 
@@ -232,7 +253,11 @@ fn manifest_declares_owned_kinds_finalizer_and_permissions() {
     assert_eq!(m.primary, app_kind());
     assert_eq!(m.owns, vec![Gvk::of::<Deployment>(), Gvk::of::<Service>()]);
     assert_eq!(m.finalizer.as_deref(), Some(FINALIZER));
-    assert!(m.allows(&Gvk::of::<Deployment>(), Verbs::PATCH | Verbs::DELETE, Some("x")));
+    assert!(m.allows(
+        &Gvk::of::<Deployment>(),
+        Verbs::PATCH | Verbs::DELETE,
+        Some("x")
+    ));
     assert!(m.allows(&app_kind(), Verbs::PATCH, Some("x")));
     assert!(!m.allows(&app_kind(), Verbs::DELETE, Some("x")));
 }

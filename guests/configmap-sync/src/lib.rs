@@ -76,7 +76,8 @@ impl Reconciler for ConfigMapSync {
                 );
                 continue;
             }
-            if let Some(existing) = api::get_as::<Value>(&Gvk::of::<ConfigMap>(), Some(target), name)?
+            if let Some(existing) =
+                api::get_as::<Value>(&Gvk::of::<ConfigMap>(), Some(target), name)?
                 && !is_copy_of(&existing, ns, name)
             {
                 api::event(

@@ -88,8 +88,14 @@ fn source_changes_propagate_and_unlisted_namespaces_lose_their_copy() {
     let copy = cm(&cluster, "team-a").expect("kept");
     let data = copy.data.expect("data");
     assert_eq!(data["region"], "us-east-1");
-    assert!(!data.contains_key("tier"), "a key removed from the source goes");
-    assert!(cm(&cluster, "team-b").is_none(), "team-b is no longer listed");
+    assert!(
+        !data.contains_key("tier"),
+        "a key removed from the source goes"
+    );
+    assert!(
+        cm(&cluster, "team-b").is_none(),
+        "team-b is no longer listed"
+    );
 }
 
 #[test]
@@ -131,7 +137,10 @@ fn a_foreign_configmap_is_left_alone_with_a_warning() {
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].event_type, EventType::Warning);
     assert_eq!(events[0].reason, "CopyConflict");
-    assert!(cm(&cluster, "team-a").is_some(), "other targets still synced");
+    assert!(
+        cm(&cluster, "team-a").is_some(),
+        "other targets still synced"
+    );
 }
 
 #[test]

@@ -85,9 +85,8 @@ impl Mode {
         let meta = &object["metadata"];
         for source in ["annotations", "labels"] {
             if let Some(value) = meta[source][MODE_KEY].as_str() {
-                return Mode::from_name(value).ok_or_else(|| {
-                    Error::permanent(format!("unknown {MODE_KEY} {value:?}"))
-                });
+                return Mode::from_name(value)
+                    .ok_or_else(|| Error::permanent(format!("unknown {MODE_KEY} {value:?}")));
             }
         }
         Ok(meta["name"]

@@ -35,7 +35,11 @@ mod tests {
         for (name, path) in super::all() {
             let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{name}: {path}: {e}"));
             // Component binaries: magic, then layer 1 (version 0x0d).
-            assert_eq!(&bytes[..8], b"\0asm\x0d\0\x01\0", "{name} is not a component");
+            assert_eq!(
+                &bytes[..8],
+                b"\0asm\x0d\0\x01\0",
+                "{name} is not a component"
+            );
         }
     }
 }
