@@ -1,5 +1,5 @@
 # Tasks for people and CI alike. `make test` is what CI runs.
-.PHONY: setup test lint fmt bench dev
+.PHONY: setup test lint fmt bench run
 
 CARGO ?= cargo
 
@@ -20,3 +20,8 @@ fmt:
 
 bench: setup
 	$(CARGO) bench --bench dispatch
+
+# Runs the `app` guest on the example App, offline, printing every host call.
+run: setup
+	$(CARGO) build -q -p rekon-test-artifacts -p rekon-host
+	$(CARGO) run -q -p rekon-host -- reconcile target/guests/wasm32-wasip2/guest/app.wasm --object guests/app/manifests/example.yaml

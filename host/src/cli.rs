@@ -32,6 +32,9 @@ pub struct Cli {
     /// CPU deadline of one reconcile, in milliseconds.
     #[arg(long, global = true, default_value_t = 2000)]
     timeout_ms: u64,
+    /// Compile modules without optimisation (faster start, slower reconciles).
+    #[arg(long, global = true)]
+    fast_compile: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -105,6 +108,7 @@ fn engine_config(cli: &Cli) -> EngineConfig {
     EngineConfig::default()
         .max_memory_bytes(cli.max_memory_mib << 20)
         .max_reconcile_time(Duration::from_millis(cli.timeout_ms))
+        .fast_compile(cli.fast_compile)
         .cache_dir(if cli.no_cache {
             None
         } else {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, Linker};
-use wasmtime::{Enabled, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Enabled, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
 
 use crate::bindings::{self, HostState};
 
@@ -36,6 +36,9 @@ pub struct EngineConfig {
     pub max_instances: u32,
     /// Where compiled modules are cached; `None` disables the cache.
     pub cache_dir: Option<PathBuf>,
+    /// Compile without optimisation: modules load faster, reconcile slower.
+    /// For an author's inner loop; part of the compile cache key.
+    pub fast_compile: bool,
 }
 
 impl Default for EngineConfig {
@@ -46,6 +49,7 @@ impl Default for EngineConfig {
             max_wasm_stack: 512 << 10,
             max_instances: 1000,
             cache_dir: default_cache_dir(),
+            fast_compile: false,
         }
     }
 }
@@ -79,6 +83,13 @@ impl EngineConfig {
         self
     }
 
+    /// Compiles without optimisation (faster loads, slower reconciles).
+    #[must_use]
+    pub fn fast_compile(mut self, enable: bool) -> Self {
+        self.fast_compile = enable;
+        self
+    }
+
     /// Sets (or, with `None`, disables) the compile cache directory.
     #[must_use]
     pub fn cache_dir(mut self, dir: Option<PathBuf>) -> Self {
@@ -102,10 +113,10 @@ fn default_cache_dir() -> Option<PathBuf> {
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     /// wasmtime refused the configuration.
-    #[error("cannot configure the WebAssembly engine: {0:#}")]
+    #[error("cannot configure the WebAssembly engine")]
     Config(#[source] wasmtime::Error),
     /// The host functions could not be added to the linker.
-    #[error("cannot link the host functions: {0:#}")]
+    #[error("cannot link the host functions")]
     Linker(#[source] wasmtime::Error),
 }
 
@@ -183,6 +194,11 @@ impl Engine {
             .epoch_interruption(true)
             .max_wasm_stack(config.max_wasm_stack)
             .async_stack_size(config.max_wasm_stack + (1 << 20))
+            .cranelift_opt_level(if config.fast_compile {
+                OptLevel::None
+            } else {
+                OptLevel::Speed
+            })
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         let engine = wasmtime::Engine::new(&wasm).map_err(EngineError::Config)?;
 

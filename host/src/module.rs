@@ -28,16 +28,16 @@ pub enum ModuleError {
     )]
     CoreModule,
     /// The component failed to compile (malformed or unsupported).
-    #[error("the component is invalid: {0:#}")]
+    #[error("the component is invalid")]
     Compile(#[source] wasmtime::Error),
     /// The component imports something the host does not provide.
-    #[error("the component does not target the rekon:reconciler world: {0:#}")]
+    #[error("the component does not target the rekon:reconciler world (it imports what the host does not provide)")]
     Imports(#[source] wasmtime::Error),
     /// The component lacks an export of the world, or has the wrong type.
-    #[error("the component does not export the rekon:reconciler world: {0:#}")]
+    #[error("the component does not export the rekon:reconciler world")]
     Exports(#[source] wasmtime::Error),
     /// Calling `manifest` failed.
-    #[error("the module failed while describing itself (manifest): {0}")]
+    #[error("the module failed while describing itself (manifest)")]
     ManifestCall(#[source] Box<ReconcileError>),
     /// The manifest is not acceptable.
     #[error("the module's manifest is invalid: {0}")]

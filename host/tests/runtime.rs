@@ -1,0 +1,375 @@
+//! The runtime, end to end: the `rekon` binary's `check` and `reconcile`
+//! commands, the compile cache, the sandbox limits (against the `misbehave`
+//! guest) and permissions.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rekon_host::{
+    CompileSource, DispatchOptions, Engine, EngineConfig, MemoryCluster, Module,
+    Reason, ReconcileError, Request, object_ref_of,
+};
+use serde_json::{Value, json};
+
+fn rekon(args: &[&str], cache: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rekon"))
+        .args(args)
+        .env("REKON_CACHE_DIR", cache)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("running rekon")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).expect("writing a test file");
+    path.to_string_lossy().into_owned()
+}
+
+mod check {
+    use super::*;
+
+    fn refused(name: &str, bytes: Vec<u8>, expected: &str) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), name, bytes);
+        let output = rekon(&["check", &path], dir.path());
+        assert!(!output.status.success(), "{name}: accepted");
+        let err = stderr(&output);
+        assert!(
+            err.contains(expected),
+            "{name}: expected {expected:?} in the error, got: {err}"
+        );
+        assert!(stdout(&output).is_empty(), "{name}: printed a manifest");
+    }
+
+    #[test]
+    fn garbage_bytes_are_refused() {
+        refused(
+            "garbage.wasm",
+            b"this is not wasm at all".to_vec(),
+            "not a WebAssembly component",
+        );
+    }
+
+    #[test]
+    fn truncated_component_is_refused() {
+        let mut bytes = std::fs::read(rekon_test_artifacts::APP).unwrap();
+        bytes.truncate(bytes.len() / 2);
+        refused("truncated.wasm", bytes, "the component is invalid");
+    }
+
+    #[test]
+    fn core_module_is_refused() {
+        refused(
+            "core.wasm",
+            wat::parse_str("(module (func (export \"reconcile\")))").unwrap(),
+            "core WebAssembly module, not a component",
+        );
+    }
+
+    #[test]
+    fn component_of_another_world_is_refused() {
+        refused(
+            "other-import.wasm",
+            wat::parse_str(r#"(component (import "acme:thing/api@1.0.0" (instance (export "ping" (func)))))"#).unwrap(),
+            "does not target the rekon:reconciler world",
+        );
+    }
+
+    #[test]
+    fn component_without_the_exports_is_refused() {
+        refused(
+            "empty.wasm",
+            wat::parse_str("(component)").unwrap(),
+            "does not export the rekon:reconciler world",
+        );
+    }
+
+    #[test]
+    fn app_manifest_is_printed() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = rekon(&["check", rekon_test_artifacts::APP], dir.path());
+        assert!(output.status.success(), "{}", stderr(&output));
+        let manifest: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        assert_eq!(manifest["name"], "app");
+        assert_eq!(manifest["primary"]["kind"], "App");
+        assert_eq!(manifest["primary"]["apiVersion"], "demo.rekon.dev/v1");
+        let owns: Vec<&str> = manifest["owns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["kind"].as_str().unwrap())
+            .collect();
+        assert!(owns.contains(&"Deployment") && owns.contains(&"Service"), "{owns:?}");
+        assert!(manifest["finalizer"].is_string());
+        assert_eq!(manifest["digest"].as_str().unwrap().len(), 64);
+    }
+}
+
+mod cache {
+    use super::*;
+
+    async fn load(config: EngineConfig, path: &str) -> Module {
+        let engine = Engine::new(config).unwrap();
+        Module::load(&engine, &std::fs::read(path).unwrap())
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn compiled_once_reused_across_restarts_and_invalidated_by_engine_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = EngineConfig::default().cache_dir(Some(dir.path().to_path_buf()));
+
+        let first = load(config.clone(), rekon_test_artifacts::APP).await;
+        assert_eq!(first.compile_source(), CompileSource::Compiled);
+        // A new engine (a restarted host) loads the same bytes from the cache.
+        let second = load(config.clone(), rekon_test_artifacts::APP).await;
+        assert_eq!(second.compile_source(), CompileSource::Cache);
+        assert_eq!(second.manifest().name, "app");
+
+        // An engine whose code generation differs must not use that entry.
+        let other = load(config.clone().fast_compile(true), rekon_test_artifacts::APP).await;
+        assert_eq!(other.compile_source(), CompileSource::Compiled);
+        let entries = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(entries, 2, "one cache entry per engine configuration");
+    }
+
+    #[tokio::test]
+    async fn corrupt_cache_entry_is_recompiled() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = EngineConfig::default().cache_dir(Some(dir.path().to_path_buf()));
+        let first = load(config.clone(), rekon_test_artifacts::APP).await;
+        let engine = Engine::new(config.clone()).unwrap();
+        let entry = engine.cache_path(first.digest()).unwrap();
+        std::fs::write(&entry, b"not a compiled module").unwrap();
+
+        let again = load(config, rekon_test_artifacts::APP).await;
+        assert_eq!(again.compile_source(), CompileSource::Compiled);
+        assert_eq!(again.manifest().name, "app");
+        assert!(std::fs::read(&entry).unwrap().len() > 1000, "entry rewritten");
+    }
+}
+
+/// Seeds `objects` and builds the request for the first one.
+fn cluster_with(objects: &[Value]) -> (MemoryCluster, Request) {
+    let cluster = MemoryCluster::default();
+    let mut stored = Vec::new();
+    for object in objects {
+        stored.push(cluster.seed(object.clone()).expect("seeding"));
+    }
+    let target = object_ref_of(&stored[0]).unwrap();
+    let request = Request {
+        target,
+        object: Some(stored[0].to_string()),
+        reason: Reason::Manual,
+        attempt: 0,
+    };
+    (cluster, request)
+}
+
+mod app {
+    use super::*;
+
+    fn app_object() -> Value {
+        json!({
+            "apiVersion": "demo.rekon.dev/v1",
+            "kind": "App",
+            "metadata": { "name": "web", "namespace": "default", "generation": 1 },
+            "spec": { "image": "nginx:1.27", "replicas": 3, "port": 8080 },
+        })
+    }
+
+    #[test]
+    fn rekon_reconcile_prints_every_call_and_the_result() {
+        let dir = tempfile::tempdir().unwrap();
+        let object = write(
+            dir.path(),
+            "app.yaml",
+            serde_yaml::to_string(&app_object()).unwrap(),
+        );
+        let output = rekon(
+            &["reconcile", rekon_test_artifacts::APP, "--object", &object],
+            dir.path(),
+        );
+        assert!(output.status.success(), "{}\n{}", stdout(&output), stderr(&output));
+        let lines: Vec<Value> = stdout(&output)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("every line is JSON"))
+            .collect();
+        let last = lines.last().unwrap();
+        assert!(last["result"]["ok"].is_string() || last["result"]["ok"].is_object(), "{last}");
+
+        let applied = |kind: &str| {
+            lines
+                .iter()
+                .find(|l| {
+                    l["call"] == "patch"
+                        && l["args"]["kind"] == kind
+                        && l["args"]["patchType"]["apply"].is_object()
+                })
+                .unwrap_or_else(|| panic!("no server-side apply of a {kind}: {lines:#?}"))
+        };
+        let deployment = &applied("Deployment")["result"]["ok"];
+        assert_eq!(deployment["spec"]["replicas"], 3);
+        assert_eq!(
+            deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+            "nginx:1.27"
+        );
+        let owner = &deployment["metadata"]["ownerReferences"][0];
+        assert_eq!(owner["kind"], "App");
+        assert_eq!(owner["name"], "web");
+        assert_eq!(owner["controller"], true);
+        let service = &applied("Service")["result"]["ok"];
+        assert_eq!(service["spec"]["ports"][0]["port"], 8080);
+
+        let status = lines
+            .iter()
+            .find(|l| l["call"] == "patch-status" || l["call"] == "replace-status")
+            .expect("a status write");
+        let status = &status["result"]["ok"]["status"];
+        assert_eq!(status["observedGeneration"], 1);
+        let ready = status["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == "Ready")
+            .expect("a Ready condition");
+        assert!(ready["status"].is_string());
+    }
+
+    #[tokio::test]
+    async fn reconcile_in_process_writes_owned_objects_to_the_store() {
+        let engine = Engine::new(EngineConfig::default()).unwrap();
+        let module = Module::load(
+            &engine,
+            &std::fs::read(rekon_test_artifacts::APP).unwrap(),
+        )
+        .await
+        .unwrap();
+        let (cluster, request) = cluster_with(&[app_object()]);
+        let outcome = module
+            .reconcile(
+                Arc::new(cluster.clone()),
+                &request,
+                DispatchOptions::default(),
+            )
+            .await;
+        outcome.result.expect("reconcile succeeds");
+        let store = cluster.store();
+        let deployments = store.resource_for_kind("apps", "v1", "Deployment").unwrap();
+        let deployment = store.get(&deployments, Some("default"), "web").unwrap();
+        assert_eq!(deployment["spec"]["replicas"], 3);
+        let services = store.resource_for_kind("", "v1", "Service").unwrap();
+        store.get(&services, Some("default"), "web").unwrap();
+    }
+}
+
+mod limits {
+    use super::*;
+
+    fn engine() -> Engine {
+        Engine::new(
+            EngineConfig::default()
+                .max_memory_bytes(32 << 20)
+                .max_reconcile_time(Duration::from_millis(300)),
+        )
+        .unwrap()
+    }
+
+    async fn misbehave(engine: &Engine) -> Module {
+        Module::load(
+            engine,
+            &std::fs::read(rekon_test_artifacts::MISBEHAVE).unwrap(),
+        )
+        .await
+        .unwrap()
+    }
+
+    async fn run(module: &Module, mode: &str) -> (MemoryCluster, rekon_host::Outcome) {
+        let (cluster, request) = cluster_with(&[
+            json!({
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": { "name": format!("cm-{mode}"), "namespace": "default",
+                    "annotations": { "misbehave.rekon.dev/mode": mode } },
+                "data": { "mode": mode },
+            }),
+            json!({
+                "apiVersion": "v1", "kind": "Secret",
+                "metadata": { "name": misbehave::VICTIM, "namespace": "default" },
+                "data": { "key": "dmFsdWU=" },
+            }),
+        ]);
+        let outcome = module
+            .reconcile(
+                Arc::new(cluster.clone()),
+                &request,
+                DispatchOptions { record: true },
+            )
+            .await;
+        (cluster, outcome)
+    }
+
+    #[tokio::test]
+    async fn every_failure_mode_is_a_typed_failure_and_the_module_keeps_working() {
+        let engine = engine();
+        let module = misbehave(&engine).await;
+        let cases: &[(&str, fn(&ReconcileError) -> bool)] = &[
+            ("trap", |e| matches!(e, ReconcileError::Trap { .. })),
+            ("panic", |e| {
+                matches!(e, ReconcileError::Panic { message } if message.contains(misbehave::PANIC_MESSAGE))
+            }),
+            ("loop", |e| matches!(e, ReconcileError::Timeout { .. })),
+            ("alloc", |e| matches!(e, ReconcileError::OutOfMemory { .. })),
+            ("recurse-small", |e| matches!(e, ReconcileError::StackOverflow)),
+            // Frames in linear memory run off the guest's shadow stack: the
+            // engine sees an out-of-bounds access, a trap.
+            ("recurse", |e| matches!(e, ReconcileError::Trap { .. })),
+            ("huge-error", |e| {
+                matches!(e, ReconcileError::Guest { message, .. }
+                    if message.len() < 10_000 && message.contains("truncated"))
+            }),
+        ];
+        for (mode, expected) in cases {
+            let (_, outcome) = run(&module, mode).await;
+            let error = outcome.result.expect_err(mode);
+            assert!(expected(&error), "{mode}: unexpected failure {error:?}");
+            // The next reconcile of the same module works.
+            let (_, good) = run(&module, "ok").await;
+            assert!(good.result.is_ok(), "after {mode}: {:?}", good.result);
+        }
+    }
+
+    #[tokio::test]
+    async fn calls_outside_the_manifest_are_denied() {
+        let engine = engine();
+        let module = misbehave(&engine).await;
+        let (cluster, outcome) = run(&module, "forbidden").await;
+        assert!(!outcome.denied.is_empty(), "nothing was denied");
+        let secrets = cluster.store().resource_for_kind("", "v1", "Secret").unwrap();
+        cluster
+            .store()
+            .get(&secrets, Some("default"), misbehave::VICTIM)
+            .expect("the Secret is still there");
+        let configmaps = cluster.store().resource_for_kind("", "v1", "ConfigMap").unwrap();
+        let cm = cluster.store().get(&configmaps, Some("default"), "cm-forbidden").unwrap();
+        assert_eq!(cm["data"]["forbidden"], "403 Forbidden", "what the guest saw");
+        let denied = outcome
+            .calls
+            .iter()
+            .find(|c| c.result["error"]["code"] == 403)
+            .expect("the guest saw a 403");
+        assert_eq!(denied.result["error"]["reason"], "Forbidden");
+        assert_eq!(denied.args["kind"], "Secret");
+    }
+}
