@@ -796,9 +796,7 @@ async fn dispatch(
                     &Status {
                         code: 415,
                         reason: "UnsupportedMediaType".into(),
-                        message: format!(
-                            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml"
-                        ),
+                        message: "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml".into(),
                         details: None,
                     },
                     ctx,
@@ -942,7 +940,7 @@ fn rest(
         ("POST", Some(_)) => Err(Status::new(
             405,
             "MethodNotAllowed",
-            format!("the server does not allow this method on the requested resource"),
+            "the server does not allow this method on the requested resource",
         )),
         ("PUT", Some(n)) => {
             let obj = parse_json(body, res)?;

@@ -1493,10 +1493,10 @@ impl Inner {
         obj
     }
 
-    fn resolve_ns<'a>(
+    fn resolve_ns(
         &self,
         res: &ResourceInfo,
-        namespace: Option<&'a str>,
+        namespace: Option<&str>,
         obj: &Value,
         name: &str,
     ) -> Result<String, Status> {
@@ -1593,7 +1593,7 @@ impl Inner {
                     return Err(Status::invalid(
                         res,
                         name,
-                        &format!("metadata.labels"),
+                        "metadata.labels",
                         "FieldValueInvalid",
                         &format!(
                             "Invalid value: \"{vs}\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
@@ -1862,10 +1862,10 @@ impl Inner {
                     }
                 }
             }
-            if md.get("managedFields").is_none() {
-                if let Some(mf) = old_md.get("managedFields") {
-                    md.insert("managedFields".into(), mf.clone());
-                }
+            if md.get("managedFields").is_none()
+                && let Some(mf) = old_md.get("managedFields")
+            {
+                md.insert("managedFields".into(), mf.clone());
             }
             n
         };

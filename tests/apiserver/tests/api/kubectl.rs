@@ -260,7 +260,7 @@ async fn delete_with_finalizer_waits_for_it() {
     let (success, _, err) = kubectl(&t, &["get", "cm", "held"]).await;
     assert!(!success && err.contains("NotFound"), "{err}");
     // A plain delete waits until the object is gone.
-    ok(&t, &["apply", "-f", &f.replace("held.yaml", "held.yaml")]).await;
+    ok(&t, &["apply", "-f", &f]).await;
     ok(
         &t,
         &[
