@@ -239,8 +239,8 @@ fn resource_version_test(object: &Value) -> Option<Value> {
 
 /// Adds `finalizer` to `object` (as read, e.g. the request's object) with a
 /// JSON patch that first tests `metadata.resourceVersion`: if the object
-/// changed since it was read the patch fails and nothing is lost (retry the
-/// reconcile). Returns the object after the patch, or `object` unchanged if
+/// changed since it was read the patch fails with 409 `Conflict` and
+/// nothing is lost (the reconcile is retried). Returns the object after the patch, or `object` unchanged if
 /// the finalizer was already there.
 pub fn add_finalizer(object: &Value, finalizer: &str) -> Result<Value, ApiError> {
     if has_finalizer(object, finalizer) {
@@ -256,12 +256,26 @@ pub fn add_finalizer(object: &Value, finalizer: &str) -> Result<Value, ApiError>
     } else {
         ops.push(json!({"op": "add", "path": "/metadata/finalizers", "value": [finalizer]}));
     }
-    patch_dyn(&target, &PatchType::Json, &Value::Array(ops))
+    patch_dyn(&target, &PatchType::Json, &Value::Array(ops)).map_err(|e| test_failed(&target, e))
+}
+
+/// A failed `test` operation (422) means the object changed since it was
+/// read: report it as the conflict it is, so the reconcile is retried.
+fn test_failed(target: &ObjectRef, e: ApiError) -> ApiError {
+    if e.code == 422 {
+        ApiError::new(
+            409,
+            "Conflict",
+            format!("{target} changed since it was read: {}", e.message),
+        )
+    } else {
+        e
+    }
 }
 
 /// Removes `finalizer` from `object` with a JSON patch that tests both the
 /// resourceVersion and the finalizer's position, so a concurrent change to
-/// the list is never overwritten. Returns the object after the patch (the
+/// the list is never overwritten (a stale read fails with 409 `Conflict`). Returns the object after the patch (the
 /// API server may have deleted it: then `Value::Null`).
 pub fn remove_finalizer(object: &Value, finalizer: &str) -> Result<Value, ApiError> {
     let Some(index) = finalizers(object).iter().position(|f| f == finalizer) else {
@@ -274,7 +288,8 @@ pub fn remove_finalizer(object: &Value, finalizer: &str) -> Result<Value, ApiErr
     ops.push(json!({"op": "remove", "path": path}));
     match patch_dyn(&target, &PatchType::Json, &Value::Array(ops)) {
         Err(e) if e.is_not_found() => Ok(Value::Null),
-        other => other,
+        Err(e) => Err(test_failed(&target, e)),
+        ok => ok,
     }
 }
 

@@ -49,6 +49,31 @@
 //! - [`raw`]: one function per host import, JSON strings in and out;
 //! - [`testing`] (not on `wasm32`): the native test harness.
 //!
+//! `#[reconciler]` refuses what it cannot export, with an error pointing
+//! at the culprit: an item that is not an impl, an impl of another trait or
+//! an inherent impl, a generic impl, arguments.
+//!
+//! ```compile_fail
+//! #[rekon_sdk::reconciler]
+//! fn reconcile() {} // error: #[reconciler] goes on `impl Reconciler for YourType { ... }`
+//! ```
+//!
+//! ```compile_fail
+//! struct NotAReconciler;
+//! #[rekon_sdk::reconciler]
+//! impl NotAReconciler {} // error: #[reconciler] needs a trait impl
+//! ```
+//!
+//! ```compile_fail
+//! # use rekon_sdk::prelude::*;
+//! struct Generic<T>(T);
+//! #[rekon_sdk::reconciler]
+//! impl<T> Reconciler for Generic<T> { // error: an exported reconciler cannot be generic
+//!     fn manifest() -> Manifest { unimplemented!() }
+//!     fn reconcile(_: Request) -> Result<Action, Error> { unimplemented!() }
+//! }
+//! ```
+//!
 //! Build the component with `cargo build --target wasm32-wasip2 --release`
 //! (the crate must be a `cdylib`).
 #![deny(missing_docs)]

@@ -71,7 +71,9 @@ pub enum Verb {
     Delete,
 }
 
-/// One write a reconciler made (successful or not), in call order.
+/// One write a reconciler made (successful or not), in call order. Calls
+/// refused by the permission check never reach the store and are not
+/// recorded; the reconciler sees their 403 error.
 #[derive(Clone, Debug)]
 pub struct Write {
     /// What was done.

@@ -1,0 +1,173 @@
+//! The SDK's helpers and native harness, against the shared object store.
+
+use rekon_sdk::k8s_openapi::api::apps::v1::Deployment;
+use rekon_sdk::k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use rekon_sdk::prelude::*;
+use rekon_sdk::testing::{FakeCluster, Verb};
+
+const FIXTURES: &str = r#"
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: one
+  namespace: apps
+  labels: {tier: web}
+data: {k: v}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: two
+  namespace: apps
+  labels: {tier: db}
+---
+apiVersion: widgets.example.com/v1
+kind: Widget
+metadata: {name: w, namespace: apps, finalizers: [other.example.com/keep]}
+spec: {size: 3}
+status: {phase: Ready}
+"#;
+
+fn widget() -> Gvk {
+    Gvk::new("widgets.example.com", "v1", "Widget")
+}
+
+#[test]
+fn fixtures_create_namespaces_register_custom_kinds_and_keep_status() {
+    let cluster = FakeCluster::from_yaml(FIXTURES).expect("fixtures");
+    assert!(cluster.object(&Gvk::new("", "v1", "Namespace"), None, "apps").is_some());
+    let w = cluster
+        .object(&widget(), Some("apps"), "w")
+        .expect("custom kind served without a CRD");
+    assert_eq!(w["spec"]["size"], 3);
+    assert_eq!(w["status"]["phase"], "Ready");
+    assert_eq!(cluster.list(&Gvk::of::<ConfigMap>(), Some("apps")).len(), 2);
+    assert!(cluster.writes().is_empty(), "seeding is not a write");
+}
+
+#[test]
+fn typed_helpers_read_and_write_through_the_store() {
+    let cluster = FakeCluster::from_yaml(FIXTURES).expect("fixtures");
+    cluster.run(|| {
+        let one = api::get::<ConfigMap>(Some("apps"), "one")
+            .expect("get")
+            .expect("exists");
+        assert_eq!(one.data.expect("data")["k"], "v");
+        assert!(api::get::<ConfigMap>(Some("apps"), "nope").expect("get").is_none());
+
+        let web = api::list::<ConfigMap>(Some("apps"), Some("tier=web")).expect("list");
+        assert_eq!(web.len(), 1);
+
+        let mut d = Deployment::default();
+        d.metadata.name = Some("d".into());
+        d.metadata.namespace = Some("apps".into());
+        d.spec.replicas = Some(2);
+        let applied = api::apply(&d, true).expect("apply creates");
+        assert_eq!(applied.spec.replicas, Some(2));
+        assert!(applied.metadata.uid.is_some());
+
+        let patched: Deployment =
+            api::patch_status(Some("apps"), "d", &json!({"status": {"readyReplicas": 2}}))
+                .expect("status patch");
+        assert_eq!(patched.status.and_then(|s| s.ready_replicas), Some(2));
+
+        assert!(api::delete::<Deployment>(Some("apps"), "d").expect("delete"));
+        assert!(!api::delete::<Deployment>(Some("apps"), "d").expect("already gone"));
+    });
+    let verbs: Vec<Verb> = cluster.writes().into_iter().map(|w| w.verb).collect();
+    assert_eq!(
+        verbs,
+        vec![
+            Verb::Apply {
+                field_manager: "rekon-test".into(),
+                force: true
+            },
+            Verb::MergePatch,
+            Verb::Delete,
+            Verb::Delete
+        ]
+    );
+    assert!(cluster.writes()[1].status);
+    assert!(cluster.writes()[3].result.as_ref().is_err_and(ApiError::is_not_found));
+}
+
+#[test]
+fn finalizers_are_added_and_removed_without_clobbering_others() {
+    let cluster = FakeCluster::from_yaml(FIXTURES).expect("fixtures");
+    let read = cluster.object(&widget(), Some("apps"), "w").expect("w");
+    cluster.run(|| {
+        let added = api::add_finalizer(&read, "mine.example.com/f").expect("added");
+        assert_eq!(
+            added["metadata"]["finalizers"],
+            json!(["other.example.com/keep", "mine.example.com/f"])
+        );
+        // Adding twice is a no-op (no write).
+        api::add_finalizer(&added, "mine.example.com/f").expect("no-op");
+
+        // A stale read cannot remove anything: 409, retried.
+        let stale = api::remove_finalizer(&read, "other.example.com/keep")
+            .expect_err("the object changed since `read`");
+        assert!(stale.is_conflict(), "{stale}");
+        assert!(Error::from(stale).retry);
+
+        let removed = api::remove_finalizer(&added, "mine.example.com/f").expect("removed");
+        assert_eq!(
+            removed["metadata"]["finalizers"],
+            json!(["other.example.com/keep"])
+        );
+    });
+    assert_eq!(cluster.writes().len(), 3, "add, failed remove, remove");
+}
+
+#[test]
+fn owner_references_mark_the_controller() {
+    let cluster = FakeCluster::from_yaml(FIXTURES).expect("fixtures");
+    let w = cluster.object(&widget(), Some("apps"), "w").expect("w");
+    let r = api::controller_ref_to(&w).expect("has a uid");
+    assert_eq!(r.api_version, "widgets.example.com/v1");
+    assert_eq!(r.kind, "Widget");
+    assert_eq!(r.name, "w");
+    assert_eq!(Some(r.uid.as_str()), w["metadata"]["uid"].as_str());
+    assert_eq!((r.controller, r.block_owner_deletion), (Some(true), Some(true)));
+}
+
+struct Snoop;
+
+impl Reconciler for Snoop {
+    fn manifest() -> Manifest {
+        Manifest::new("snoop", Gvk::of::<ConfigMap>())
+    }
+
+    fn reconcile(req: Request) -> Result<Action, Error> {
+        let err = api::get::<Secret>(Some("apps"), "token").expect_err("not declared");
+        api::log(Level::Info, "denied", &[("code", &err.code.to_string())]);
+        match req.reason {
+            Reason::Deleted => Ok(Action::Done),
+            _ => Err(err.into()),
+        }
+    }
+}
+
+#[test]
+fn calls_outside_the_manifest_are_forbidden() {
+    let cluster = FakeCluster::from_yaml(FIXTURES).expect("fixtures");
+    cluster
+        .seed_yaml("apiVersion: v1\nkind: Secret\nmetadata: {name: token, namespace: apps}\n")
+        .expect("secret");
+    let err = cluster
+        .reconcile::<Snoop>(Some("apps"), "one")
+        .expect_err("forbidden");
+    assert!(err.message.starts_with("403 Forbidden"), "{}", err.message);
+    assert!(!err.retry, "retrying cannot fix a permission");
+    assert_eq!(cluster.logs()[0].fields, vec![("code".into(), "403".into())]);
+
+    // A missing primary is reconciled with reason Deleted and no object.
+    assert_eq!(cluster.reconcile::<Snoop>(Some("apps"), "gone"), Ok(Action::Done));
+}
+
+#[test]
+fn calls_outside_a_cluster_fail_cleanly() {
+    let err = api::get::<ConfigMap>(Some("apps"), "one").expect_err("no cluster");
+    assert_eq!(err.code, 500);
+    assert!(err.message.contains("FakeCluster"));
+}
