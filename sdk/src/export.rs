@@ -10,6 +10,7 @@ pub struct Export<R>(PhantomData<R>);
 #[cfg(target_arch = "wasm32")]
 impl<R: crate::Reconciler> crate::bindings::Guest for Export<R> {
     fn manifest() -> crate::bindings::rekon::reconciler::types::Manifest {
+        install_panic_hook();
         convert::manifest(R::manifest())
     }
 

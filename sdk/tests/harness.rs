@@ -35,7 +35,11 @@ fn widget() -> Gvk {
 #[test]
 fn fixtures_create_namespaces_register_custom_kinds_and_keep_status() {
     let cluster = FakeCluster::from_yaml(FIXTURES).expect("fixtures");
-    assert!(cluster.object(&Gvk::new("", "v1", "Namespace"), None, "apps").is_some());
+    assert!(
+        cluster
+            .object(&Gvk::new("", "v1", "Namespace"), None, "apps")
+            .is_some()
+    );
     let w = cluster
         .object(&widget(), Some("apps"), "w")
         .expect("custom kind served without a CRD");
@@ -53,7 +57,11 @@ fn typed_helpers_read_and_write_through_the_store() {
             .expect("get")
             .expect("exists");
         assert_eq!(one.data.expect("data")["k"], "v");
-        assert!(api::get::<ConfigMap>(Some("apps"), "nope").expect("get").is_none());
+        assert!(
+            api::get::<ConfigMap>(Some("apps"), "nope")
+                .expect("get")
+                .is_none()
+        );
 
         let web = api::list::<ConfigMap>(Some("apps"), Some("tier=web")).expect("list");
         assert_eq!(web.len(), 1);
@@ -88,7 +96,12 @@ fn typed_helpers_read_and_write_through_the_store() {
         ]
     );
     assert!(cluster.writes()[1].status);
-    assert!(cluster.writes()[3].result.as_ref().is_err_and(ApiError::is_not_found));
+    assert!(
+        cluster.writes()[3]
+            .result
+            .as_ref()
+            .is_err_and(ApiError::is_not_found)
+    );
 }
 
 #[test]
@@ -128,7 +141,10 @@ fn owner_references_mark_the_controller() {
     assert_eq!(r.kind, "Widget");
     assert_eq!(r.name, "w");
     assert_eq!(Some(r.uid.as_str()), w["metadata"]["uid"].as_str());
-    assert_eq!((r.controller, r.block_owner_deletion), (Some(true), Some(true)));
+    assert_eq!(
+        (r.controller, r.block_owner_deletion),
+        (Some(true), Some(true))
+    );
 }
 
 struct Snoop;
@@ -159,10 +175,16 @@ fn calls_outside_the_manifest_are_forbidden() {
         .expect_err("forbidden");
     assert!(err.message.starts_with("403 Forbidden"), "{}", err.message);
     assert!(!err.retry, "retrying cannot fix a permission");
-    assert_eq!(cluster.logs()[0].fields, vec![("code".into(), "403".into())]);
+    assert_eq!(
+        cluster.logs()[0].fields,
+        vec![("code".into(), "403".into())]
+    );
 
     // A missing primary is reconciled with reason Deleted and no object.
-    assert_eq!(cluster.reconcile::<Snoop>(Some("apps"), "gone"), Ok(Action::Done));
+    assert_eq!(
+        cluster.reconcile::<Snoop>(Some("apps"), "gone"),
+        Ok(Action::Done)
+    );
 }
 
 #[test]

@@ -74,7 +74,6 @@ impl Reconciler for AppReconciler {
             .owns(Gvk::of::<Deployment>())
             .owns(Gvk::of::<Service>())
             .finalizer(FINALIZER)
-            .allow(Gvk::new("events.k8s.io", "v1", "Event"), Verbs::CREATE, &[])
     }
 
     fn reconcile(req: Request) -> Result<Action, Error> {

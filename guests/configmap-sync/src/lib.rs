@@ -43,7 +43,6 @@ impl Reconciler for ConfigMapSync {
             // A listed namespace appearing must bring its copy: every
             // source is looked at again (non-sources return at once).
             .watches(Watch::new(Gvk::of::<Namespace>(), Mapping::AllPrimaries))
-            .allow(Gvk::new("events.k8s.io", "v1", "Event"), Verbs::CREATE, &[])
     }
 
     fn reconcile(req: Request) -> Result<Action, Error> {

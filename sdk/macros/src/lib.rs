@@ -5,7 +5,6 @@ extern crate proc_macro;
 
 use proc_macro::TokenStream;
 use quote::quote;
-use syn::spanned::Spanned;
 use syn::{Item, ItemImpl, parse_macro_input};
 
 /// Exports a reconciler as the component's `manifest` and `reconcile`.
@@ -33,8 +32,8 @@ fn expand(attr: proc_macro2::TokenStream, item: Item) -> syn::Result<proc_macro2
     let imp: ItemImpl = match item {
         Item::Impl(imp) => imp,
         other => {
-            return Err(syn::Error::new(
-                other.span(),
+            return Err(syn::Error::new_spanned(
+                other,
                 "#[reconciler] goes on `impl Reconciler for YourType { ... }`",
             ));
         }
