@@ -169,15 +169,25 @@ fn main() {
         let uncached = Engine::new(EngineConfig::default().cache_dir(None)).expect("an engine");
         let digest = rekon_host::module::digest(&bytes);
         let started = Instant::now();
-        uncached.compile(&bytes, &digest).expect("the app guest compiles");
+        uncached
+            .compile(&bytes, &digest)
+            .expect("the app guest compiles");
         emit("compile_ms", started.elapsed().as_secs_f64() * 1e3, "ms");
 
         let config = EngineConfig::default().cache_dir(Some(cache.path().to_path_buf()));
         let engine = Engine::new(config).expect("an engine");
-        Module::load(&engine, &bytes).await.expect("warming the cache");
+        Module::load(&engine, &bytes)
+            .await
+            .expect("warming the cache");
         let started = Instant::now();
-        let module = Module::load(&engine, &bytes).await.expect("loading from the cache");
-        emit("cached_load_ms", started.elapsed().as_secs_f64() * 1e3, "ms");
+        let module = Module::load(&engine, &bytes)
+            .await
+            .expect("loading from the cache");
+        emit(
+            "cached_load_ms",
+            started.elapsed().as_secs_f64() * 1e3,
+            "ms",
+        );
 
         let fresh_2k = fresh_us(&module, 2 << 10, iterations).await;
         let reused_2k = reused_us(&module, 2 << 10, iterations).await;

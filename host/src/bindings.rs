@@ -689,10 +689,10 @@ pub const PANIC_LOG_PREFIX: &str = "panic: ";
 impl rekon::reconciler::log::Host for HostState {
     async fn log(&mut self, level: Level, message: String, fields: Vec<(String, String)>) {
         let message = truncate(message, MAX_MESSAGE);
-        if level == Level::Error {
-            if let Some(panic) = message.strip_prefix(PANIC_LOG_PREFIX) {
-                self.panic_message = Some(panic.to_string());
-            }
+        if level == Level::Error
+            && let Some(panic) = message.strip_prefix(PANIC_LOG_PREFIX)
+        {
+            self.panic_message = Some(panic.to_string());
         }
         let (module, version) = self
             .context

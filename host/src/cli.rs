@@ -75,6 +75,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run the embedded in-memory Kubernetes API server (no cluster needed).
+    Dev {
+        /// Serve only the API server (the mode available today).
+        #[arg(long)]
+        api_only: bool,
+        /// TCP port on 127.0.0.1 (0 picks a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Write a kubeconfig for kubectl and kube-rs clients to this file.
+        #[arg(long)]
+        write_kubeconfig: Option<PathBuf>,
+        /// Manifests (CRDs and objects, YAML) to apply at start. Repeatable.
+        #[arg(long = "filename", short = 'f')]
+        manifests: Vec<PathBuf>,
+    },
 }
 
 /// Runs the command line; the binary's `main`.
@@ -124,8 +139,21 @@ async fn load(engine: &Engine, path: &Path) -> anyhow::Result<Module> {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Command::Dev {
+        api_only,
+        port,
+        write_kubeconfig,
+        manifests,
+    } = &cli.command
+    {
+        if !api_only {
+            bail!("`rekon dev` serves the API server only: pass --api-only");
+        }
+        return dev_api_only(*port, write_kubeconfig.as_deref(), manifests).await;
+    }
     let engine = Engine::new(engine_config(&cli))?;
     match &cli.command {
+        Command::Dev { .. } => unreachable!("handled above"),
         Command::Check { module } => {
             let module = load(&engine, module).await?;
             let mut out = manifest_json(module.manifest());
@@ -218,6 +246,47 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `rekon dev --api-only`: the in-memory API server until SIGINT/SIGTERM.
+async fn dev_api_only(
+    port: u16,
+    kubeconfig: Option<&Path>,
+    manifests: &[PathBuf],
+) -> anyhow::Result<ExitCode> {
+    let server = rekon_apiserver::ApiServer::builder()
+        .port(port)
+        .start()
+        .await
+        .context("cannot start the API server")?;
+    let store = server.store();
+    for path in manifests {
+        for document in read_documents(path)? {
+            store
+                .apply_object(document)
+                .with_context(|| format!("cannot apply an object of {}", path.display()))?;
+        }
+    }
+    let kubeconfig = match kubeconfig {
+        Some(path) => path.to_path_buf(),
+        None => std::env::temp_dir().join(format!("rekon-dev-{}.kubeconfig", server.addr().port())),
+    };
+    server
+        .write_kubeconfig(&kubeconfig)
+        .context("cannot write the kubeconfig")?;
+    eprintln!(
+        "rekon dev: Kubernetes API server (in memory) on {url}\n\
+         kubeconfig: {path}\n\
+         try: KUBECONFIG={path} kubectl get namespaces\n\
+         stop with Ctrl-C",
+        url = server.url(),
+        path = kubeconfig.display(),
+    );
+    server
+        .run_until_signal()
+        .await
+        .context("waiting for a signal")?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn action_json(action: &Action) -> Value {

@@ -282,11 +282,15 @@ impl Engine {
         }
         let started = Instant::now();
         let component = Component::new(&self.shared.engine, bytes)?;
-        tracing::debug!(digest, elapsed_ms = started.elapsed().as_millis() as u64, "compiled component");
-        if let Some(path) = path {
-            if let Err(error) = write_cache(&path, &component) {
-                tracing::warn!(path = %path.display(), error = %error, "cannot write compile cache");
-            }
+        tracing::debug!(
+            digest,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "compiled component"
+        );
+        if let Some(path) = path
+            && let Err(error) = write_cache(&path, &component)
+        {
+            tracing::warn!(path = %path.display(), error = %error, "cannot write compile cache");
         }
         Ok((component, CompileSource::Compiled))
     }
@@ -296,7 +300,9 @@ fn write_cache(path: &Path, component: &Component) -> std::io::Result<()> {
     let bytes = component
         .serialize()
         .map_err(|e| std::io::Error::other(format!("{e:#}")))?;
-    let dir = path.parent().expect("cache paths are inside the cache directory");
+    let dir = path
+        .parent()
+        .expect("cache paths are inside the cache directory");
     std::fs::create_dir_all(dir)?;
     let tmp = dir.join(format!(
         ".{}.{}.tmp",

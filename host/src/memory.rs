@@ -1,8 +1,8 @@
 //! [`MemoryCluster`]: the [`Cluster`] backend over the in-memory object store
 //! (`rekon-apiserver`), for `rekon reconcile`, benchmarks and tests.
 
-use rekon_apiserver::{PatchType as StorePatch, Propagation as StorePropagation};
 use rekon_apiserver::{ListOptions, ResourceInfo, Status, Store, StoreConfig, WriteOptions};
+use rekon_apiserver::{PatchType as StorePatch, Propagation as StorePropagation};
 use serde_json::{Value, json};
 
 use crate::bindings::{
@@ -43,7 +43,7 @@ impl MemoryCluster {
     /// Adds (or replaces) an object, creating its kind when the store does
     /// not know it (a namespaced custom kind, plural `<kind>s`), so fixtures
     /// need no CRD.
-    pub fn seed(&self, object: Value) -> Result<Value, Status> {
+    pub fn seed(&self, object: Value) -> Result<Value, ApiError> {
         let api_version = object["apiVersion"].as_str().unwrap_or_default();
         let kind = object["kind"].as_str().unwrap_or_default();
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
@@ -63,7 +63,7 @@ impl MemoryCluster {
                 status_subresource: true,
             });
         }
-        self.store.apply_object(object)
+        self.store.apply_object(object).map_err(from_status)
     }
 
     fn resource(&self, kind: &Gvk) -> Result<ResourceInfo, ApiError> {

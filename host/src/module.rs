@@ -31,7 +31,9 @@ pub enum ModuleError {
     #[error("the component is invalid")]
     Compile(#[source] wasmtime::Error),
     /// The component imports something the host does not provide.
-    #[error("the component does not target the rekon:reconciler world (it imports what the host does not provide)")]
+    #[error(
+        "the component does not target the rekon:reconciler world (it imports what the host does not provide)"
+    )]
     Imports(#[source] wasmtime::Error),
     /// The component lacks an export of the world, or has the wrong type.
     #[error("the component does not export the rekon:reconciler world")]

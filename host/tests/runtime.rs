@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rekon_host::{
-    CompileSource, DispatchOptions, Engine, EngineConfig, MemoryCluster, Module,
-    Reason, ReconcileError, Request, object_ref_of,
+    CompileSource, DispatchOptions, Engine, EngineConfig, MemoryCluster, Module, Reason,
+    ReconcileError, Request, object_ref_of,
 };
 use serde_json::{Value, json};
 
@@ -81,7 +81,10 @@ mod check {
     fn component_of_another_world_is_refused() {
         refused(
             "other-import.wasm",
-            wat::parse_str(r#"(component (import "acme:thing/api@1.0.0" (instance (export "ping" (func)))))"#).unwrap(),
+            wat::parse_str(
+                r#"(component (import "acme:thing/api@1.0.0" (instance (export "ping" (func)))))"#,
+            )
+            .unwrap(),
             "does not target the rekon:reconciler world",
         );
     }
@@ -110,7 +113,10 @@ mod check {
             .iter()
             .map(|k| k["kind"].as_str().unwrap())
             .collect();
-        assert!(owns.contains(&"Deployment") && owns.contains(&"Service"), "{owns:?}");
+        assert!(
+            owns.contains(&"Deployment") && owns.contains(&"Service"),
+            "{owns:?}"
+        );
         assert!(manifest["finalizer"].is_string());
         assert_eq!(manifest["digest"].as_str().unwrap().len(), 64);
     }
@@ -157,7 +163,10 @@ mod cache {
         let again = load(config, rekon_test_artifacts::APP).await;
         assert_eq!(again.compile_source(), CompileSource::Compiled);
         assert_eq!(again.manifest().name, "app");
-        assert!(std::fs::read(&entry).unwrap().len() > 1000, "entry rewritten");
+        assert!(
+            std::fs::read(&entry).unwrap().len() > 1000,
+            "entry rewritten"
+        );
     }
 }
 
@@ -202,13 +211,21 @@ mod app {
             &["reconcile", rekon_test_artifacts::APP, "--object", &object],
             dir.path(),
         );
-        assert!(output.status.success(), "{}\n{}", stdout(&output), stderr(&output));
+        assert!(
+            output.status.success(),
+            "{}\n{}",
+            stdout(&output),
+            stderr(&output)
+        );
         let lines: Vec<Value> = stdout(&output)
             .lines()
             .map(|l| serde_json::from_str(l).expect("every line is JSON"))
             .collect();
         let last = lines.last().unwrap();
-        assert!(last["result"]["ok"].is_string() || last["result"]["ok"].is_object(), "{last}");
+        assert!(
+            last["result"]["ok"].is_string() || last["result"]["ok"].is_object(),
+            "{last}"
+        );
 
         let applied = |kind: &str| {
             lines
@@ -251,12 +268,9 @@ mod app {
     #[tokio::test]
     async fn reconcile_in_process_writes_owned_objects_to_the_store() {
         let engine = Engine::new(EngineConfig::default()).unwrap();
-        let module = Module::load(
-            &engine,
-            &std::fs::read(rekon_test_artifacts::APP).unwrap(),
-        )
-        .await
-        .unwrap();
+        let module = Module::load(&engine, &std::fs::read(rekon_test_artifacts::APP).unwrap())
+            .await
+            .unwrap();
         let (cluster, request) = cluster_with(&[app_object()]);
         let outcome = module
             .reconcile(
@@ -324,14 +338,18 @@ mod limits {
     async fn every_failure_mode_is_a_typed_failure_and_the_module_keeps_working() {
         let engine = engine();
         let module = misbehave(&engine).await;
-        let cases: &[(&str, fn(&ReconcileError) -> bool)] = &[
+        type Expected = fn(&ReconcileError) -> bool;
+        let cases: &[(&str, Expected)] = &[
             ("trap", |e| matches!(e, ReconcileError::Trap { .. })),
-            ("panic", |e| {
-                matches!(e, ReconcileError::Panic { message } if message.contains(misbehave::PANIC_MESSAGE))
-            }),
+            (
+                "panic",
+                |e| matches!(e, ReconcileError::Panic { message } if message.contains(misbehave::PANIC_MESSAGE)),
+            ),
             ("loop", |e| matches!(e, ReconcileError::Timeout { .. })),
             ("alloc", |e| matches!(e, ReconcileError::OutOfMemory { .. })),
-            ("recurse-small", |e| matches!(e, ReconcileError::StackOverflow)),
+            ("recurse-small", |e| {
+                matches!(e, ReconcileError::StackOverflow)
+            }),
             // Frames in linear memory run off the guest's shadow stack: the
             // engine sees an out-of-bounds access, a trap.
             ("recurse", |e| matches!(e, ReconcileError::Trap { .. })),
@@ -356,14 +374,26 @@ mod limits {
         let module = misbehave(&engine).await;
         let (cluster, outcome) = run(&module, "forbidden").await;
         assert!(!outcome.denied.is_empty(), "nothing was denied");
-        let secrets = cluster.store().resource_for_kind("", "v1", "Secret").unwrap();
+        let secrets = cluster
+            .store()
+            .resource_for_kind("", "v1", "Secret")
+            .unwrap();
         cluster
             .store()
             .get(&secrets, Some("default"), misbehave::VICTIM)
             .expect("the Secret is still there");
-        let configmaps = cluster.store().resource_for_kind("", "v1", "ConfigMap").unwrap();
-        let cm = cluster.store().get(&configmaps, Some("default"), "cm-forbidden").unwrap();
-        assert_eq!(cm["data"]["forbidden"], "403 Forbidden", "what the guest saw");
+        let configmaps = cluster
+            .store()
+            .resource_for_kind("", "v1", "ConfigMap")
+            .unwrap();
+        let cm = cluster
+            .store()
+            .get(&configmaps, Some("default"), "cm-forbidden")
+            .unwrap();
+        assert_eq!(
+            cm["data"]["forbidden"], "403 Forbidden",
+            "what the guest saw"
+        );
         let denied = outcome
             .calls
             .iter()
@@ -371,5 +401,66 @@ mod limits {
             .expect("the guest saw a 403");
         assert_eq!(denied.result["error"]["reason"], "Forbidden");
         assert_eq!(denied.args["kind"], "Secret");
+    }
+}
+
+mod dev {
+    use super::*;
+    use std::time::Instant;
+
+    #[test]
+    fn api_only_serves_kubectl_until_sigterm() {
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .args(["dev", "--api-only", "--write-kubeconfig"])
+            .arg(&kubeconfig)
+            .arg("-f")
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../guests/app/manifests/crd.yaml"
+            ))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !kubeconfig.exists() {
+            assert!(Instant::now() < deadline, "no kubeconfig written");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let kubectl = |args: &[&str]| {
+            Command::new("kubectl")
+                .args(args)
+                .env("KUBECONFIG", &kubeconfig)
+                .output()
+                .expect("running kubectl")
+        };
+        let namespaces = kubectl(&["get", "namespaces", "-o", "name"]);
+        assert!(namespaces.status.success(), "{}", stderr(&namespaces));
+        assert!(stdout(&namespaces).contains("namespace/default"));
+        // The CRD given with -f is served: its kind can be applied and listed.
+        let example = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../guests/app/manifests/example.yaml"
+        );
+        let applied = kubectl(&["apply", "-f", example]);
+        assert!(applied.status.success(), "{}", stderr(&applied));
+        let apps = kubectl(&["get", "apps.demo.rekon.dev", "-o", "name"]);
+        assert_eq!(stdout(&apps).trim(), "app.demo.rekon.dev/web");
+
+        let status = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                assert!(status.success(), "exit status {status}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "still running after SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
