@@ -34,7 +34,7 @@
 //! assert_eq!(writes[0].name, "settings");
 //! ```
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use rekon_apiserver::{
@@ -153,6 +153,7 @@ impl Default for FakeCluster {
 
 struct Inner {
     store: Store,
+    recording: Cell<bool>,
     manifest: RefCell<Option<Manifest>>,
     writes: RefCell<Vec<Write>>,
     events: RefCell<Vec<RecordedEvent>>,
@@ -193,6 +194,7 @@ impl FakeCluster {
         FakeCluster {
             inner: Rc::new(Inner {
                 store: Store::new(StoreConfig::default()),
+                recording: Cell::new(true),
                 manifest: RefCell::new(None),
                 writes: RefCell::new(Vec::new()),
                 events: RefCell::new(Vec::new()),
@@ -354,6 +356,12 @@ impl FakeCluster {
         result
     }
 
+    /// Turns the recording of writes, Events and logs on (the default) or
+    /// off — off for benchmarks that reconcile many times.
+    pub fn set_recording(&self, on: bool) {
+        self.inner.recording.set(on);
+    }
+
     /// Every write reconcilers made so far (including failed ones), in order.
     pub fn writes(&self) -> Vec<Write> {
         self.inner.writes.borrow().clone()
@@ -494,9 +502,15 @@ impl Inner {
     }
 
     fn record(&self, write: Write) -> Result<String, ApiError> {
-        let result = write.result.clone();
-        self.writes.borrow_mut().push(write);
-        result.map(|v| v.to_string())
+        let result = write
+            .result
+            .as_ref()
+            .map(Value::to_string)
+            .map_err(Clone::clone);
+        if self.recording.get() {
+            self.writes.borrow_mut().push(write);
+        }
+        result
     }
 
     fn opts(&self, field_manager: Option<String>, status: bool) -> WriteOptions {
@@ -715,6 +729,9 @@ impl Backend for Inner {
         reason: &str,
         message: &str,
     ) -> Result<(), ApiError> {
+        if !self.recording.get() {
+            return Ok(());
+        }
         self.events.borrow_mut().push(RecordedEvent {
             regarding: regarding.clone(),
             event_type,
@@ -743,8 +760,11 @@ pub(crate) fn with_backend<T>(
 /// Records a log line in the current cluster (and prints it, so a failing
 /// test shows it).
 pub(crate) fn log(level: Level, message: &str, fields: &[(String, String)]) {
-    eprintln!("[{level:?}] {message} {fields:?}");
     let current = CURRENT.with(|c| c.borrow().clone());
+    if current.as_ref().is_some_and(|c| !c.recording.get()) {
+        return;
+    }
+    eprintln!("[{level:?}] {message} {fields:?}");
     if let Some(inner) = current {
         inner.logs.borrow_mut().push(LogRecord {
             level,

@@ -193,3 +193,25 @@ fn calls_outside_a_cluster_fail_cleanly() {
     assert_eq!(err.code, 500);
     assert!(err.message.contains("FakeCluster"));
 }
+
+#[test]
+fn recording_can_be_turned_off_for_benchmarks() {
+    let cluster = FakeCluster::from_yaml(FIXTURES).expect("fixtures");
+    cluster.set_recording(false);
+    cluster.run(|| {
+        api::patch::<ConfigMap>(
+            Some("apps"),
+            "one",
+            &PatchType::Merge,
+            &json!({"data": {"k": "w"}}),
+        )
+        .expect("patched");
+    });
+    assert!(cluster.writes().is_empty());
+    let one: ConfigMap = cluster.get(Some("apps"), "one").expect("one");
+    assert_eq!(
+        one.data.expect("data")["k"],
+        "w",
+        "the write still happened"
+    );
+}
