@@ -77,6 +77,8 @@
 //! Build the component with `cargo build --target wasm32-wasip2 --release`
 //! (the crate must be a `cdylib`).
 #![deny(missing_docs)]
+// The harness (and the links to it) exists only on native targets.
+#![cfg_attr(target_arch = "wasm32", allow(rustdoc::broken_intra_doc_links))]
 
 extern crate self as rekon_sdk;
 
