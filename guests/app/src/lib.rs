@@ -85,14 +85,35 @@ impl Reconciler for AppReconciler {
             return finalize(&req, &app);
         }
         let app = api::add_finalizer(&app, FINALIZER)?;
-        let spec: AppSpec = serde_json::from_value(app.get("spec").cloned().unwrap_or_default())
-            .map_err(|e| Error::permanent(format!("invalid spec of {}: {e}", req.target)))?;
+        let current: AppStatus = app
+            .get("status")
+            .cloned()
+            .and_then(|s| serde_json::from_value(s).ok())
+            .unwrap_or_default();
+        let generation = app.pointer("/metadata/generation").and_then(Value::as_i64);
+        let spec: AppSpec =
+            match serde_json::from_value(app.get("spec").cloned().unwrap_or_default()) {
+                Ok(spec) => spec,
+                Err(e) => {
+                    // Say why on the App itself; retrying will not help.
+                    let message = format!("invalid spec: {e}");
+                    let mut status = current.clone();
+                    status.observed_generation = generation;
+                    let condition = Condition::new(READY, false, "InvalidSpec", &message)
+                        .observed_generation(generation);
+                    set_condition(&mut status.conditions, condition);
+                    if status != current {
+                        api::patch_status_dyn(&req.target, &json!({ "status": status }))?;
+                        api::event(&req.target, EventType::Warning, "InvalidSpec", &message)?;
+                    }
+                    return Err(Error::permanent(format!("{}: {message}", req.target)));
+                }
+            };
         let owner = api::controller_ref_to(&app)
             .ok_or_else(|| Error::permanent("App has no metadata.uid"))?;
         let ns = req.namespace();
         let name = req.name();
 
-        // Decode only what is read back: the whole Deployment type is large.
         let owner = serde_json::to_value(owner)?;
         let applied = api::apply_value(&deployment(ns, name, &spec, &owner), true)?;
         api::apply_value(&service(ns, name, &spec, &owner), true)?;
@@ -101,12 +122,6 @@ impl Reconciler for AppReconciler {
             .and_then(Value::as_i64)
             .and_then(|r| i32::try_from(r).ok())
             .unwrap_or(0);
-        let current: AppStatus = app
-            .get("status")
-            .cloned()
-            .and_then(|s| serde_json::from_value(s).ok())
-            .unwrap_or_default();
-        let generation = app.pointer("/metadata/generation").and_then(Value::as_i64);
         let status = desired_status(current.clone(), generation, spec.replicas, ready);
         if status != current {
             api::patch_status_dyn(&req.target, &json!({ "status": status }))?;

@@ -244,6 +244,27 @@ fn invalid_spec_is_a_permanent_error() {
         cluster.get::<Deployment>(Some("default"), "bad").is_none(),
         "nothing is created for an invalid App"
     );
+    let bad = cluster
+        .object(&app_kind(), Some("default"), "bad")
+        .expect("App");
+    let ready = &bad["status"]["conditions"][0];
+    assert_eq!(ready["status"], "False");
+    assert_eq!(ready["reason"], "InvalidSpec");
+    assert!(
+        ready["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("image"))
+    );
+    assert_eq!(cluster.events()[0].reason, "InvalidSpec");
+    assert_eq!(cluster.events()[0].event_type, EventType::Warning);
+
+    // Reconciling again does not repeat the status write or the Event.
+    cluster.take_writes();
+    cluster
+        .reconcile::<AppReconciler>(Some("default"), "bad")
+        .expect_err("still invalid");
+    assert!(cluster.writes().is_empty(), "{:?}", cluster.writes());
+    assert_eq!(cluster.events().len(), 1);
 }
 
 #[test]
