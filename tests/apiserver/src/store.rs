@@ -2265,38 +2265,50 @@ impl Inner {
     /// until nothing changes.
     fn collect_garbage(&mut self) {
         loop {
-            let mut live_uids: HashSet<String> = HashSet::new();
+            // One scan: where each uid lives, which uids own something, and
+            // the objects the collector may act on (owned or being deleted).
+            let mut live_uids: HashMap<String, ((String, String), ObjKey)> = HashMap::new();
             let mut owners_with_dependents: HashSet<String> = HashSet::new();
-            for m in self.objects.values() {
-                for o in m.values() {
-                    if let Some(u) = meta(o, "uid") {
-                        live_uids.insert(u);
-                    }
-                    owners_with_dependents.extend(owner_uids(o));
-                }
-            }
-            let mut actions: Vec<((String, String), Value)> = Vec::new();
+            let mut candidates: Vec<((String, String), ObjKey)> = Vec::new();
             for (key, m) in self.objects.iter() {
-                for o in m.values() {
-                    actions.push((key.clone(), o.clone()));
+                for (k, o) in m.iter() {
+                    if let Some(u) = meta(o, "uid") {
+                        live_uids.insert(u, (key.clone(), k.clone()));
+                    }
+                    let owners = owner_uids(o);
+                    if !owners.is_empty() || is_deleting(o) {
+                        candidates.push((key.clone(), k.clone()));
+                    }
+                    owners_with_dependents.extend(owners);
                 }
             }
             let mut changed = false;
-            for (key, o) in actions {
+            for (key, k) in candidates {
                 let Some(res) = self.resource_by_key(&key) else {
+                    continue;
+                };
+                // Re-read: an earlier step of this pass may have changed it.
+                let Some(o) = self.objects.get(&key).and_then(|m| m.get(&k)).cloned() else {
                     continue;
                 };
                 let name = meta(&o, "name").unwrap_or_default();
                 let ns = meta(&o, "namespace");
                 let uid = meta(&o, "uid").unwrap_or_default();
                 let owners = owner_uids(&o);
-                let owner_objs: Vec<Option<Value>> =
-                    owners.iter().map(|u| self.find_by_uid(u)).collect();
+                let owner_objs: Vec<Option<Value>> = owners
+                    .iter()
+                    .map(|u| {
+                        live_uids
+                            .get(u)
+                            .and_then(|(rk, ok)| self.objects.get(rk).and_then(|m| m.get(ok)))
+                            .cloned()
+                    })
+                    .collect();
                 // Dependents of an owner that is gone, or is being deleted in the foreground.
                 if !owners.is_empty() && !is_deleting(&o) {
                     let gone = owners
                         .iter()
-                        .all(|u| self.deleted_uids.contains(u) && !live_uids.contains(u));
+                        .all(|u| self.deleted_uids.contains(u) && !live_uids.contains_key(u));
                     let foreground = owner_objs.iter().flatten().any(|w| {
                         is_deleting(w) && finalizers(w).iter().any(|f| f == "foregroundDeletion")
                     });
@@ -2380,14 +2392,6 @@ impl Inner {
                 break;
             }
         }
-    }
-
-    fn find_by_uid(&self, uid: &str) -> Option<Value> {
-        self.objects
-            .values()
-            .flat_map(|m| m.values())
-            .find(|o| o.pointer("/metadata/uid").and_then(Value::as_str) == Some(uid))
-            .cloned()
     }
 
     fn crd_resources(crd: &Value) -> Result<Vec<ResourceInfo>, String> {

@@ -49,6 +49,9 @@ pub struct FailRule {
     pub retry_after_seconds: Option<u64>,
 }
 
+/// The request log keeps at most this many records (the oldest go first).
+pub const MAX_LOG: usize = 100_000;
+
 fn one() -> usize {
     1
 }
@@ -151,7 +154,12 @@ impl Faults {
     }
 
     pub(crate) fn record(&self, rec: RequestRecord) {
-        self.lock().log.push(rec);
+        let mut g = self.lock();
+        if g.log.len() >= MAX_LOG {
+            // A long `rekon dev` session must not grow without bound.
+            g.log.drain(..MAX_LOG / 10);
+        }
+        g.log.push(rec);
     }
 
     pub(crate) fn latency(&self) -> Duration {
