@@ -548,3 +548,119 @@ async fn watcher_survives_dropped_watches_and_410() {
     );
     task.abort();
 }
+
+#[tokio::test]
+async fn lease_renewal_by_put_and_stale_put() {
+    use k8s_openapi::api::coordination::v1::Lease;
+    let t = common::start().await;
+    let leases: Api<Lease> = Api::namespaced(t.client.clone(), "kube-system");
+    let lease: Lease = serde_json::from_value(json!({
+        "metadata": {"name": "rekon-leader"},
+        "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15,
+                 "acquireTime": "2026-11-22T12:13:13.360908Z", "renewTime": "2026-11-22T12:13:13.360908Z"}
+    }))
+    .unwrap();
+    let created = leases.create(&PostParams::default(), &lease).await.unwrap();
+    let mut renewed = created.clone();
+    renewed.spec.as_mut().unwrap().lease_transitions = Some(1);
+    renewed.spec.as_mut().unwrap().holder_identity = Some("b".into());
+    let renewed = leases
+        .replace("rekon-leader", &PostParams::default(), &renewed)
+        .await
+        .unwrap();
+    assert_eq!(renewed.spec.unwrap().holder_identity.as_deref(), Some("b"));
+    // The copy read before the renewal is stale now.
+    let e = api_err(
+        leases
+            .replace("rekon-leader", &PostParams::default(), &created)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((e.code, e.reason.as_str()), (409, "Conflict"));
+    // MicroTime needs exactly six fractional digits.
+    let (code, _, body) = common::raw(
+        t.server.addr(),
+        "POST",
+        "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases",
+        "application/json",
+        r#"{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"ms"},"spec":{"renewTime":"2026-11-22T12:13:13.360Z"}}"#,
+    )
+    .await;
+    assert_eq!(code, 400, "{body}");
+}
+
+#[tokio::test]
+async fn events_in_both_apis_and_delete_collection() {
+    use k8s_openapi::api::core::v1::Event;
+    let t = common::start().await;
+    let events: Api<Event> = Api::namespaced(t.client.clone(), "default");
+    for (name, reason) in [("e1", "Started"), ("e2", "Failed")] {
+        let ev: Event = serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "involvedObject": {"kind": "ConfigMap", "name": "target", "namespace": "default"},
+            "reason": reason, "message": "m", "type": "Normal"
+        }))
+        .unwrap();
+        events.create(&PostParams::default(), &ev).await.unwrap();
+    }
+    let l = events
+        .list(&ListParams::default().fields("reason=Failed"))
+        .await
+        .unwrap();
+    assert_eq!(l.items.len(), 1);
+    let l = events
+        .list(&ListParams::default().fields("involvedObject.name=target"))
+        .await
+        .unwrap();
+    assert_eq!(l.items.len(), 2);
+    let new_events: Api<k8s_openapi::api::events::v1::Event> =
+        Api::namespaced(t.client.clone(), "default");
+    let ev: k8s_openapi::api::events::v1::Event = serde_json::from_value(json!({
+        "metadata": {"name": "n1"}, "eventTime": "2026-11-22T12:13:13.360908Z",
+        "reason": "Reconciled", "action": "Reconcile", "type": "Normal",
+        "reportingController": "rekon", "reportingInstance": "rekon-0",
+        "regarding": {"kind": "ConfigMap", "name": "target", "namespace": "default"}
+    }))
+    .unwrap();
+    new_events
+        .create(&PostParams::default(), &ev)
+        .await
+        .unwrap();
+    assert_eq!(
+        new_events
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+
+    let cms: Api<ConfigMap> = Api::namespaced(t.client.clone(), "default");
+    for i in 0..3 {
+        cms.create(
+            &PostParams::default(),
+            &cm(&format!("dc-{i}"), &[("batch", "x")]),
+        )
+        .await
+        .unwrap();
+    }
+    cms.create(&PostParams::default(), &cm("keep", &[]))
+        .await
+        .unwrap();
+    cms.delete_collection(
+        &DeleteParams::default(),
+        &ListParams::default().labels("batch=x"),
+    )
+    .await
+    .unwrap();
+    let left: Vec<_> = cms
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .collect();
+    assert_eq!(left, ["keep"]);
+}
