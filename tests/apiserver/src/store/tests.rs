@@ -431,3 +431,71 @@ fn json_patch_failure_is_422() {
         .unwrap_err();
     assert_eq!(err.code, 422);
 }
+
+#[test]
+fn label_selected_watch_sees_objects_leave_and_enter() {
+    let s = store();
+    let r = cm_res(&s);
+    let opts_sel = ListOptions {
+        label_selector: Some("app=web".into()),
+        ..ListOptions::default()
+    };
+    let (_, rx) = s.watch_channel(&r, &opts_sel, None).unwrap();
+    s.create(&r, Some("default"), cm("x"), &opts("t")).unwrap();
+    s.patch(
+        &r,
+        Some("default"),
+        "x",
+        &PatchType::Merge,
+        br#"{"metadata":{"labels":{"app":"web"}}}"#,
+        &opts("t"),
+    )
+    .unwrap();
+    s.patch(
+        &r,
+        Some("default"),
+        "x",
+        &PatchType::Merge,
+        br#"{"metadata":{"labels":{"app":"db"}}}"#,
+        &opts("t"),
+    )
+    .unwrap();
+    let got: Vec<_> = rx.try_iter().map(|e| e.event_type).collect();
+    assert_eq!(got, [EventType::Added, EventType::Deleted]);
+}
+
+#[test]
+fn status_json_matches_the_real_server() {
+    let s = store();
+    let r = cm_res(&s);
+    let err = s.get(&r, Some("kref"), "does-not-exist").unwrap_err();
+    assert_eq!(
+        serde_json::to_string(&err.to_json()).unwrap(),
+        r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"does-not-exist\" not found","reason":"NotFound","details":{"name":"does-not-exist","kind":"configmaps"},"code":404}"#
+    );
+}
+
+#[test]
+fn strategic_merge_on_deployment_keeps_other_containers() {
+    let s = store();
+    let r = s.resource_for_kind("apps", "v1", "Deployment").unwrap();
+    let d = json!({"metadata": {"name": "d"}, "spec": {"template": {"spec": {"containers": [
+        {"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}]}}}});
+    let o = s.create(&r, Some("default"), d, &opts("t")).unwrap();
+    assert_eq!(o["metadata"]["generation"], 1);
+    let o = s
+        .patch(
+            &r,
+            Some("default"),
+            "d",
+            &PatchType::StrategicMerge,
+            br#"{"spec":{"template":{"spec":{"containers":[{"name":"b","image":"b:2"}]}}}}"#,
+            &opts("t"),
+        )
+        .unwrap();
+    assert_eq!(
+        o["spec"]["template"]["spec"]["containers"],
+        json!([{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:2"}])
+    );
+    assert_eq!(o["metadata"]["generation"], 2);
+}

@@ -664,3 +664,42 @@ async fn events_in_both_apis_and_delete_collection() {
         .collect();
     assert_eq!(left, ["keep"]);
 }
+
+#[tokio::test]
+async fn streaming_list_watcher_gets_initial_events_then_changes() {
+    let t = common::start().await;
+    let cms: Api<ConfigMap> = Api::namespaced(t.client.clone(), "default");
+    for i in 0..3 {
+        cms.create(&PostParams::default(), &cm(&format!("s{i}"), &[]))
+            .await
+            .unwrap();
+    }
+    let (reader, writer) = reflector::store();
+    let stream = reflector(
+        writer,
+        watcher(cms.clone(), watcher::Config::default().streaming_lists()),
+    )
+    .default_backoff()
+    .applied_objects();
+    let task = tokio::spawn(stream.for_each(|_| async {}));
+    reader.wait_until_ready().await.unwrap();
+    assert_eq!(reader.state().len(), 3);
+    cms.delete("s0", &DeleteParams::default()).await.unwrap();
+    eventually("deletion seen", || {
+        let reader = reader.clone();
+        async move { reader.state().len() == 2 }
+    })
+    .await;
+    let watch = t
+        .server
+        .requests()
+        .into_iter()
+        .find(|r| r.verb == "watch")
+        .unwrap();
+    assert!(
+        watch.query.contains("sendInitialEvents=true"),
+        "{}",
+        watch.query
+    );
+    task.abort();
+}
