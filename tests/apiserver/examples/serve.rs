@@ -1,5 +1,5 @@
 //! Runs the in-memory API server until Ctrl-C:
-//! `cargo run -p rekon-apiserver --example serve -- [--port N] [--write-kubeconfig PATH] [--history-limit N]`.
+//! `cargo run -p rekon-apiserver --example serve -- [--port N] [--write-kubeconfig PATH] [--history-limit N] [--state FILE]`.
 
 use rekon_apiserver::ApiServer;
 
@@ -15,6 +15,7 @@ async fn main() -> anyhow::Result<()> {
                 builder = builder.history_limit(args.next().unwrap_or_default().parse()?)
             }
             "--write-kubeconfig" => kubeconfig = args.next(),
+            "--state" => builder = builder.persist(args.next().unwrap_or_default()),
             other => anyhow::bail!("unknown argument {other}"),
         }
     }

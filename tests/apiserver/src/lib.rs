@@ -13,6 +13,7 @@
 
 pub mod store;
 
+pub use store::selector::LabelSelector;
 pub use store::{
     DeleteOutcome, EventType, ListOptions, ObjectList, PatchType, Propagation, ResourceInfo,
     Status, Store, StoreConfig, WatchEvent, WatchId, WatchSink, WriteOptions,

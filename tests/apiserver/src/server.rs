@@ -44,6 +44,15 @@ pub enum ServerError {
         #[source]
         source: std::io::Error,
     },
+    /// The state file could not be read, parsed or written.
+    #[error("cannot use state file {path}")]
+    Persist {
+        /// The file.
+        path: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The kubeconfig could not be written.
     #[error("cannot write kubeconfig {path}")]
     Kubeconfig {
@@ -74,6 +83,7 @@ pub struct ApiServerBuilder {
     store_config: StoreConfig,
     store: Option<Store>,
     bookmark_interval: Duration,
+    persist: Option<std::path::PathBuf>,
 }
 
 impl Default for ApiServerBuilder {
@@ -84,6 +94,7 @@ impl Default for ApiServerBuilder {
             store_config: StoreConfig::default(),
             store: None,
             bookmark_interval: Duration::from_secs(60),
+            persist: None,
         }
     }
 }
@@ -126,6 +137,15 @@ impl ApiServerBuilder {
         self
     }
 
+    /// Keep the state in `path`: loaded at start when the file exists, and
+    /// written at [`RunningServer::shutdown`] and
+    /// [`RunningServer::run_until_signal`] (and by [`RunningServer::save`]).
+    #[must_use]
+    pub fn persist(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.persist = Some(path.into());
+        self
+    }
+
     /// Binds the port and starts serving in the background.
     pub async fn start(self) -> Result<RunningServer, ServerError> {
         let addr = SocketAddr::new(self.host, self.port);
@@ -135,7 +155,25 @@ impl ApiServerBuilder {
         let addr = listener
             .local_addr()
             .map_err(|source| ServerError::Bind { addr, source })?;
-        let store = self.store.unwrap_or_else(|| Store::new(self.store_config));
+        let store = match (self.store, &self.persist) {
+            (Some(s), _) => s,
+            (None, Some(path)) if path.exists() => {
+                let text = std::fs::read(path).map_err(|source| ServerError::Persist {
+                    path: path.display().to_string(),
+                    source,
+                })?;
+                let snapshot: Value =
+                    serde_json::from_slice(&text).map_err(|e| ServerError::Persist {
+                        path: path.display().to_string(),
+                        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+                    })?;
+                Store::restore(self.store_config, &snapshot).map_err(|e| ServerError::Persist {
+                    path: path.display().to_string(),
+                    source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+                })?
+            }
+            (None, _) => Store::new(self.store_config),
+        };
         let faults = Faults::new(store.clone());
         let state = Arc::new(State {
             store: store.clone(),
@@ -151,6 +189,7 @@ impl ApiServerBuilder {
             faults,
             shutdown: Some(shutdown_tx),
             task: Some(task),
+            persist: self.persist,
         })
     }
 }
@@ -162,6 +201,7 @@ pub struct RunningServer {
     faults: Faults,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
+    persist: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for RunningServer {
@@ -216,12 +256,33 @@ impl RunningServer {
         })
     }
 
-    /// Stops accepting, closes every connection (and watch), and waits.
+    /// Writes the state to the file given to [`ApiServerBuilder::persist`]
+    /// (nothing to do without one).
+    pub fn save(&self) -> Result<(), ServerError> {
+        let Some(path) = &self.persist else {
+            return Ok(());
+        };
+        let err = |source| ServerError::Persist {
+            path: path.display().to_string(),
+            source,
+        };
+        let bytes = serde_json::to_vec(&self.store.snapshot())
+            .map_err(|e| err(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+        let tmp = path.with_extension("tmp");
+        std::fs::write(&tmp, bytes).map_err(err)?;
+        std::fs::rename(&tmp, path).map_err(err)
+    }
+
+    /// Stops accepting, closes every connection (and watch), saves the state
+    /// when persisting, and waits.
     pub async fn shutdown(mut self) {
         self.stop().await;
     }
 
     async fn stop(&mut self) {
+        if let Err(e) = self.save() {
+            tracing::warn!(error = %e, "could not save the API server state");
+        }
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }

@@ -17,7 +17,7 @@ enum Requirement {
 
 /// A parsed label selector: every requirement must hold.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct LabelSelector {
+pub struct LabelSelector {
     reqs: Vec<Requirement>,
 }
 
@@ -75,8 +75,9 @@ fn parse_set(rest: &str) -> Result<Vec<String>, Status> {
 }
 
 impl LabelSelector {
-    /// Parses `a=b,c!=d,e in (x,y),f notin (z),g,!h`.
-    pub(crate) fn parse(s: &str) -> Result<LabelSelector, Status> {
+    /// Parses `a=b,c!=d,e in (x,y),f notin (z),g,!h`; a malformed selector
+    /// is the 400 the real server answers.
+    pub fn parse(s: &str) -> Result<LabelSelector, Status> {
         let mut reqs = Vec::new();
         if s.trim().is_empty() {
             return Ok(LabelSelector { reqs });
@@ -126,8 +127,15 @@ impl LabelSelector {
     }
 
     /// Whether the object's labels satisfy every requirement.
-    pub(crate) fn matches(&self, obj: &Value) -> bool {
-        let labels = obj.pointer("/metadata/labels");
+    pub fn matches(&self, obj: &Value) -> bool {
+        self.matches_labels(
+            obj.pointer("/metadata/labels")
+                .and_then(Value::as_object),
+        )
+    }
+
+    /// Whether a label map (`metadata.labels`) satisfies every requirement.
+    pub fn matches_labels(&self, labels: Option<&serde_json::Map<String, Value>>) -> bool {
         let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
         self.reqs.iter().all(|r| match r {
             Requirement::Equals(k, v) => get(k) == Some(v.as_str()),
@@ -140,7 +148,7 @@ impl LabelSelector {
     }
 
     /// Whether the selector has no requirement.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.reqs.is_empty()
     }
 }

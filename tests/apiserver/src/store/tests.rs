@@ -499,3 +499,30 @@ fn strategic_merge_on_deployment_keeps_other_containers() {
     );
     assert_eq!(o["metadata"]["generation"], 2);
 }
+
+#[test]
+fn snapshot_and_restore_keep_objects_and_custom_kinds() {
+    let s = store();
+    s.apply_object(widget_crd()).unwrap();
+    s.apply_object(json!({"apiVersion": "demo.example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "default"}, "spec": {"a": 1}})).unwrap();
+    let snap = s.snapshot();
+    let restored = Store::restore(StoreConfig::default(), &snap).unwrap();
+    let r = restored
+        .resource_for_plural("demo.example.com", "v1", "widgets")
+        .expect("kind restored");
+    assert_eq!(
+        restored.get(&r, Some("default"), "w").unwrap()["spec"]["a"],
+        1
+    );
+    assert_eq!(restored.resource_version(), s.resource_version());
+    let c = cm_res(&restored);
+    let o = restored
+        .create(&c, Some("default"), cm("after"), &opts("t"))
+        .unwrap();
+    let rv: u64 = o["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(rv > s.resource_version().parse::<u64>().unwrap());
+}

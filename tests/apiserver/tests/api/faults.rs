@@ -191,3 +191,25 @@ async fn discovery_and_openapi_documents() {
     assert_eq!(code, 301);
     assert!(headers.contains(&format!("location: {}", url.to_ascii_lowercase())));
 }
+
+#[tokio::test]
+async fn state_file_survives_a_process_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.json");
+    let server = rekon_apiserver::ApiServer::builder()
+        .persist(&state)
+        .start()
+        .await
+        .unwrap();
+    let store = server.store();
+    store.apply_object(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kept", "namespace": "default"}})).unwrap();
+    server.shutdown().await;
+    let server = rekon_apiserver::ApiServer::builder()
+        .persist(&state)
+        .start()
+        .await
+        .unwrap();
+    let (code, _, _) = get(server.addr(), "/api/v1/namespaces/default/configmaps/kept").await;
+    assert_eq!(code, 200);
+    server.shutdown().await;
+}
