@@ -13,10 +13,10 @@
 
 pub mod store;
 
-pub use store::selector::LabelSelector;
 pub use store::{
-    DeleteOutcome, EventType, ListOptions, ObjectList, PatchType, Propagation, ResourceInfo,
-    Status, Store, StoreConfig, WatchEvent, WatchId, WatchSink, WriteOptions,
+    DeleteOutcome, EventType, FieldSelector, LabelSelector, ListOptions, ObjectList, PatchType,
+    Propagation, ResourceInfo, Status, Store, StoreConfig, WatchEvent, WatchId, WatchSink,
+    WriteOptions,
 };
 
 #[cfg(feature = "server")]

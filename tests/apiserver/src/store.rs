@@ -21,7 +21,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use patch::FieldPath;
-use selector::{FieldSelector, LabelSelector};
+pub use selector::{FieldSelector, LabelSelector};
 
 /// Settings of a [`Store`].
 #[derive(Clone, Debug)]

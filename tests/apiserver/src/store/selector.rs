@@ -1,4 +1,5 @@
-//! Label and field selectors, parsed the way the real server parses them.
+//! Label and field selectors, parsed the way the real server parses them
+//! (a malformed selector is a 400 BadRequest [`Status`]).
 
 use serde_json::Value;
 
@@ -128,10 +129,7 @@ impl LabelSelector {
 
     /// Whether the object's labels satisfy every requirement.
     pub fn matches(&self, obj: &Value) -> bool {
-        self.matches_labels(
-            obj.pointer("/metadata/labels")
-                .and_then(Value::as_object),
-        )
+        self.matches_labels(obj.pointer("/metadata/labels").and_then(Value::as_object))
     }
 
     /// Whether a label map (`metadata.labels`) satisfies every requirement.
@@ -156,14 +154,14 @@ impl LabelSelector {
 /// A parsed field selector (`metadata.name`, `metadata.namespace`, and a few
 /// kind-specific fields).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct FieldSelector {
+pub struct FieldSelector {
     reqs: Vec<(String, bool, String)>,
 }
 
 impl FieldSelector {
     /// Parses `metadata.name=x,metadata.namespace!=y`; `kind` names the
     /// resource for the error message.
-    pub(crate) fn parse(s: &str, kind: &str, extra: &[&str]) -> Result<FieldSelector, Status> {
+    pub fn parse(s: &str, kind: &str, extra: &[&str]) -> Result<FieldSelector, Status> {
         let mut reqs = Vec::new();
         if s.trim().is_empty() {
             return Ok(FieldSelector { reqs });
@@ -191,7 +189,7 @@ impl FieldSelector {
     }
 
     /// Whether the object satisfies every requirement.
-    pub(crate) fn matches(&self, obj: &Value) -> bool {
+    pub fn matches(&self, obj: &Value) -> bool {
         self.reqs.iter().all(|(k, eq, v)| {
             let ptr = format!("/{}", k.replace('.', "/"));
             let actual = obj.pointer(&ptr).and_then(Value::as_str).unwrap_or("");
@@ -200,7 +198,7 @@ impl FieldSelector {
     }
 
     /// Whether the selector has no requirement.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.reqs.is_empty()
     }
 }
