@@ -216,6 +216,29 @@ async fn crd_then_get_by_plural_and_short_name() {
         out.trim(),
         "widget.demo.example.com/w1\nwidget.demo.example.com/w2"
     );
+    // Re-applying a changed custom object sends a merge patch.
+    let changed = std::fs::read_to_string(&w)
+        .unwrap()
+        .replace("size: 2", "size: 5");
+    std::fs::write(&w, changed).unwrap();
+    let out = ok(&t, &["apply", "-f", &w]).await;
+    assert!(
+        out.contains("widget.demo.example.com/w1 unchanged")
+            && out.contains("widget.demo.example.com/w2 configured"),
+        "{out}"
+    );
+    let out = ok(
+        &t,
+        &[
+            "get",
+            "wd",
+            "w2",
+            "-o",
+            "jsonpath={.spec.size} {.metadata.generation}",
+        ],
+    )
+    .await;
+    assert_eq!(out, "5 2");
     ok(&t, &["delete", "crd", "widgets.demo.example.com"]).await;
     let (success, _, err) = kubectl(&t, &["get", "widgets"]).await;
     // kubectl's discovery cache may still list the kind: either way the server no longer serves it.
