@@ -6,6 +6,7 @@
 
 mod control;
 mod discovery;
+mod table;
 
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -413,6 +414,7 @@ impl Query {
 struct Ctx {
     pretty: bool,
     yaml: bool,
+    table: bool,
 }
 
 fn audit_headers(resp: &mut Response<Body>) {
@@ -613,6 +615,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
                 .iter()
                 .any(|p| user_agent.starts_with(p)),
         yaml: accept.starts_with("application/yaml"),
+        table: accept.contains("as=Table"),
     };
     if path.starts_with("/_rekon/") {
         let body = read_body(req).await;
@@ -946,11 +949,13 @@ fn rest(
         continue_token: query.get("continue").map(str::to_string),
     };
     match (method.as_str(), name) {
-        ("GET", None) if query.flag("watch") => Ok(watch(state, res, list_opts(), query)),
+        ("GET", None) if query.flag("watch") => {
+            Ok(watch(state, res, list_opts(), query, ctx.table))
+        }
         ("GET", Some(n)) if query.flag("watch") => {
             let mut o = list_opts();
             o.field_selector = Some(format!("metadata.name={n}"));
-            Ok(watch(state, res, o, query))
+            Ok(watch(state, res, o, query, ctx.table))
         }
         ("GET", None) => {
             let mut o = list_opts();
@@ -980,6 +985,14 @@ fn rest(
             if let Some(n) = list.remaining_item_count {
                 md.insert("remainingItemCount".into(), json!(n));
             }
+            if ctx.table {
+                let cols = table::columns(store, res);
+                let mut doc = table::table(&cols, &list.resource_version, &list.items, true);
+                if let Some(m) = doc.get_mut("metadata").and_then(Value::as_object_mut) {
+                    m.extend(md);
+                }
+                return Ok(json_response(200, &doc, ctx));
+            }
             let items: Vec<Value> = list.items.into_iter().map(|o| strip_kind(res, o)).collect();
             let doc = json!({
                 "kind": format!("{}List", res.kind),
@@ -989,7 +1002,22 @@ fn rest(
             });
             Ok(json_response(200, &doc, ctx))
         }
-        ("GET", Some(n)) => Ok(json_response(200, &store.get(res, namespace, n)?, ctx)),
+        ("GET", Some(n)) => {
+            let o = store.get(res, namespace, n)?;
+            if ctx.table {
+                let cols = table::columns(store, res);
+                let rv = o
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                return Ok(json_response(
+                    200,
+                    &table::table(&cols, rv, std::slice::from_ref(&o), true),
+                    ctx,
+                ));
+            }
+            Ok(json_response(200, &o, ctx))
+        }
         ("POST", None) => {
             if res.namespaced && namespace.is_none() {
                 return Err(Status::resource_not_found());
@@ -1182,7 +1210,13 @@ struct WatchState {
     interval: Duration,
 }
 
-fn watch(state: &State, res: &ResourceInfo, opts: ListOptions, query: &Query) -> Response<Body> {
+fn watch(
+    state: &State,
+    res: &ResourceInfo,
+    opts: ListOptions,
+    query: &Query,
+    as_table: bool,
+) -> Response<Body> {
     let store = state.store.clone();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Bytes>();
     let bookmarks = query.flag("allowWatchBookmarks");
@@ -1191,9 +1225,24 @@ fn watch(state: &State, res: &ResourceInfo, opts: ListOptions, query: &Query) ->
     let legacy = rv.is_none() || rv == Some("0");
     let start_rv = if send_initial { None } else { rv };
     let sink_tx = tx.clone();
+    let cols = as_table.then(|| table::columns(&store, res));
+    let mut first = true;
     let sink = Box::new(move |ev: WatchEvent| {
+        let object = match &cols {
+            Some(cols) if ev.event_type != crate::store::EventType::Bookmark => {
+                let rv = ev
+                    .object
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let t = table::table(cols, rv, std::slice::from_ref(&ev.object), first);
+                first = false;
+                t
+            }
+            _ => ev.object,
+        };
         sink_tx
-            .send(event_line(ev.event_type.as_str(), &ev.object))
+            .send(event_line(ev.event_type.as_str(), &object))
             .is_ok()
     });
     let timeout = query
@@ -1204,6 +1253,7 @@ fn watch(state: &State, res: &ResourceInfo, opts: ListOptions, query: &Query) ->
     let ctx = Ctx {
         pretty: false,
         yaml: false,
+        table: false,
     };
     let id = match store.watch(res, &opts, start_rv, sink) {
         Ok(id) => id,
