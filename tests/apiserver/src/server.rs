@@ -718,7 +718,12 @@ fn control(state: &State, method: &Method, path: &str, body: &[u8], ctx: &Ctx) -
         }
         ("POST", "/_rekon/restart") => {
             let keep = arg.get("keepData").and_then(Value::as_bool).unwrap_or(true);
-            f.restart(keep);
+            // The restart closes this very connection: answer first.
+            let f = f.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                f.restart(keep);
+            });
             ok()
         }
         ("DELETE", "/_rekon/faults") => {
@@ -979,8 +984,15 @@ fn rest(
             let list = store.list(res, &o)?;
             let mut md = Map::new();
             md.insert("resourceVersion".into(), json!(list.resource_version));
-            if let Some(c) = &list.continue_token {
-                md.insert("continue".into(), json!(c));
+            match &list.continue_token {
+                Some(c) => {
+                    md.insert("continue".into(), json!(c));
+                }
+                // Custom resource lists end with an empty token; built-in ones omit it.
+                None if !is_builtin(res) => {
+                    md.insert("continue".into(), json!(""));
+                }
+                None => {}
             }
             if let Some(n) = list.remaining_item_count {
                 md.insert("remainingItemCount".into(), json!(n));
