@@ -49,13 +49,39 @@
 //! - [`raw`]: one function per host import, JSON strings in and out;
 //! - [`testing`] (not on `wasm32`): the native test harness.
 //!
+//! A plain function works too; the macro names a unit struct after it
+//! (`sync_things` -> `SyncThings`) for tests:
+//!
+//! ```
+//! use rekon_sdk::prelude::*;
+//!
+//! fn manifest() -> Manifest {
+//!     Manifest::new("things", Gvk::new("demo.rekon.dev", "v1", "Thing"))
+//! }
+//!
+//! #[rekon_sdk::reconciler(manifest = manifest)]
+//! pub fn sync_things(req: Request) -> Result<Action, Error> {
+//!     Ok(Action::Done)
+//! }
+//!
+//! assert_eq!(<SyncThings as Reconciler>::manifest().name, "things");
+//! ```
+//!
 //! `#[reconciler]` refuses what it cannot export, with an error pointing
-//! at the culprit: an item that is not an impl, an impl of another trait or
-//! an inherent impl, a generic impl, arguments.
+//! at the culprit: an item that is neither an impl nor a function, an impl
+//! of another trait or an inherent impl, a generic impl or function, a
+//! function without `manifest = ...` or with the wrong arguments.
 //!
 //! ```compile_fail
 //! #[rekon_sdk::reconciler]
-//! fn reconcile() {} // error: #[reconciler] goes on `impl Reconciler for YourType { ... }`
+//! fn reconcile(req: rekon_sdk::Request) -> Result<rekon_sdk::Action, rekon_sdk::Error> {
+//!     Ok(rekon_sdk::Action::Done)
+//! } // error: #[reconciler] on a function needs its manifest
+//! ```
+//!
+//! ```compile_fail
+//! #[rekon_sdk::reconciler]
+//! struct NotAnImpl; // error: #[reconciler] goes on `impl Reconciler for YourType { ... }` ...
 //! ```
 //!
 //! ```compile_fail

@@ -4,40 +4,62 @@
 extern crate proc_macro;
 
 use proc_macro::TokenStream;
-use quote::quote;
-use syn::{Item, ItemImpl, parse_macro_input};
+use quote::{format_ident, quote};
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::{Item, ItemFn, ItemImpl, Meta, Token, parse_macro_input};
 
 /// Exports a reconciler as the component's `manifest` and `reconcile`.
 ///
-/// Put it on `impl rekon_sdk::Reconciler for YourType { ... }`. On `wasm32`
-/// it emits the export glue (one reconciler per component); on other
-/// targets it leaves the impl as it is, so native tests call the same code.
+/// On an impl: `#[reconciler] impl rekon_sdk::Reconciler for YourType { ... }`.
+///
+/// On a function: `#[reconciler(manifest = my_manifest)] fn reconcile(req:
+/// Request) -> Result<Action, Error>`, where `my_manifest` is a
+/// `fn() -> Manifest`; it also defines a unit struct named after the
+/// function in CamelCase (`Reconcile` here), implementing `Reconciler`,
+/// for native tests.
+///
+/// On `wasm32` it emits the export glue (one reconciler per component); on
+/// other targets it emits nothing more, so native tests call the same code.
 #[proc_macro_attribute]
 pub fn reconciler(attr: TokenStream, item: TokenStream) -> TokenStream {
     let attr = proc_macro2::TokenStream::from(attr);
     let item = parse_macro_input!(item as Item);
-    match expand(attr, item) {
+    let result = match item {
+        Item::Impl(imp) => expand_impl(attr, imp),
+        Item::Fn(f) => expand_fn(attr, f),
+        other => Err(syn::Error::new_spanned(
+            other,
+            "#[reconciler] goes on `impl Reconciler for YourType { ... }` or on \
+             `fn reconcile(req: Request) -> Result<Action, Error>`",
+        )),
+    };
+    match result {
         Ok(tokens) => tokens.into(),
         Err(e) => e.to_compile_error().into(),
     }
 }
 
-fn expand(attr: proc_macro2::TokenStream, item: Item) -> syn::Result<proc_macro2::TokenStream> {
+fn export(self_ty: &impl quote::ToTokens) -> proc_macro2::TokenStream {
+    quote! {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type __RekonExport = ::rekon_sdk::__private::Export<#self_ty>;
+            ::rekon_sdk::bindings::export!(__RekonExport with_types_in ::rekon_sdk::bindings);
+        };
+    }
+}
+
+fn expand_impl(
+    attr: proc_macro2::TokenStream,
+    imp: ItemImpl,
+) -> syn::Result<proc_macro2::TokenStream> {
     if !attr.is_empty() {
         return Err(syn::Error::new_spanned(
             attr,
-            "#[reconciler] takes no arguments",
+            "#[reconciler] on an impl takes no arguments",
         ));
     }
-    let imp: ItemImpl = match item {
-        Item::Impl(imp) => imp,
-        other => {
-            return Err(syn::Error::new_spanned(
-                other,
-                "#[reconciler] goes on `impl Reconciler for YourType { ... }`",
-            ));
-        }
-    };
     let Some((bang, path, _)) = &imp.trait_ else {
         return Err(syn::Error::new_spanned(
             &imp.self_ty,
@@ -62,14 +84,88 @@ fn expand(attr: proc_macro2::TokenStream, item: Item) -> syn::Result<proc_macro2
             "an exported reconciler cannot be generic: implement Reconciler for one concrete type",
         ));
     }
-    let self_ty = &imp.self_ty;
+    let glue = export(&imp.self_ty);
     Ok(quote! {
         #imp
+        #glue
+    })
+}
 
-        #[cfg(target_arch = "wasm32")]
-        const _: () = {
-            type __RekonExport = ::rekon_sdk::__private::Export<#self_ty>;
-            ::rekon_sdk::bindings::export!(__RekonExport with_types_in ::rekon_sdk::bindings);
-        };
+fn expand_fn(attr: proc_macro2::TokenStream, f: ItemFn) -> syn::Result<proc_macro2::TokenStream> {
+    let args = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(attr.clone())?;
+    let mut manifest = None;
+    for arg in &args {
+        match arg {
+            Meta::NameValue(nv) if nv.path.is_ident("manifest") => {
+                manifest = Some(nv.value.clone())
+            }
+            other => {
+                return Err(syn::Error::new_spanned(
+                    other,
+                    "unknown argument: expected `manifest = path::to::manifest_fn`",
+                ));
+            }
+        }
+    }
+    let Some(manifest) = manifest else {
+        return Err(syn::Error::new_spanned(
+            &f.sig,
+            "#[reconciler] on a function needs its manifest: \
+             `#[reconciler(manifest = my_manifest)]` with `fn my_manifest() -> Manifest`",
+        ));
+    };
+    if let Some(asyncness) = &f.sig.asyncness {
+        return Err(syn::Error::new_spanned(
+            asyncness,
+            "a reconcile function cannot be async",
+        ));
+    }
+    if !f.sig.generics.params.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &f.sig.generics,
+            "a reconcile function cannot be generic",
+        ));
+    }
+    if f.sig.inputs.len() != 1 {
+        return Err(syn::Error::new_spanned(
+            &f.sig.inputs,
+            "a reconcile function takes one argument: `req: Request`",
+        ));
+    }
+    let name = &f.sig.ident;
+    let vis = &f.vis;
+    let camel: String = name
+        .to_string()
+        .split('_')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let mut c = p.chars();
+            c.next()
+                .map(|first| first.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect();
+    let ty = format_ident!("{}", camel, span = name.span());
+    let doc = format!("The reconciler exported from `{name}` (made by `#[reconciler]`).");
+    let glue = export(&ty);
+    Ok(quote! {
+        #f
+
+        #[doc = #doc]
+        #vis struct #ty;
+
+        impl ::rekon_sdk::Reconciler for #ty {
+            fn manifest() -> ::rekon_sdk::Manifest {
+                #manifest()
+            }
+
+            fn reconcile(
+                request: ::rekon_sdk::Request,
+            ) -> ::core::result::Result<::rekon_sdk::Action, ::rekon_sdk::Error> {
+                #name(request)
+            }
+        }
+
+        #glue
     })
 }
