@@ -43,6 +43,7 @@ pub mod engine;
 mod json;
 mod memory;
 pub mod module;
+pub mod queue;
 
 pub use bindings::{
     Action, ApiError, ApplyOptions, CallRecord, Cluster, EventType, Gvk, Level, Manifest, Mapping,
