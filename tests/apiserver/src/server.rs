@@ -915,10 +915,9 @@ fn parse_json(body: &[u8], res: &ResourceInfo) -> Result<Value, Status> {
         })
 }
 
-fn strip_kind(res: &ResourceInfo, mut o: Value) -> Value {
-    if is_builtin(res)
-        && let Some(m) = o.as_object_mut()
-    {
+/// List items of built-in kinds carry no kind and apiVersion (custom ones do).
+fn strip_kind(builtin: bool, mut o: Value) -> Value {
+    if builtin && let Some(m) = o.as_object_mut() {
         m.remove("kind");
         m.remove("apiVersion");
     }
@@ -1005,7 +1004,12 @@ fn rest(
                 }
                 return Ok(json_response(200, &doc, ctx));
             }
-            let items: Vec<Value> = list.items.into_iter().map(|o| strip_kind(res, o)).collect();
+            let builtin = is_builtin(res);
+            let items: Vec<Value> = list
+                .items
+                .into_iter()
+                .map(|o| strip_kind(builtin, o))
+                .collect();
             let doc = json!({
                 "kind": format!("{}List", res.kind),
                 "apiVersion": res.api_version(),
@@ -1157,7 +1161,7 @@ fn rest(
                     .map(str::to_string);
                 match store.delete(res, ns.as_deref(), &n, None) {
                     Ok(DeleteOutcome::Deleted(o) | DeleteOutcome::Pending(o)) => {
-                        items.push(strip_kind(res, o))
+                        items.push(strip_kind(is_builtin(res), o))
                     }
                     Err(e) if e.code == 404 => {}
                     Err(e) => return Err(e),
