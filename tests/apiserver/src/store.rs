@@ -2071,7 +2071,11 @@ impl Inner {
         } else {
             String::new()
         };
-        if let PatchType::Apply { force } = ptype {
+        let force = match ptype {
+            PatchType::Apply { force } => *force,
+            other => return self.patch_existing(res, &ns, name, other, body, opts),
+        };
+        {
             let Some(manager) = opts.field_manager.clone().filter(|m| !m.is_empty()) else {
                 return Err(Status {
                     code: 422,
@@ -2087,10 +2091,22 @@ impl Inner {
                     "error decoding YAML: the body is not an object",
                 ));
             }
-            return self.apply(res, &ns, name, config, &manager, *force, opts);
+            self.apply(res, &ns, name, config, &manager, force, opts)
         }
+    }
+
+    /// Merge, JSON and strategic merge patches of an existing object.
+    fn patch_existing(
+        &mut self,
+        res: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        ptype: &PatchType,
+        body: &[u8],
+        opts: &WriteOptions,
+    ) -> Result<Value, Status> {
         let existing = self
-            .find(res, &ns, name)
+            .find(res, ns, name)
             .cloned()
             .ok_or_else(|| Status::not_found(res, name))?;
         let mut doc = existing.clone();
@@ -2113,7 +2129,11 @@ impl Inner {
                     .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")))?;
                 patch::strategic_merge(&mut doc, &p);
             }
-            PatchType::Apply { .. } => unreachable!("handled above"),
+            PatchType::Apply { .. } => {
+                let st =
+                    Status::bad_request("server-side apply is not a patch of an existing object");
+                return Err(st);
+            }
         }
         if let Some(rv) = meta(&doc, "resourceVersion")
             && Some(&rv) != meta(&existing, "resourceVersion").as_ref()

@@ -342,6 +342,37 @@ async fn finalizers_owner_references_and_namespace_deletion() {
     })
     .await;
 
+    // Foreground: the child goes first, then the owner.
+    let owner = cms
+        .create(&PostParams::default(), &cm("owner-fg", &[]))
+        .await
+        .unwrap();
+    let mut child = cm("child-fg", &[]);
+    child.metadata.owner_references = Some(vec![serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "ConfigMap", "name": "owner-fg", "uid": owner.metadata.uid.unwrap()
+    }))
+    .unwrap()]);
+    cms.create(&PostParams::default(), &child).await.unwrap();
+    let pending = cms
+        .delete("owner-fg", &DeleteParams::foreground())
+        .await
+        .unwrap();
+    let pending = pending
+        .left()
+        .expect("the owner is returned while its dependents go");
+    assert!(
+        pending
+            .metadata
+            .finalizers
+            .unwrap_or_default()
+            .contains(&"foregroundDeletion".to_string())
+    );
+    eventually("owner and child gone", || async {
+        cms.get_opt("owner-fg").await.unwrap().is_none()
+            && cms.get_opt("child-fg").await.unwrap().is_none()
+    })
+    .await;
+
     // Orphan keeps the child and strips its ownerReference.
     let owner = cms
         .create(&PostParams::default(), &cm("owner2", &[]))
