@@ -61,7 +61,6 @@ struct FaultState {
     rules: Vec<FailRule>,
     latency: Duration,
     log: Vec<RequestRecord>,
-    restart_requested: Option<bool>,
 }
 
 /// The fault injection and request log handle of a running server.
@@ -132,7 +131,6 @@ impl Faults {
             self.store.reset();
         }
         self.store.drop_watches();
-        self.lock().restart_requested = Some(keep_data);
         self.restart.notify_waiters();
     }
 
