@@ -9,7 +9,7 @@ setup:
 
 # Builds the guests once (tests/artifacts) and runs every test of the workspace.
 test: setup
-	$(CARGO) test --workspace --all-targets
+	$(CARGO) test --workspace
 
 lint: setup
 	$(CARGO) fmt --all -- --check

@@ -75,6 +75,29 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run the modules against a cluster: one controller per module, until SIGTERM.
+    Run {
+        /// Module files (.wasm).
+        modules: Vec<PathBuf>,
+        /// A directory whose `*.wasm` files are modules.
+        #[arg(long = "modules")]
+        module_dir: Vec<PathBuf>,
+        /// Kubeconfig file (default: in-cluster config, else $KUBECONFIG, else ~/.kube/config).
+        #[arg(long, env = "KUBECONFIG")]
+        kubeconfig: Option<PathBuf>,
+        /// Kubeconfig context (default: the current context).
+        #[arg(long)]
+        context: Option<String>,
+        /// Reconciles at once per module (default: each module's hint, else 1).
+        #[arg(long)]
+        concurrency: Option<usize>,
+        /// First retry delay of a failed reconcile, in milliseconds (doubling).
+        #[arg(long, default_value_t = 5)]
+        backoff_base_ms: u64,
+        /// Longest retry delay, in seconds.
+        #[arg(long, default_value_t = 1000)]
+        backoff_max_s: u64,
+    },
     /// Run the embedded in-memory Kubernetes API server (no cluster needed).
     Dev {
         /// Serve only the API server (the mode available today).
@@ -114,6 +137,7 @@ fn init_tracing() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
 }
@@ -151,9 +175,46 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         return dev_api_only(*port, write_kubeconfig.as_deref(), manifests).await;
     }
+    if let Command::Run {
+        modules,
+        module_dir,
+        kubeconfig,
+        context,
+        concurrency,
+        backoff_base_ms,
+        backoff_max_s,
+    } = &cli.command
+    {
+        let client = kube_client(kubeconfig.as_deref(), context.clone()).await?;
+        let mut builder = crate::Host::builder()
+            .client(client)
+            .engine_config(engine_config(&cli))
+            .backoff(
+                Duration::from_millis(*backoff_base_ms),
+                Duration::from_secs(*backoff_max_s),
+            );
+        if let Some(concurrency) = concurrency {
+            builder = builder.concurrency(*concurrency);
+        }
+        for path in module_paths(modules, module_dir)? {
+            let bytes =
+                std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            builder = builder.module(path.display().to_string(), bytes);
+        }
+        let host = builder.start().await?;
+        tracing::info!(
+            modules = host.modules().len(),
+            refused = host.failures().len(),
+            "rekon running"
+        );
+        wait_for_signal().await?;
+        tracing::info!("shutting down: finishing reconciles in flight");
+        host.shutdown().await;
+        return Ok(ExitCode::SUCCESS);
+    }
     let engine = Engine::new(engine_config(&cli))?;
     match &cli.command {
-        Command::Dev { .. } => unreachable!("handled above"),
+        Command::Dev { .. } | Command::Run { .. } => unreachable!("handled above"),
         Command::Check { module } => {
             let module = load(&engine, module).await?;
             let mut out = manifest_json(module.manifest());
@@ -246,6 +307,51 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Module files given directly, then the `*.wasm` files of each directory (sorted).
+fn module_paths(files: &[PathBuf], dirs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut paths = files.to_vec();
+    for dir in dirs {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+            .with_context(|| format!("cannot read the module directory {}", dir.display()))?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|path| path.extension().is_some_and(|e| e == "wasm"))
+            .collect();
+        found.sort();
+        paths.extend(found);
+    }
+    Ok(paths)
+}
+
+/// A kube client from a kubeconfig file and context, or the usual inference.
+async fn kube_client(
+    kubeconfig: Option<&Path>,
+    context: Option<String>,
+) -> anyhow::Result<kube::Client> {
+    let options = kube::config::KubeConfigOptions {
+        context,
+        ..Default::default()
+    };
+    let config = match kubeconfig {
+        Some(path) => {
+            let file = kube::config::Kubeconfig::read_from(path)
+                .with_context(|| format!("cannot read the kubeconfig {}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(file, &options).await?
+        }
+        None if options.context.is_some() => kube::Config::from_kubeconfig(&options).await?,
+        None => kube::Config::infer().await?,
+    };
+    Ok(kube::Client::try_from(config)?)
+}
+
+async fn wait_for_signal() -> anyhow::Result<()> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => result?,
+        _ = term.recv() => {}
+    }
+    Ok(())
 }
 
 /// `rekon dev --api-only`: the in-memory API server until SIGINT/SIGTERM.

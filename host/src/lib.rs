@@ -39,8 +39,12 @@
 
 mod bindings;
 pub mod cli;
+mod controller;
 pub mod engine;
+mod host;
+mod informer;
 mod json;
+mod kube_cluster;
 mod memory;
 pub mod module;
 pub mod queue;
@@ -51,6 +55,8 @@ pub use bindings::{
     Verbs, Watch, api_error, is_allowed,
 };
 pub use engine::{CompileSource, Engine, EngineConfig, EngineError};
+pub use host::{Host, HostBuilder, HostError, LoadFailure};
+pub use informer::ResolveError;
 pub use json::{manifest_json, object_ref_of};
 pub use memory::MemoryCluster;
 pub use module::{DispatchOptions, Module, ModuleError, Outcome, ReconcileError};

@@ -1,0 +1,367 @@
+//! One controller per module: turns informer changes into requests for
+//! primary objects, queues them, and dispatches each into the module on a
+//! fresh instance.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::watch;
+use tracing::Instrument as _;
+
+use crate::bindings::{
+    Action, Cluster, EventType, Gvk, Mapping, ObjectRef, Reason, Request, display_kind,
+};
+use crate::informer::{Cached, Change, Informer, Informers};
+use crate::kube_cluster::KubeCluster;
+use crate::module::{DispatchOptions, Module};
+use crate::queue::{Lease, Outcome, QueueConfig, WorkQueue};
+
+/// A primary object: namespace (none when cluster-scoped) and name.
+pub(crate) type Key = (Option<String>, String);
+
+/// How long to wait before trying again to resolve a module's kinds.
+const RESOLVE_RETRY: Duration = Duration::from_secs(2);
+
+/// Settings of one module's controller.
+#[derive(Clone, Debug)]
+pub(crate) struct ControllerOptions {
+    /// Reconciles at once; `None` takes the manifest's hint (default 1).
+    pub concurrency: Option<usize>,
+    /// Backoff of failed reconciles.
+    pub backoff_base: Duration,
+    /// Cap of the backoff.
+    pub backoff_max: Duration,
+}
+
+impl Default for ControllerOptions {
+    fn default() -> Self {
+        ControllerOptions {
+            concurrency: None,
+            backoff_base: Duration::from_millis(5),
+            backoff_max: Duration::from_secs(1000),
+        }
+    }
+}
+
+/// How an informer's changes map to primary keys.
+#[derive(Clone, Debug)]
+enum Role {
+    Primary,
+    Owned,
+    Watched(Mapping),
+}
+
+/// Runs a module's controller until `stop` turns true.
+pub(crate) async fn run(
+    module: Module,
+    informers: Arc<Informers>,
+    options: ControllerOptions,
+    mut stop: watch::Receiver<bool>,
+) {
+    let manifest = module.manifest().clone();
+    let name = manifest.name.clone();
+    // Resolve and start the informers; a kind that is not served yet (a
+    // CRD still to come) is retried without restarting anything.
+    let subscriptions = loop {
+        match subscribe(&module, &informers).await {
+            Ok(subscriptions) => break subscriptions,
+            Err(error) => {
+                tracing::error!(module = %name, error = %error, "cannot watch the module's kinds; retrying");
+                tokio::select! {
+                    _ = tokio::time::sleep(RESOLVE_RETRY) => continue,
+                    _ = stop.wait_for(|s| *s) => return,
+                }
+            }
+        }
+    };
+    let primary = subscriptions[0].0.clone();
+    let concurrency = options
+        .concurrency
+        .or(manifest.max_concurrency.map(|c| c as usize))
+        .unwrap_or(1)
+        .max(1);
+    let queue: WorkQueue<Key, Reason> = WorkQueue::new(QueueConfig {
+        concurrency,
+        backoff_base: options.backoff_base,
+        backoff_max: options.backoff_max,
+    });
+
+    let mut feeders = Vec::new();
+    for (informer, role, receiver) in subscriptions {
+        feeders.push(tokio::spawn(feed(
+            informer,
+            role,
+            receiver,
+            primary.clone(),
+            manifest.primary.clone(),
+            queue.clone(),
+        )));
+    }
+    primary.wait_ready().await;
+    tracing::info!(module = %name, objects = primary.len(), concurrency, "controller running");
+
+    let cluster: Arc<dyn Cluster> = Arc::new(KubeCluster::new(informers.clone()));
+    let mut workers = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            lease = queue.next() => {
+                let Some(lease) = lease else { break };
+                workers.spawn(reconcile_one(
+                    module.clone(),
+                    cluster.clone(),
+                    primary.clone(),
+                    queue.clone(),
+                    lease,
+                ));
+            }
+            _ = stop.wait_for(|s| *s) => break,
+            Some(_) = workers.join_next(), if !workers.is_empty() => {}
+        }
+    }
+    queue.shutdown();
+    for feeder in feeders {
+        feeder.abort();
+    }
+    // In-flight reconciles finish on the version they started with.
+    while workers.join_next().await.is_some() {}
+    tracing::info!(module = %name, "controller stopped");
+}
+
+type Subscription = (
+    Arc<Informer>,
+    Role,
+    tokio::sync::broadcast::Receiver<Change>,
+);
+
+async fn subscribe(
+    module: &Module,
+    informers: &Informers,
+) -> Result<Vec<Subscription>, crate::informer::ResolveError> {
+    let manifest = module.manifest();
+    let mut wanted: Vec<(Gvk, Option<String>, Role)> =
+        vec![(manifest.primary.clone(), None, Role::Primary)];
+    for kind in &manifest.owns {
+        wanted.push((kind.clone(), None, Role::Owned));
+    }
+    for watch in &manifest.watches {
+        wanted.push((
+            watch.kind.clone(),
+            watch.label_selector.clone(),
+            Role::Watched(watch.mapping.clone()),
+        ));
+    }
+    let mut subscriptions = Vec::new();
+    for (kind, selector, role) in wanted {
+        let informer = informers.informer(&kind, selector.as_deref()).await?;
+        let receiver = informer.subscribe();
+        subscriptions.push((informer, role, receiver));
+    }
+    Ok(subscriptions)
+}
+
+/// Feeds one informer's objects and changes into the queue.
+async fn feed(
+    informer: Arc<Informer>,
+    role: Role,
+    mut changes: tokio::sync::broadcast::Receiver<Change>,
+    primary: Arc<Informer>,
+    primary_kind: Gvk,
+    queue: WorkQueue<Key, Reason>,
+) {
+    // What the informer already holds (it may have synced before we
+    // subscribed); changes then arrive on the channel. Duplicates are
+    // merged by the queue.
+    informer.wait_ready().await;
+    let enqueue_all = |reason| {
+        for object in informer.list(None) {
+            for key in keys(&role, &object, &primary, &primary_kind) {
+                queue.add(key, reason);
+            }
+        }
+    };
+    enqueue_all(initial_reason(&role));
+    loop {
+        match changes.recv().await {
+            Ok(Change::Applied { object, initial }) => {
+                let reason = match (&role, initial) {
+                    (Role::Primary, true) => Reason::Added,
+                    (Role::Primary, false) => Reason::Updated,
+                    (Role::Owned, _) => Reason::OwnedChanged,
+                    (Role::Watched(_), _) => Reason::WatchedChanged,
+                };
+                for key in keys(&role, &object, &primary, &primary_kind) {
+                    queue.add(key, reason);
+                }
+            }
+            Ok(Change::Deleted(object)) => {
+                let reason = match role {
+                    Role::Primary => Reason::Deleted,
+                    Role::Owned => Reason::OwnedChanged,
+                    Role::Watched(_) => Reason::WatchedChanged,
+                };
+                for key in keys(&role, &object, &primary, &primary_kind) {
+                    queue.add(key, reason);
+                }
+            }
+            Err(RecvError::Lagged(missed)) => {
+                tracing::warn!(kind = %display_kind(&informer.gvk), missed, "fell behind the informer; requeueing everything");
+                enqueue_all(initial_reason(&role));
+            }
+            Err(RecvError::Closed) => return,
+        }
+    }
+}
+
+fn initial_reason(role: &Role) -> Reason {
+    match role {
+        Role::Primary => Reason::Added,
+        Role::Owned => Reason::OwnedChanged,
+        Role::Watched(_) => Reason::WatchedChanged,
+    }
+}
+
+fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(g, _)| g)
+}
+
+/// The primary objects a change concerns.
+fn keys(role: &Role, object: &Cached, primary: &Informer, primary_kind: &Gvk) -> Vec<Key> {
+    let namespaced = primary.resolved.namespaced;
+    let key = |namespace: Option<&str>, name: &str| -> Key {
+        (
+            namespace.filter(|_| namespaced).map(str::to_string),
+            name.to_string(),
+        )
+    };
+    let by_owner = || {
+        object
+            .owners
+            .iter()
+            .filter(|o| {
+                o.controller
+                    && o.kind == primary_kind.kind
+                    && group_of(&o.api_version) == primary_kind.group
+            })
+            .map(|o| key(object.namespace.as_deref(), &o.name))
+            .collect()
+    };
+    match role {
+        Role::Primary => vec![key(object.namespace.as_deref(), &object.name)],
+        Role::Owned | Role::Watched(Mapping::OwnerReference) => by_owner(),
+        Role::Watched(Mapping::Label(label)) => {
+            match object.labels.get(label).and_then(|v| v.as_str()) {
+                Some(value) => match value.split_once('/') {
+                    Some((ns, name)) => vec![key(Some(ns), name)],
+                    None => vec![key(object.namespace.as_deref(), value)],
+                },
+                None => Vec::new(),
+            }
+        }
+        Role::Watched(Mapping::SameName) => {
+            vec![key(object.namespace.as_deref(), &object.name)]
+        }
+        Role::Watched(Mapping::AllPrimaries) => primary
+            .list(None)
+            .iter()
+            .map(|p| key(p.namespace.as_deref(), &p.name))
+            .collect(),
+    }
+}
+
+/// Reconciles one key and tells the queue what became of it.
+async fn reconcile_one(
+    module: Module,
+    cluster: Arc<dyn Cluster>,
+    primary: Arc<Informer>,
+    queue: WorkQueue<Key, Reason>,
+    lease: Lease<Key, Reason>,
+) {
+    let (namespace, name) = lease.key.clone();
+    let manifest = module.manifest();
+    let cached = primary.get(namespace.as_deref(), &name);
+    let reason = match &cached {
+        None => Reason::Deleted,
+        Some(object)
+            if object.deleting
+                && manifest
+                    .finalizer
+                    .as_ref()
+                    .is_some_and(|f| object.finalizers.contains(f)) =>
+        {
+            Reason::Finalizing
+        }
+        Some(_) if lease.reason == Reason::Deleted => Reason::Updated,
+        Some(_) => lease.reason,
+    };
+    let target = ObjectRef {
+        kind: manifest.primary.clone(),
+        namespace: namespace.clone(),
+        name: name.clone(),
+    };
+    let request = Request {
+        target: target.clone(),
+        object: cached.as_ref().map(|o| o.json.clone()),
+        reason,
+        attempt: lease.attempt,
+    };
+    let span = tracing::info_span!(
+        "reconcile",
+        module = %manifest.name,
+        version = %manifest.version,
+        digest = %&module.digest()[..12],
+        namespace = namespace.as_deref().unwrap_or(""),
+        name = %name,
+        reason = ?reason,
+        attempt = lease.attempt,
+    );
+    let outcome = module
+        .reconcile(cluster.clone(), &request, DispatchOptions::default())
+        .instrument(span.clone())
+        .await;
+    let _entered = span.enter();
+    if !outcome.denied.is_empty() && cached.is_some() {
+        // Once per reconcile, however many calls were refused.
+        let message = format!(
+            "{} call(s) denied: {}",
+            outcome.denied.len(),
+            outcome.denied[0]
+        );
+        if let Err(error) = cluster
+            .record_event(
+                &target,
+                EventType::Warning,
+                "PermissionDenied",
+                &message,
+                &format!("rekon-{}", manifest.name),
+            )
+            .await
+        {
+            tracing::warn!(error = %error.message, "cannot record the PermissionDenied event");
+        }
+    }
+    let queue_outcome = match &outcome.result {
+        Ok(Action::Done) => {
+            tracing::info!(
+                elapsed_us = outcome.elapsed.as_micros() as u64,
+                "reconciled"
+            );
+            Outcome::Done
+        }
+        Ok(Action::RequeueAfter(ms)) => {
+            tracing::info!(
+                elapsed_us = outcome.elapsed.as_micros() as u64,
+                requeue_after_ms = ms,
+                "reconciled"
+            );
+            Outcome::RequeueAfter(Duration::from_millis(*ms))
+        }
+        Err(error) => {
+            tracing::warn!(error = %error, kind = error.metric_label(), retry = error.retry(), "reconcile failed");
+            Outcome::Failed {
+                retry: error.retry(),
+            }
+        }
+    };
+    queue.finish(lease, queue_outcome);
+}

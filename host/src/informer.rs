@@ -1,0 +1,458 @@
+//! Shared informers: one list+watch per kind (and label selector) in the
+//! whole process, whatever the number of modules that need it, with a cache
+//! of the objects it has seen.
+//!
+//! The cache keeps each object as compact JSON text, with managedFields and
+//! the last-applied annotation stripped, plus the few fields the controller
+//! indexes (labels, owner references, finalizers): it is what guests read,
+//! with no re-encoding, and it costs little more memory than the JSON itself.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, TypeMeta};
+use kube::discovery::Scope;
+use kube::runtime::WatchStreamExt as _;
+use kube::runtime::watcher;
+use serde_json::Value;
+use tokio::sync::{broadcast, watch};
+
+use crate::bindings::{Gvk, display_kind};
+
+/// Why a kind could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// Discovery does not know the kind (a CRD not installed yet, a typo).
+    #[error("the API server does not serve {kind}")]
+    Unknown {
+        /// The kind, as `Kind.group/version`.
+        kind: String,
+        /// What discovery said.
+        #[source]
+        source: kube::Error,
+    },
+}
+
+impl ResolveError {
+    /// A short, bounded label for metrics.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            ResolveError::Unknown { .. } => "unknown_kind",
+        }
+    }
+}
+
+/// A kind as the API server serves it.
+#[derive(Clone, Debug)]
+pub(crate) struct Resolved {
+    pub resource: ApiResource,
+    pub namespaced: bool,
+}
+
+impl Resolved {
+    /// `/api/v1` or `/apis/group/version`, then the namespace, then the plural.
+    pub fn url_path(&self, namespace: Option<&str>) -> String {
+        let mut path = if self.resource.group.is_empty() {
+            format!("/api/{}", self.resource.version)
+        } else {
+            format!("/apis/{}/{}", self.resource.group, self.resource.version)
+        };
+        if let (true, Some(ns)) = (self.namespaced, namespace) {
+            path.push_str("/namespaces/");
+            path.push_str(ns);
+        }
+        path.push('/');
+        path.push_str(&self.resource.plural);
+        path
+    }
+}
+
+/// One controller owner reference of a cached object.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Owner {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub controller: bool,
+}
+
+/// An object in an informer's cache.
+#[derive(Debug)]
+pub(crate) struct Cached {
+    pub namespace: Option<String>,
+    pub name: String,
+    pub resource_version: String,
+    pub labels: serde_json::Map<String, Value>,
+    pub owners: Vec<Owner>,
+    pub finalizers: Vec<String>,
+    pub deleting: bool,
+    /// The object as compact JSON, managedFields and last-applied stripped.
+    pub json: String,
+}
+
+impl Cached {
+    fn from_object(mut object: DynamicObject, resource: &ApiResource) -> Cached {
+        object.metadata.managed_fields = None;
+        if let Some(annotations) = object.metadata.annotations.as_mut() {
+            annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+            if annotations.is_empty() {
+                object.metadata.annotations = None;
+            }
+        }
+        object.types = Some(TypeMeta {
+            api_version: resource.api_version.clone(),
+            kind: resource.kind.clone(),
+        });
+        let meta = &object.metadata;
+        let labels = meta
+            .labels
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        let owners = meta
+            .owner_references
+            .iter()
+            .flatten()
+            .map(|o| Owner {
+                api_version: o.api_version.clone(),
+                kind: o.kind.clone(),
+                name: o.name.clone(),
+                controller: o.controller.unwrap_or(false),
+            })
+            .collect();
+        Cached {
+            namespace: meta.namespace.clone(),
+            name: meta.name.clone().unwrap_or_default(),
+            resource_version: meta.resource_version.clone().unwrap_or_default(),
+            labels,
+            owners,
+            finalizers: meta.finalizers.clone().unwrap_or_default(),
+            deleting: meta.deletion_timestamp.is_some(),
+            json: serde_json::to_string(&object).expect("a DynamicObject serializes"),
+        }
+    }
+
+    /// The cache key: namespace ("" when cluster-scoped) and name.
+    pub fn key(&self) -> (String, String) {
+        (
+            self.namespace.clone().unwrap_or_default(),
+            self.name.clone(),
+        )
+    }
+}
+
+/// A change seen by an informer.
+#[derive(Clone, Debug)]
+pub(crate) enum Change {
+    /// Created or updated (`initial`: found by a (re)list).
+    Applied { object: Arc<Cached>, initial: bool },
+    /// Deleted.
+    Deleted(Arc<Cached>),
+}
+
+type Objects = BTreeMap<(String, String), Arc<Cached>>;
+
+/// One shared list+watch and its cache. Stops watching when the last
+/// holder drops it.
+pub(crate) struct Informer {
+    pub gvk: Gvk,
+    pub resolved: Resolved,
+    pub label_selector: Option<String>,
+    objects: Arc<RwLock<Objects>>,
+    changes: broadcast::Sender<Change>,
+    ready: watch::Receiver<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Informer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl std::fmt::Debug for Informer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Informer")
+            .field("kind", &display_kind(&self.gvk))
+            .field("label_selector", &self.label_selector)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Informer {
+    /// Subscribes to changes from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Change> {
+        self.changes.subscribe()
+    }
+
+    /// Waits until the first list has completed.
+    pub async fn wait_ready(&self) {
+        let mut ready = self.ready.clone();
+        let _ = ready.wait_for(|r| *r).await;
+    }
+
+    /// Whether the first list has completed.
+    pub fn is_ready(&self) -> bool {
+        *self.ready.borrow()
+    }
+
+    /// One object.
+    pub fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<Cached>> {
+        let objects = self.objects.read().expect("informer cache lock");
+        objects
+            .get(&(namespace.unwrap_or_default().to_string(), name.to_string()))
+            .cloned()
+    }
+
+    /// Every object (in one namespace), ordered by namespace then name.
+    pub fn list(&self, namespace: Option<&str>) -> Vec<Arc<Cached>> {
+        let objects = self.objects.read().expect("informer cache lock");
+        match namespace {
+            Some(ns) => objects
+                .range((ns.to_string(), String::new())..)
+                .take_while(|((n, _), _)| n == ns)
+                .map(|(_, o)| o.clone())
+                .collect(),
+            None => objects.values().cloned().collect(),
+        }
+    }
+
+    /// How many objects are cached.
+    pub fn len(&self) -> usize {
+        self.objects.read().expect("informer cache lock").len()
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct InformerKey {
+    group: String,
+    version: String,
+    kind: String,
+    label_selector: Option<String>,
+}
+
+/// The process's informers, shared by every module.
+pub(crate) struct Informers {
+    client: kube::Client,
+    informers: Mutex<HashMap<InformerKey, Weak<Informer>>>,
+    resolved: Mutex<HashMap<(String, String, String), Resolved>>,
+    /// Serialises starts so two modules asking at once share one watch.
+    starting: tokio::sync::Mutex<()>,
+}
+
+impl Informers {
+    pub fn new(client: kube::Client) -> Informers {
+        Informers {
+            client,
+            informers: Mutex::new(HashMap::new()),
+            resolved: Mutex::new(HashMap::new()),
+            starting: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    pub fn client(&self) -> &kube::Client {
+        &self.client
+    }
+
+    /// Resolves a kind through discovery (cached once found; a kind not
+    /// found is asked again next time, so CRDs created later are picked up).
+    pub async fn resolve(&self, gvk: &Gvk) -> Result<Resolved, ResolveError> {
+        let key = (gvk.group.clone(), gvk.version.clone(), gvk.kind.clone());
+        if let Some(found) = self.resolved.lock().expect("resolver lock").get(&key) {
+            return Ok(found.clone());
+        }
+        let (resource, capabilities) = kube::discovery::pinned_kind(
+            &self.client,
+            &GroupVersionKind::gvk(&gvk.group, &gvk.version, &gvk.kind),
+        )
+        .await
+        .map_err(|source| ResolveError::Unknown {
+            kind: display_kind(gvk),
+            source,
+        })?;
+        let resolved = Resolved {
+            resource,
+            namespaced: capabilities.scope == Scope::Namespaced,
+        };
+        self.resolved
+            .lock()
+            .expect("resolver lock")
+            .insert(key, resolved.clone());
+        Ok(resolved)
+    }
+
+    /// The informer for a kind (and label selector), started if no one
+    /// holds it yet.
+    pub async fn informer(
+        &self,
+        gvk: &Gvk,
+        label_selector: Option<&str>,
+    ) -> Result<Arc<Informer>, ResolveError> {
+        let key = InformerKey {
+            group: gvk.group.clone(),
+            version: gvk.version.clone(),
+            kind: gvk.kind.clone(),
+            label_selector: label_selector.map(str::to_string),
+        };
+        if let Some(informer) = self.running(&key) {
+            return Ok(informer);
+        }
+        let _starting = self.starting.lock().await;
+        if let Some(informer) = self.running(&key) {
+            return Ok(informer);
+        }
+        let resolved = self.resolve(gvk).await?;
+        let informer = Arc::new(start(
+            self.client.clone(),
+            gvk.clone(),
+            resolved,
+            label_selector.map(str::to_string),
+        ));
+        let mut informers = self.informers.lock().expect("informers lock");
+        informers.retain(|_, weak| weak.strong_count() > 0);
+        informers.insert(key, Arc::downgrade(&informer));
+        Ok(informer)
+    }
+
+    fn running(&self, key: &InformerKey) -> Option<Arc<Informer>> {
+        self.informers
+            .lock()
+            .expect("informers lock")
+            .get(key)
+            .and_then(Weak::upgrade)
+    }
+}
+
+const CHANGES_CAPACITY: usize = 16 << 10;
+
+fn start(
+    client: kube::Client,
+    gvk: Gvk,
+    resolved: Resolved,
+    label_selector: Option<String>,
+) -> Informer {
+    let objects = Arc::new(RwLock::new(Objects::new()));
+    let (changes, _) = broadcast::channel(CHANGES_CAPACITY);
+    let (ready_tx, ready) = watch::channel(false);
+    let api: Api<DynamicObject> = Api::all_with(client, &resolved.resource);
+    let mut config = watcher::Config::default();
+    if let Some(selector) = &label_selector {
+        config = config.labels(selector);
+    }
+    let task = tokio::spawn(run_watch(
+        api,
+        config,
+        resolved.resource.clone(),
+        display_kind(&gvk),
+        objects.clone(),
+        changes.clone(),
+        ready_tx,
+    ));
+    tracing::info!(kind = %display_kind(&gvk), label_selector, "informer started");
+    Informer {
+        gvk,
+        resolved,
+        label_selector,
+        objects,
+        changes,
+        ready,
+        task,
+    }
+}
+
+/// Lists and watches until aborted. The watcher relists on 410 Gone and
+/// after dropped watches, and backs off on API errors.
+async fn run_watch(
+    api: Api<DynamicObject>,
+    config: watcher::Config,
+    resource: ApiResource,
+    kind: String,
+    objects: Arc<RwLock<Objects>>,
+    changes: broadcast::Sender<Change>,
+    ready: watch::Sender<bool>,
+) {
+    let stream = watcher(api, config).default_backoff();
+    let mut stream = std::pin::pin!(stream);
+    let mut relist: Option<Objects> = None;
+    let mut failures = 0u32;
+    while let Some(event) = stream.next().await {
+        let event = match event {
+            Ok(event) => {
+                failures = 0;
+                event
+            }
+            Err(error) => {
+                failures += 1;
+                // The first failure of a streak is worth a warning; the
+                // backoff then retries quietly.
+                if failures == 1 {
+                    tracing::warn!(%kind, error = %error, "watch failed, retrying with backoff");
+                } else {
+                    tracing::debug!(%kind, error = %error, failures, "watch still failing");
+                }
+                continue;
+            }
+        };
+        match event {
+            watcher::Event::Init => relist = Some(Objects::new()),
+            watcher::Event::InitApply(object) => {
+                let cached = Arc::new(Cached::from_object(object, &resource));
+                relist
+                    .get_or_insert_with(Objects::new)
+                    .insert(cached.key(), cached);
+            }
+            watcher::Event::InitDone => {
+                let fresh = relist.take().unwrap_or_default();
+                let old = std::mem::replace(
+                    &mut *objects.write().expect("informer cache lock"),
+                    fresh.clone(),
+                );
+                for (key, object) in &old {
+                    if !fresh.contains_key(key) {
+                        let _ = changes.send(Change::Deleted(object.clone()));
+                    }
+                }
+                for (key, object) in &fresh {
+                    let unchanged = old
+                        .get(key)
+                        .is_some_and(|o| o.resource_version == object.resource_version);
+                    if !unchanged {
+                        let _ = changes.send(Change::Applied {
+                            object: object.clone(),
+                            initial: true,
+                        });
+                    }
+                }
+                if !*ready.borrow() {
+                    tracing::info!(%kind, objects = fresh.len(), "informer synced");
+                }
+                ready.send_replace(true);
+            }
+            watcher::Event::Apply(object) => {
+                let cached = Arc::new(Cached::from_object(object, &resource));
+                objects
+                    .write()
+                    .expect("informer cache lock")
+                    .insert(cached.key(), cached.clone());
+                let _ = changes.send(Change::Applied {
+                    object: cached,
+                    initial: false,
+                });
+            }
+            watcher::Event::Delete(object) => {
+                let cached = Arc::new(Cached::from_object(object, &resource));
+                objects
+                    .write()
+                    .expect("informer cache lock")
+                    .remove(&cached.key());
+                let _ = changes.send(Change::Deleted(cached));
+            }
+        }
+    }
+    // The watcher stream never ends on its own; if it does, say so.
+    tracing::error!(%kind, "informer stream ended");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+}

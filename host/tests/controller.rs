@@ -1,0 +1,519 @@
+//! The controller machinery end to end: the real `rekon run` binary against
+//! the in-memory API server over HTTP, with the example guests.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rekon_apiserver::{ApiServer, ResourceInfo, RunningServer, Store};
+use serde_json::{Value, json};
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A server, a kubeconfig, and a `rekon run` process.
+struct Env {
+    server: RunningServer,
+    _dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+    hosts: Vec<Child>,
+    logs: Vec<PathBuf>,
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        for host in &mut self.hosts {
+            let _ = host.kill();
+            let _ = host.wait();
+        }
+    }
+}
+
+impl Env {
+    async fn new() -> Env {
+        let server = ApiServer::builder()
+            .start()
+            .await
+            .expect("the API server starts");
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        server.write_kubeconfig(&kubeconfig).unwrap();
+        Env {
+            server,
+            _dir: dir,
+            kubeconfig,
+            hosts: Vec::new(),
+            logs: Vec::new(),
+        }
+    }
+
+    fn store(&self) -> Store {
+        self.server.store()
+    }
+
+    /// Starts `rekon run` with these modules and extra arguments.
+    fn run(&mut self, modules: &[&str], extra: &[&str]) {
+        let log = self
+            ._dir
+            .path()
+            .join(format!("rekon-{}.log", self.hosts.len()));
+        let child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .arg("run")
+            .args(modules)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(extra)
+            .env("REKON_CACHE_DIR", self._dir.path().join("cache"))
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("starting rekon run");
+        self.hosts.push(child);
+        self.logs.push(log);
+    }
+
+    fn log(&self) -> String {
+        self.logs
+            .iter()
+            .map(|l| std::fs::read_to_string(l).unwrap_or_default())
+            .collect()
+    }
+
+    fn apply(&self, object: Value) -> Value {
+        self.store().apply_object(object).expect("applying")
+    }
+
+    fn apply_file(&self, path: &str) {
+        let text = std::fs::read_to_string(path).unwrap();
+        for document in serde_yaml::Deserializer::from_str(&text) {
+            let value: Value = serde::Deserialize::deserialize(document).unwrap();
+            if !value.is_null() {
+                self.apply(value);
+            }
+        }
+    }
+
+    fn resource(&self, group: &str, version: &str, kind: &str) -> ResourceInfo {
+        self.store()
+            .resource_for_kind(group, version, kind)
+            .unwrap_or_else(|| panic!("{kind} is served"))
+    }
+
+    fn get(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+        ns: Option<&str>,
+        name: &str,
+    ) -> Option<Value> {
+        let resource = self.resource(group, version, kind);
+        self.store().get(&resource, ns, name).ok()
+    }
+
+    /// Polls until `check` gives `Some`, or fails with the host's log.
+    async fn wait<T>(&self, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+        let started = Instant::now();
+        loop {
+            if let Some(value) = check() {
+                return value;
+            }
+            if started.elapsed() > DEADLINE {
+                panic!(
+                    "timed out waiting for {what}\n--- rekon log ---\n{}",
+                    self.log()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+}
+
+fn path(relative: &str) -> String {
+    format!("{}/../{relative}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn app(name: &str, replicas: i64) -> Value {
+    json!({
+        "apiVersion": "demo.rekon.dev/v1", "kind": "App",
+        "metadata": { "name": name, "namespace": "default" },
+        "spec": { "image": "nginx:1.27", "replicas": replicas, "port": 8080 },
+    })
+}
+
+mod app {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn app_lifecycle_owned_objects_status_repair_and_finalizer() {
+        let mut env = Env::new().await;
+        env.apply_file(&path("guests/app/manifests/crd.yaml"));
+        env.run(&[rekon_test_artifacts::APP], &[]);
+        env.apply(app("web", 2));
+
+        let deployment = env
+            .wait("the Deployment", || {
+                env.get("apps", "v1", "Deployment", Some("default"), "web")
+            })
+            .await;
+        assert_eq!(deployment["spec"]["replicas"], 2);
+        let owner = &deployment["metadata"]["ownerReferences"][0];
+        assert_eq!(
+            (owner["kind"].as_str(), owner["name"].as_str()),
+            (Some("App"), Some("web"))
+        );
+        assert_eq!(owner["controller"], true);
+        env.wait("the Service", || {
+            env.get("", "v1", "Service", Some("default"), "web")
+        })
+        .await;
+        let status = env
+            .wait("the App status", || {
+                env.get("demo.rekon.dev", "v1", "App", Some("default"), "web")
+                    .filter(|a| a["status"]["observedGeneration"] == 1)
+            })
+            .await;
+        assert!(
+            status["status"]["conditions"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|c| c["type"] == "Ready")),
+            "{status}"
+        );
+
+        // Editing the spec updates the Deployment and observedGeneration.
+        env.apply(app("web", 5));
+        env.wait("replicas 5", || {
+            env.get("apps", "v1", "Deployment", Some("default"), "web")
+                .filter(|d| d["spec"]["replicas"] == 5)
+        })
+        .await;
+        env.wait("observedGeneration 2", || {
+            env.get("demo.rekon.dev", "v1", "App", Some("default"), "web")
+                .filter(|a| a["status"]["observedGeneration"] == 2)
+        })
+        .await;
+
+        // A Deployment deleted by hand is repaired.
+        let deployments = env.resource("apps", "v1", "Deployment");
+        let before = deployment["metadata"]["uid"].clone();
+        env.store()
+            .delete(&deployments, Some("default"), "web", None)
+            .unwrap();
+        env.wait("the Deployment recreated", || {
+            env.get("apps", "v1", "Deployment", Some("default"), "web")
+                .filter(|d| d["metadata"]["uid"] != before)
+        })
+        .await;
+
+        // Deleting the App runs the finalizer's cleanup; everything goes.
+        let apps = env.resource("demo.rekon.dev", "v1", "App");
+        env.store()
+            .delete(&apps, Some("default"), "web", None)
+            .unwrap();
+        env.wait("the App gone", || {
+            env.get("demo.rekon.dev", "v1", "App", Some("default"), "web")
+                .is_none()
+                .then_some(())
+        })
+        .await;
+        env.wait("owned objects gone", || {
+            (env.get("apps", "v1", "Deployment", Some("default"), "web")
+                .is_none()
+                && env
+                    .get("", "v1", "Service", Some("default"), "web")
+                    .is_none())
+            .then_some(())
+        })
+        .await;
+    }
+}
+
+fn configmap(ns: &str, name: &str, annotations: Value, data: Value) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": { "name": name, "namespace": ns, "annotations": annotations },
+        "data": data,
+    })
+}
+
+fn namespace(name: &str) -> Value {
+    json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": name } })
+}
+
+mod configmap_sync {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn follows_creates_updates_and_deletes_including_the_watched_kind() {
+        let mut env = Env::new().await;
+        env.apply(namespace("team-a"));
+        env.run(&[rekon_test_artifacts::CONFIGMAP_SYNC], &[]);
+        let mut source = configmap(
+            "default",
+            "shared",
+            json!({ "rekon.dev/sync-to": "team-a,team-b" }),
+            json!({ "region": "eu-west-1" }),
+        );
+        source["metadata"]["labels"] = json!({ "rekon.dev/sync": "true" });
+        env.apply(source.clone());
+        env.wait("the copy in team-a", || {
+            env.get("", "v1", "ConfigMap", Some("team-a"), "shared")
+                .filter(|c| c["data"]["region"] == "eu-west-1")
+        })
+        .await;
+
+        // team-b appears later: the Namespace watch brings the copy.
+        env.apply(namespace("team-b"));
+        env.wait("the copy in team-b", || {
+            env.get("", "v1", "ConfigMap", Some("team-b"), "shared")
+        })
+        .await;
+
+        // An update of the source reaches the copies.
+        let mut updated = env
+            .get("", "v1", "ConfigMap", Some("default"), "shared")
+            .unwrap();
+        updated["data"] = json!({ "region": "us-east-1" });
+        env.apply(updated);
+        env.wait("the updated copy", || {
+            env.get("", "v1", "ConfigMap", Some("team-b"), "shared")
+                .filter(|c| c["data"]["region"] == "us-east-1")
+        })
+        .await;
+
+        // Deleting the source deletes the copies, then the source goes.
+        let configmaps = env.resource("", "v1", "ConfigMap");
+        env.store()
+            .delete(&configmaps, Some("default"), "shared", None)
+            .unwrap();
+        env.wait("the copies and the source gone", || {
+            (env.get("", "v1", "ConfigMap", Some("team-a"), "shared")
+                .is_none()
+                && env
+                    .get("", "v1", "ConfigMap", Some("team-b"), "shared")
+                    .is_none()
+                && env
+                    .get("", "v1", "ConfigMap", Some("default"), "shared")
+                    .is_none())
+            .then_some(())
+        })
+        .await;
+    }
+}
+
+mod sharing {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_modules_on_one_kind_share_one_watch() {
+        let mut env = Env::new().await;
+        env.run(
+            &[
+                rekon_test_artifacts::CONFIGMAP_SYNC,
+                rekon_test_artifacts::MISBEHAVE,
+            ],
+            &[],
+        );
+        env.apply(configmap(
+            "default",
+            "plain",
+            json!({}),
+            json!({ "a": "b" }),
+        ));
+        // misbehave reconciles every ConfigMap: its write shows both
+        // controllers are running.
+        env.wait("misbehave's reconcile", || {
+            env.get("", "v1", "ConfigMap", Some("default"), "plain")
+                .filter(|c| c["data"]["reconciled"] == "true")
+        })
+        .await;
+        let watches = env
+            .server
+            .requests()
+            .into_iter()
+            .filter(|r| r.verb == "watch" && r.resource == "configmaps")
+            .count();
+        assert_eq!(watches, 1, "one watch of configmaps for both modules");
+    }
+}
+
+mod failures {
+    use super::*;
+
+    fn failed_attempts(log: &str, name: &str) -> usize {
+        log.lines()
+            .filter(|l| l.contains("reconcile failed") && l.contains(&format!("name={name}")))
+            .count()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn failures_are_retried_with_growing_delays_until_fixed() {
+        let mut env = Env::new().await;
+        env.run(&[rekon_test_artifacts::MISBEHAVE], &[]);
+        env.apply(configmap(
+            "default",
+            "flaky",
+            json!({ "misbehave.rekon.dev/mode": "error" }),
+            json!({}),
+        ));
+        env.wait("a few retries", || {
+            (failed_attempts(&env.log(), "flaky") >= 4).then_some(())
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        // 5 ms doubling: within a second, about eight attempts, not hundreds.
+        let attempts = failed_attempts(&env.log(), "flaky");
+        assert!(attempts < 15, "{attempts} attempts: no backoff");
+
+        // Fix the cause: the next run succeeds.
+        let mut fixed = env
+            .get("", "v1", "ConfigMap", Some("default"), "flaky")
+            .unwrap();
+        fixed["metadata"]["annotations"]["misbehave.rekon.dev/mode"] = json!("ok");
+        env.apply(fixed);
+        env.wait("the fixed object reconciled", || {
+            env.get("", "v1", "ConfigMap", Some("default"), "flaky")
+                .filter(|c| c["data"]["reconciled"] == "true")
+        })
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn misbehaving_module_never_stops_the_others() {
+        let mut env = Env::new().await;
+        env.apply_file(&path("guests/app/manifests/crd.yaml"));
+        env.run(
+            &[rekon_test_artifacts::MISBEHAVE, rekon_test_artifacts::APP],
+            &["--timeout-ms", "200", "--max-memory-mib", "32"],
+        );
+        for mode in [
+            "trap",
+            "panic",
+            "loop",
+            "alloc",
+            "recurse",
+            "recurse-small",
+            "huge-error",
+            "huge-log",
+        ] {
+            env.apply(configmap(
+                "default",
+                &format!("bad-{mode}"),
+                json!({ "misbehave.rekon.dev/mode": mode }),
+                json!({}),
+            ));
+        }
+        env.apply(app("web", 1));
+        env.wait("the App reconciled", || {
+            env.get("demo.rekon.dev", "v1", "App", Some("default"), "web")
+                .filter(|a| a["status"]["observedGeneration"] == 1)
+        })
+        .await;
+        // misbehave itself still serves its good objects.
+        env.apply(configmap("default", "good", json!({}), json!({})));
+        env.wait("misbehave's good object", || {
+            env.get("", "v1", "ConfigMap", Some("default"), "good")
+                .filter(|c| c["data"]["reconciled"] == "true")
+        })
+        .await;
+        // Each failure was seen and classified.
+        for kind in [
+            "timeout",
+            "out_of_memory",
+            "panic",
+            "stack_overflow",
+            "trap",
+        ] {
+            let kind = format!("kind=\"{kind}\"");
+            env.wait(&kind, || env.log().contains(&kind).then_some(()))
+                .await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn denied_call_gets_forbidden_and_a_warning_event() {
+        let mut env = Env::new().await;
+        env.apply(json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": { "name": misbehave::VICTIM, "namespace": "default" },
+            "data": { "k": "dg==" },
+        }));
+        env.run(&[rekon_test_artifacts::MISBEHAVE], &[]);
+        env.apply(configmap(
+            "default",
+            "intruder",
+            json!({ "misbehave.rekon.dev/mode": "forbidden" }),
+            json!({}),
+        ));
+        let cm = env
+            .wait("the guest's record of the refusal", || {
+                env.get("", "v1", "ConfigMap", Some("default"), "intruder")
+                    .filter(|c| c["data"]["forbidden"].is_string())
+            })
+            .await;
+        assert_eq!(cm["data"]["forbidden"], "403 Forbidden");
+        assert!(
+            env.get("", "v1", "Secret", Some("default"), misbehave::VICTIM)
+                .is_some(),
+            "the Secret survived"
+        );
+        let events = env.resource("events.k8s.io", "v1", "Event");
+        let event = env
+            .wait("the Warning event", || {
+                env.store()
+                    .list(&events, &Default::default())
+                    .ok()?
+                    .items
+                    .into_iter()
+                    .find(|e| e["reason"] == "PermissionDenied")
+            })
+            .await;
+        assert_eq!(event["type"], "Warning");
+        assert_eq!(event["regarding"]["name"], "intruder");
+        assert!(
+            event["note"].as_str().unwrap().contains("delete"),
+            "{event}"
+        );
+    }
+}
+
+mod resilience {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn dropped_watches_410_and_error_bursts_end_in_the_right_state() {
+        let mut env = Env::new().await;
+        env.apply_file(&path("guests/app/manifests/crd.yaml"));
+        env.run(&[rekon_test_artifacts::APP], &[]);
+        for i in 0..3 {
+            env.apply(app(&format!("a{i}"), 1));
+        }
+        let faults = env.server.faults();
+        // Writes fail for a while: 500s, 429s, and conflicts.
+        faults.fail_next(4, Some("patch"), Some("deployments"), 500);
+        faults.fail_next(3, Some("patch"), Some("services"), 429);
+        faults.fail_next(2, Some("patch"), Some("apps/status"), 409);
+        for i in 3..6 {
+            env.apply(app(&format!("a{i}"), 1));
+        }
+        // Watches are cut and history is compacted: resuming gets 410.
+        faults.drop_watches();
+        faults.compact();
+        for i in 6..9 {
+            env.apply(app(&format!("a{i}"), 2));
+        }
+        faults.drop_watches();
+        for i in 0..9 {
+            let name = format!("a{i}");
+            let replicas = if i >= 6 { 2 } else { 1 };
+            env.wait(&format!("{name} reconciled"), || {
+                let d = env.get("apps", "v1", "Deployment", Some("default"), &name)?;
+                env.get("", "v1", "Service", Some("default"), &name)?;
+                let a = env.get("demo.rekon.dev", "v1", "App", Some("default"), &name)?;
+                (d["spec"]["replicas"] == replicas && a["status"]["observedGeneration"] == 1)
+                    .then_some(())
+            })
+            .await;
+        }
+    }
+}
