@@ -415,6 +415,8 @@ struct Ctx {
     pretty: bool,
     yaml: bool,
     table: bool,
+    /// `as=PartialObjectMetadata`: metadata-only objects (kube-rs metadata watches).
+    metadata_only: bool,
 }
 
 fn audit_headers(resp: &mut Response<Body>) {
@@ -616,6 +618,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
                 .any(|p| user_agent.starts_with(p)),
         yaml: accept.starts_with("application/yaml"),
         table: accept.contains("as=Table"),
+        metadata_only: accept.contains("as=PartialObjectMetadata"),
     };
     if path.starts_with("/_rekon/") {
         let body = read_body(req).await;
@@ -953,13 +956,11 @@ fn rest(
         continue_token: query.get("continue").map(str::to_string),
     };
     match (method.as_str(), name) {
-        ("GET", None) if query.flag("watch") => {
-            Ok(watch(state, res, list_opts(), query, ctx.table))
-        }
+        ("GET", None) if query.flag("watch") => Ok(watch(state, res, list_opts(), query, ctx)),
         ("GET", Some(n)) if query.flag("watch") => {
             let mut o = list_opts();
             o.field_selector = Some(format!("metadata.name={n}"));
-            Ok(watch(state, res, o, query, ctx.table))
+            Ok(watch(state, res, o, query, ctx))
         }
         ("GET", None) => {
             let mut o = list_opts();
@@ -1005,14 +1006,25 @@ fn rest(
                 return Ok(json_response(200, &doc, ctx));
             }
             let builtin = is_builtin(res);
-            let items: Vec<Value> = list
-                .items
-                .into_iter()
-                .map(|o| strip_kind(builtin, o))
-                .collect();
+            let (kind, api_version, items): (String, String, Vec<Value>) = if ctx.metadata_only {
+                (
+                    "PartialObjectMetadataList".into(),
+                    "meta.k8s.io/v1".into(),
+                    list.items.iter().map(table::partial).collect(),
+                )
+            } else {
+                (
+                    format!("{}List", res.kind),
+                    res.api_version(),
+                    list.items
+                        .into_iter()
+                        .map(|o| strip_kind(builtin, o))
+                        .collect(),
+                )
+            };
             let doc = json!({
-                "kind": format!("{}List", res.kind),
-                "apiVersion": res.api_version(),
+                "kind": kind,
+                "apiVersion": api_version,
                 "metadata": md,
                 "items": items,
             });
@@ -1031,6 +1043,9 @@ fn rest(
                     &table::table(&cols, rv, std::slice::from_ref(&o), true),
                     ctx,
                 ));
+            }
+            if ctx.metadata_only {
+                return Ok(json_response(200, &table::partial(&o), ctx));
             }
             Ok(json_response(200, &o, ctx))
         }
@@ -1231,7 +1246,7 @@ fn watch(
     res: &ResourceInfo,
     opts: ListOptions,
     query: &Query,
-    as_table: bool,
+    shape: &Ctx,
 ) -> Response<Body> {
     let store = state.store.clone();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Bytes>();
@@ -1241,7 +1256,8 @@ fn watch(
     let legacy = rv.is_none() || rv == Some("0");
     let start_rv = if send_initial { None } else { rv };
     let sink_tx = tx.clone();
-    let cols = as_table.then(|| table::columns(&store, res));
+    let cols = shape.table.then(|| table::columns(&store, res));
+    let metadata_only = shape.metadata_only;
     let mut first = true;
     let sink = Box::new(move |ev: WatchEvent| {
         let object = match &cols {
@@ -1254,6 +1270,9 @@ fn watch(
                 let t = table::table(cols, rv, std::slice::from_ref(&ev.object), first);
                 first = false;
                 t
+            }
+            _ if metadata_only && ev.event_type != crate::store::EventType::Bookmark => {
+                table::partial(&ev.object)
             }
             _ => ev.object,
         };
@@ -1270,6 +1289,7 @@ fn watch(
         pretty: false,
         yaml: false,
         table: false,
+        metadata_only: false,
     };
     let id = match store.watch(res, &opts, start_rv, sink) {
         Ok(id) => id,

@@ -225,7 +225,8 @@ fn cell(c: &Column, o: &Value) -> Value {
     }
 }
 
-fn partial(o: &Value) -> Value {
+/// The metadata-only view of an object (`meta.k8s.io/v1` PartialObjectMetadata).
+pub(crate) fn partial(o: &Value) -> Value {
     json!({
         "kind": "PartialObjectMetadata",
         "apiVersion": "meta.k8s.io/v1",

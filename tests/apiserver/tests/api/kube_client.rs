@@ -734,3 +734,42 @@ async fn streaming_list_watcher_gets_initial_events_then_changes() {
     );
     task.abort();
 }
+
+#[tokio::test]
+async fn metadata_only_list_and_watcher() {
+    let t = common::start().await;
+    let cms: Api<ConfigMap> = Api::namespaced(t.client.clone(), "default");
+    cms.create(&PostParams::default(), &cm("m1", &[("a", "b")]))
+        .await
+        .unwrap();
+    let list = cms.list_metadata(&ListParams::default()).await.unwrap();
+    assert_eq!(list.items.len(), 1);
+    assert_eq!(list.items[0].metadata.labels.as_ref().unwrap()["a"], "b");
+    let (code, _, body) = common::raw(
+        t.server.addr(),
+        "GET",
+        "/api/v1/namespaces/default/configmaps/m1",
+        "application/json",
+        "",
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert!(body.contains("\"data\""));
+    let (reader, writer) = reflector::store();
+    let meta_api: Api<kube::core::PartialObjectMeta<ConfigMap>> =
+        Api::namespaced(t.client.clone(), "default");
+    let stream = reflector(writer, watcher(meta_api, watcher::Config::default()))
+        .default_backoff()
+        .applied_objects();
+    let task = tokio::spawn(stream.for_each(|_| async {}));
+    reader.wait_until_ready().await.unwrap();
+    cms.create(&PostParams::default(), &cm("m2", &[]))
+        .await
+        .unwrap();
+    eventually("metadata watcher sees the new object", || {
+        let reader = reader.clone();
+        async move { reader.state().len() == 2 }
+    })
+    .await;
+    task.abort();
+}
