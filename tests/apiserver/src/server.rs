@@ -943,6 +943,26 @@ fn rest(
 ) -> Result<Response<Body>, Status> {
     let store = &state.store;
     let dry_run = query.get("dryRun") == Some("All");
+    if let Some(v) = query.get("dryRun").filter(|v| *v != "All") {
+        let kind = match method.as_str() {
+            "POST" => "CreateOptions",
+            "PUT" => "UpdateOptions",
+            "PATCH" => "PatchOptions",
+            "DELETE" => "DeleteOptions",
+            _ => "ListOptions",
+        };
+        return Err(options_invalid(
+            kind,
+            &[(
+                "dryRun",
+                "FieldValueNotSupported",
+                &format!("Unsupported value: [\"{v}\"]: supported values: \"All\""),
+            )],
+        ));
+    }
+    if method == Method::GET && name.is_none() {
+        validate_list_options(query)?;
+    }
     let opts = WriteOptions {
         field_manager: Some(default_manager(query, ua)),
         subresource: sub.clone().filter(|s| s == "status"),
@@ -1196,6 +1216,87 @@ fn rest(
             "the server does not allow this method on the requested resource",
         )),
     }
+}
+
+/// 422 for invalid request options, as `ListOptions.meta.k8s.io "" is invalid: ...`.
+fn options_invalid(kind: &str, causes: &[(&str, &str, &str)]) -> Status {
+    let msgs: Vec<String> = causes.iter().map(|(f, _, m)| format!("{f}: {m}")).collect();
+    let joined = if msgs.len() == 1 {
+        msgs[0].clone()
+    } else {
+        format!("[{}]", msgs.join(", "))
+    };
+    Status {
+        code: 422,
+        reason: "Invalid".into(),
+        message: format!("{kind}.meta.k8s.io \"\" is invalid: {joined}"),
+        details: Some(json!({
+            "group": "meta.k8s.io",
+            "kind": kind,
+            "causes": causes.iter().map(|(f, r, m)| json!({"reason": r, "message": m, "field": f})).collect::<Vec<_>>(),
+        })),
+    }
+}
+
+/// The real server's checks of list and watch options.
+fn validate_list_options(query: &Query) -> Result<(), Status> {
+    let watch = query.flag("watch");
+    let rv = query.get("resourceVersion").filter(|v| !v.is_empty());
+    let rvm = query.get("resourceVersionMatch").filter(|v| !v.is_empty());
+    let initial = query.get("sendInitialEvents").is_some();
+    let mut causes: Vec<(&str, &str, String)> = Vec::new();
+    if watch {
+        if initial && rvm != Some("NotOlderThan") {
+            causes.push((
+                "resourceVersionMatch",
+                "FieldValueForbidden",
+                "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan".into(),
+            ));
+        }
+        if !initial && let Some(m) = rvm {
+            causes.push((
+                "resourceVersionMatch",
+                "FieldValueForbidden",
+                "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided".into(),
+            ));
+            if m != "NotOlderThan" {
+                causes.push((
+                    "resourceVersionMatch",
+                    "FieldValueNotSupported",
+                    format!("Unsupported value: \"{m}\": supported values: \"NotOlderThan\""),
+                ));
+            }
+        }
+    } else {
+        if rvm.is_some() && rv.is_none() {
+            causes.push((
+                "resourceVersionMatch",
+                "FieldValueForbidden",
+                "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
+                    .into(),
+            ));
+        }
+        if initial {
+            causes.push((
+                "sendInitialEvents",
+                "FieldValueForbidden",
+                "Forbidden: sendInitialEvents is forbidden for list".into(),
+            ));
+        }
+        if rv.is_some() && query.get("continue").is_some_and(|c| !c.is_empty()) {
+            return Err(Status::bad_request(
+                "specifying resource version is not allowed when using continue",
+            ));
+        }
+    }
+    if causes.is_empty() {
+        return Ok(());
+    }
+    let borrowed: Vec<(&str, &str, &str)> = causes
+        .iter()
+        .map(|(f, r, m)| (*f, *r, m.as_str()))
+        .collect();
+    Err(options_invalid("ListOptions", &borrowed))
 }
 
 fn success_status(res: &ResourceInfo, name: &str, obj: &Value) -> Value {

@@ -750,7 +750,7 @@ fn encode_continue(rv: u64, start: &str) -> String {
 }
 
 fn decode_continue(s: &str) -> Result<(i64, String), Status> {
-    let bad = || Status::bad_request(format!("continue key is not valid: {s}"));
+    let bad = || Status::bad_request("invalid continue token: continue key is not valid");
     let trimmed = s.trim_end_matches('=');
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(trimmed)

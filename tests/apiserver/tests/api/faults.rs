@@ -213,3 +213,42 @@ async fn state_file_survives_a_process_restart() {
     assert_eq!(code, 200);
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn invalid_list_and_write_options_are_422_like_the_real_server() {
+    let t = common::start().await;
+    let addr = t.server.addr();
+    let cases = [
+        (
+            "/api/v1/namespaces/default/configmaps?resourceVersionMatch=Exact",
+            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+        ),
+        (
+            "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&timeoutSeconds=4",
+            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+        ),
+    ];
+    for (path, message) in cases {
+        let (code, _, body) = get(addr, path).await;
+        assert_eq!(code, 422, "{path}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["message"], message);
+        assert_eq!(v["details"]["kind"], "ListOptions");
+    }
+    let (code, _, body) = raw(
+        addr,
+        "POST",
+        "/api/v1/namespaces/default/configmaps?dryRun=Maybe",
+        "application/json",
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}"#,
+    )
+    .await;
+    assert_eq!(code, 422);
+    assert!(body.contains(r#"CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: [\"Maybe\"]: supported values: \"All\""#), "{body}");
+    let (code, _, _) = get(
+        addr,
+        "/api/v1/namespaces/default/configmaps?limit=2&continue=garbage",
+    )
+    .await;
+    assert_eq!(code, 400);
+}
