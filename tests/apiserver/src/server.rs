@@ -1002,20 +1002,27 @@ fn rest(
                 }
             }
             let list = store.list(res, &o)?;
+            // Built-in lists write ListMeta in field order and omit an empty
+            // continue; custom resource lists sort keys and end with "".
+            let builtin = is_builtin(res);
             let mut md = Map::new();
+            if !builtin {
+                md.insert(
+                    "continue".into(),
+                    json!(list.continue_token.clone().unwrap_or_default()),
+                );
+                if let Some(n) = list.remaining_item_count {
+                    md.insert("remainingItemCount".into(), json!(n));
+                }
+            }
             md.insert("resourceVersion".into(), json!(list.resource_version));
-            match &list.continue_token {
-                Some(c) => {
+            if builtin {
+                if let Some(c) = &list.continue_token {
                     md.insert("continue".into(), json!(c));
                 }
-                // Custom resource lists end with an empty token; built-in ones omit it.
-                None if !is_builtin(res) => {
-                    md.insert("continue".into(), json!(""));
+                if let Some(n) = list.remaining_item_count {
+                    md.insert("remainingItemCount".into(), json!(n));
                 }
-                None => {}
-            }
-            if let Some(n) = list.remaining_item_count {
-                md.insert("remainingItemCount".into(), json!(n));
             }
             if ctx.table {
                 let cols = table::columns(store, res);
@@ -1025,7 +1032,6 @@ fn rest(
                 }
                 return Ok(json_response(200, &doc, ctx));
             }
-            let builtin = is_builtin(res);
             let (kind, api_version, items): (String, String, Vec<Value>) = if ctx.metadata_only {
                 (
                     "PartialObjectMetadataList".into(),

@@ -2046,7 +2046,14 @@ impl Inner {
             new = self.crd_status(new);
         }
         if is_deleting(&new) && finalizers(&new).is_empty() {
-            let out = self.finish_delete(res, new.clone(), Some(existing));
+            // The write that removes the last finalizer deletes the object;
+            // like the real server, it answers with the previous version
+            // while the DELETED event carries a new one.
+            let previous = existing.pointer("/metadata/resourceVersion").cloned();
+            let mut out = self.finish_delete(res, new.clone(), Some(existing));
+            if let Some(rv) = previous {
+                meta_mut(&mut out).insert("resourceVersion".into(), rv);
+            }
             self.collect_garbage();
             return Ok(out);
         }
