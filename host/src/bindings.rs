@@ -150,7 +150,21 @@ pub struct CallRecord {
 pub(crate) struct Caller {
     pub name: String,
     pub version: String,
+    /// What the manifest declares.
     pub permissions: Vec<Permission>,
+    /// What the operator allows this module, if they narrowed it: a call
+    /// must then be allowed by both.
+    pub operator_limit: Option<Vec<Permission>>,
+}
+
+impl Caller {
+    fn allows(&self, verb: Verbs, kind: &Gvk, namespace: Option<&str>) -> bool {
+        is_allowed(&self.permissions, verb, kind, namespace)
+            && self
+                .operator_limit
+                .as_ref()
+                .is_none_or(|limit| is_allowed(limit, verb, kind, namespace))
+    }
 }
 
 impl Caller {
@@ -284,9 +298,14 @@ impl HostState {
                 "Forbidden",
                 "the cluster cannot be reached while a module describes itself (manifest)",
             )),
-            Some(ctx) if !is_allowed(&ctx.caller.permissions, verb, kind, namespace) => {
+            Some(ctx) if !ctx.caller.allows(verb, kind, namespace) => {
+                let by = if is_allowed(&ctx.caller.permissions, verb, kind, namespace) {
+                    "the operator's configuration does not grant it"
+                } else {
+                    "its manifest does not grant it"
+                };
                 let message = format!(
-                    "module {:?} may not {} {} in {}: its manifest does not grant it",
+                    "module {:?} may not {} {} in {}: {by}",
                     ctx.caller.name,
                     verb_name(verb),
                     display_kind(kind),

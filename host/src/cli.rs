@@ -91,6 +91,9 @@ enum Command {
         /// Reconciles at once per module (default: each module's hint, else 1).
         #[arg(long)]
         concurrency: Option<usize>,
+        /// The operator's configuration (YAML): per-module concurrency and narrowed permissions.
+        #[arg(long)]
+        config: Option<PathBuf>,
         /// First retry delay of a failed reconcile, in milliseconds (doubling).
         #[arg(long, default_value_t = 5)]
         backoff_base_ms: u64,
@@ -181,14 +184,20 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         kubeconfig,
         context,
         concurrency,
+        config,
         backoff_base_ms,
         backoff_max_s,
     } = &cli.command
     {
+        let config = match config {
+            Some(path) => crate::HostConfig::read(path)?,
+            None => crate::HostConfig::default(),
+        };
         let client = kube_client(kubeconfig.as_deref(), context.clone()).await?;
         let mut builder = crate::Host::builder()
             .client(client)
             .engine_config(engine_config(&cli))
+            .config(config)
             .backoff(
                 Duration::from_millis(*backoff_base_ms),
                 Duration::from_secs(*backoff_max_s),

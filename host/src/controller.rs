@@ -363,5 +363,12 @@ async fn reconcile_one(
             }
         }
     };
+    // The next run of this key, if the outcome schedules one, says why.
+    let mut lease = lease;
+    match queue_outcome {
+        Outcome::RequeueAfter(_) => lease.reason = Reason::Requeued,
+        Outcome::Failed { retry: true } => lease.reason = Reason::Retry,
+        _ => {}
+    }
     queue.finish(lease, queue_outcome);
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::config::HostConfig;
 use crate::controller::{self, ControllerOptions};
 use crate::engine::{Engine, EngineConfig, EngineError};
 use crate::informer::Informers;
@@ -61,6 +62,7 @@ pub struct HostBuilder {
     engine: EngineConfig,
     modules: Vec<(String, Vec<u8>)>,
     controller: ControllerOptions,
+    config: HostConfig,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -89,6 +91,13 @@ impl HostBuilder {
     /// Adds a module; `source` names it in logs (a path, say).
     pub fn module(mut self, source: impl Into<String>, bytes: Vec<u8>) -> Self {
         self.modules.push((source.into(), bytes));
+        self
+    }
+
+    /// The operator's configuration: per-module concurrency and narrowed
+    /// permissions.
+    pub fn config(mut self, config: HostConfig) -> Self {
+        self.config = config;
         self
     }
 
@@ -134,6 +143,17 @@ impl HostBuilder {
                         );
                         continue;
                     }
+                    let module = match self.config.modules.get(module.name()) {
+                        Some(settings) => match settings.limit(module.name()) {
+                            Ok(Some(limit)) => module.narrowed(limit),
+                            Ok(None) => module,
+                            Err(error) => {
+                                tracing::error!(%source, error = %error, "module refused: invalid operator configuration");
+                                continue;
+                            }
+                        },
+                        None => module,
+                    };
                     tracing::info!(
                         %source,
                         module = module.name(),
@@ -151,21 +171,39 @@ impl HostBuilder {
                 }
             }
         }
+        for name in self.config.modules.keys() {
+            if !modules.iter().any(|m| m.name() == name) {
+                tracing::warn!(module = %name, "the configuration names a module that is not loaded");
+            }
+        }
         let informers = Arc::new(Informers::new(client));
-        let (stop, stopped) = watch::channel(false);
-        let mut controllers = tokio::task::JoinSet::new();
+        let mut controllers = Vec::new();
         for module in &modules {
-            controllers.spawn(controller::run(
+            let mut options = self.controller.clone();
+            if let Some(concurrency) = self
+                .config
+                .modules
+                .get(module.name())
+                .and_then(|m| m.concurrency)
+            {
+                options.concurrency = Some(concurrency.max(1));
+            }
+            let (stop, stopped) = watch::channel(false);
+            let task = tokio::spawn(controller::run(
                 module.clone(),
                 informers.clone(),
-                self.controller.clone(),
-                stopped.clone(),
+                options,
+                stopped,
             ));
+            controllers.push(RunningController {
+                name: module.name().to_string(),
+                stop,
+                task,
+            });
         }
         Ok(Host {
             modules,
             failures,
-            stop,
             controllers,
         })
     }
@@ -183,12 +221,26 @@ fn anyhow_chain(error: &dyn std::error::Error) -> String {
     text
 }
 
+struct RunningController {
+    name: String,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RunningController {
+    async fn stop(self) {
+        self.stop.send_replace(true);
+        if let Err(error) = self.task.await {
+            tracing::error!(module = %self.name, error = %error, "controller task failed");
+        }
+    }
+}
+
 /// A running host. Dropping it stops nothing: call [`Host::shutdown`].
 pub struct Host {
     modules: Vec<Module>,
     failures: Vec<LoadFailure>,
-    stop: watch::Sender<bool>,
-    controllers: tokio::task::JoinSet<()>,
+    controllers: Vec<RunningController>,
 }
 
 impl std::fmt::Debug for Host {
@@ -215,9 +267,25 @@ impl Host {
         &self.failures
     }
 
+    /// Stops one module's controller (reconciles in flight finish first);
+    /// informers no other module needs stop with it. Returns whether the
+    /// module was running.
+    pub async fn stop_module(&mut self, name: &str) -> bool {
+        let Some(index) = self.controllers.iter().position(|c| c.name == name) else {
+            return false;
+        };
+        self.controllers.remove(index).stop().await;
+        self.modules.retain(|m| m.name() != name);
+        true
+    }
+
     /// Stops taking work, lets reconciles in flight finish, and returns.
-    pub async fn shutdown(mut self) {
-        self.stop.send_replace(true);
-        while self.controllers.join_next().await.is_some() {}
+    pub async fn shutdown(self) {
+        for controller in &self.controllers {
+            controller.stop.send_replace(true);
+        }
+        for controller in self.controllers {
+            controller.stop().await;
+        }
     }
 }

@@ -39,6 +39,7 @@
 
 mod bindings;
 pub mod cli;
+pub mod config;
 mod controller;
 pub mod engine;
 mod host;
@@ -54,6 +55,7 @@ pub use bindings::{
     ObjectRef, PatchType, Permission, Propagation, Reason, ReconcileError as GuestError, Request,
     Verbs, Watch, api_error, is_allowed,
 };
+pub use config::{ConfigError, HostConfig};
 pub use engine::{CompileSource, Engine, EngineConfig, EngineError};
 pub use host::{Host, HostBuilder, HostError, LoadFailure};
 pub use informer::ResolveError;

@@ -239,6 +239,7 @@ impl Module {
             name: manifest.name.clone(),
             version: manifest.version.clone(),
             permissions: manifest.permissions.clone(),
+            operator_limit: None,
         });
         Ok(Module {
             inner: Arc::new(Inner {
@@ -252,6 +253,27 @@ impl Module {
                 budget,
             }),
         })
+    }
+
+    /// The same module version, with its permissions narrowed by the
+    /// operator: a host call must be allowed by the manifest and by `limit`.
+    #[must_use]
+    pub fn narrowed(&self, limit: Vec<crate::bindings::Permission>) -> Module {
+        let inner = &self.inner;
+        let mut caller = (*inner.caller).clone();
+        caller.operator_limit = Some(limit);
+        Module {
+            inner: Arc::new(Inner {
+                engine: inner.engine.clone(),
+                pre: inner.pre.clone(),
+                manifest: inner.manifest.clone(),
+                caller: Arc::new(caller),
+                digest: inner.digest.clone(),
+                source: inner.source,
+                compile_time: inner.compile_time,
+                budget: inner.budget,
+            }),
+        }
     }
 
     /// The module's manifest.

@@ -517,3 +517,231 @@ mod resilience {
         }
     }
 }
+
+mod operator {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn configuration_narrows_a_modules_permissions() {
+        let mut env = Env::new().await;
+        env.apply(namespace("allowed"));
+        let config = env._dir.path().join("rekon.yaml");
+        std::fs::write(
+            &config,
+            "modules:\n  misbehave:\n    permissions:\n    - apiVersion: v1\n      kind: ConfigMap\n      verbs: [get, list, watch, patch]\n      namespaces: [allowed]\n",
+        )
+        .unwrap();
+        env.run(
+            &[rekon_test_artifacts::MISBEHAVE],
+            &["--config", config.to_str().unwrap()],
+        );
+        env.apply(configmap("allowed", "yes", json!({}), json!({})));
+        env.apply(configmap("default", "no", json!({}), json!({})));
+        env.wait("the allowed namespace reconciled", || {
+            env.get("", "v1", "ConfigMap", Some("allowed"), "yes")
+                .filter(|c| c["data"]["reconciled"] == "true")
+        })
+        .await;
+        let events = env.resource("events.k8s.io", "v1", "Event");
+        let event = env
+            .wait("the Warning event for the narrowed call", || {
+                env.store()
+                    .list(&events, &Default::default())
+                    .ok()?
+                    .items
+                    .into_iter()
+                    .find(|e| e["reason"] == "PermissionDenied" && e["regarding"]["name"] == "no")
+            })
+            .await;
+        assert!(
+            event["note"]
+                .as_str()
+                .unwrap()
+                .contains("operator's configuration"),
+            "{event}"
+        );
+        let untouched = env
+            .get("", "v1", "ConfigMap", Some("default"), "no")
+            .unwrap();
+        assert!(untouched["data"]["reconciled"].is_null(), "{untouched}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn kinds_served_after_start_are_picked_up_without_a_restart() {
+        let mut env = Env::new().await;
+        env.run(&[rekon_test_artifacts::APP], &[]);
+        env.wait("the module to report the missing kind", || {
+            env.log()
+                .contains("cannot watch the module's kinds")
+                .then_some(())
+        })
+        .await;
+        env.apply_file(&path("guests/app/manifests/crd.yaml"));
+        env.apply(app("late", 1));
+        env.wait("the App reconciled", || {
+            env.get("demo.rekon.dev", "v1", "App", Some("default"), "late")
+                .filter(|a| a["status"]["observedGeneration"] == 1)
+        })
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn requeue_after_is_honoured() {
+        let mut env = Env::new().await;
+        env.run(&[rekon_test_artifacts::MISBEHAVE], &[]);
+        env.apply(configmap(
+            "default",
+            "again",
+            json!({ "misbehave.rekon.dev/mode": "requeue", "misbehave.rekon.dev/size": "100" }),
+            json!({}),
+        ));
+        let runs = |log: &str| {
+            log.lines()
+                .filter(|l| l.contains("name=again") && l.contains("requeue_after_ms=100"))
+                .count()
+        };
+        env.wait("three runs", || (runs(&env.log()) >= 3).then_some(()))
+            .await;
+        let later = env.log();
+        let requeued = later
+            .lines()
+            .filter(|l| l.contains("name=again") && l.contains("reason=Reason::Requeued"))
+            .count();
+        assert!(requeued >= 2, "runs after the first come from the requeue");
+    }
+}
+
+mod concurrency {
+    use super::*;
+
+    /// When each run of `name` ended, from the host's log.
+    fn run_ends(log: &str, name: &str) -> Vec<chrono::DateTime<chrono::Utc>> {
+        let mut ends: Vec<_> = log
+            .lines()
+            .filter(|l| l.contains(&format!("name={name} ")) && l.contains("reconcile failed"))
+            .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+            .collect();
+        ends.sort();
+        ends
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_same_object_is_never_reconciled_twice_at_once() {
+        let mut env = Env::new().await;
+        env.run(
+            &[rekon_test_artifacts::MISBEHAVE],
+            &[
+                "--concurrency",
+                "4",
+                "--timeout-ms",
+                "150",
+                "--backoff-max-s",
+                "1",
+            ],
+        );
+        // Each run of `busy` spins until its 150 ms CPU deadline; meanwhile
+        // it keeps changing, and other objects keep the workers busy.
+        for i in 0..3 {
+            env.apply(configmap(
+                "default",
+                &format!("other-{i}"),
+                json!({}),
+                json!({}),
+            ));
+        }
+        for round in 0..25 {
+            env.apply(configmap(
+                "default",
+                "busy",
+                json!({ "misbehave.rekon.dev/mode": "loop" }),
+                json!({ "round": round.to_string() }),
+            ));
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        env.wait("several runs of busy", || {
+            (run_ends(&env.log(), "busy").len() >= 3).then_some(())
+        })
+        .await;
+        let ends = run_ends(&env.log(), "busy");
+        for pair in ends.windows(2) {
+            let gap = pair[1] - pair[0];
+            assert!(
+                gap >= chrono::Duration::milliseconds(145),
+                "two runs of busy overlapped: they ended {gap} apart\n{ends:?}"
+            );
+        }
+    }
+}
+
+mod embedded {
+    use super::*;
+
+    async fn client(server: &RunningServer) -> kube::Client {
+        let kubeconfig = kube::config::Kubeconfig::from_yaml(&server.kubeconfig()).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .unwrap();
+        kube::Client::try_from(config).unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn stopping_one_module_keeps_the_shared_watch_of_the_other() {
+        let env = Env::new().await;
+        env.apply(namespace("team-a"));
+        let mut host = rekon_host::Host::builder()
+            .client(client(&env.server).await)
+            .engine_config(rekon_host::EngineConfig::default().cache_dir(None))
+            .module(
+                "misbehave",
+                std::fs::read(rekon_test_artifacts::MISBEHAVE).unwrap(),
+            )
+            .module(
+                "configmap-sync",
+                std::fs::read(rekon_test_artifacts::CONFIGMAP_SYNC).unwrap(),
+            )
+            .start()
+            .await
+            .unwrap();
+        assert_eq!(host.modules().len(), 2);
+        env.apply(configmap("default", "one", json!({}), json!({})));
+        env.wait("misbehave running", || {
+            env.get("", "v1", "ConfigMap", Some("default"), "one")
+                .filter(|c| c["data"]["reconciled"] == "true")
+        })
+        .await;
+
+        assert!(host.stop_module("misbehave").await);
+        let mut source = configmap(
+            "default",
+            "shared",
+            json!({ "rekon.dev/sync-to": "team-a" }),
+            json!({ "k": "v" }),
+        );
+        source["metadata"]["labels"] = json!({ "rekon.dev/sync": "true" });
+        env.apply(source);
+        env.wait("configmap-sync still reconciling", || {
+            env.get("", "v1", "ConfigMap", Some("team-a"), "shared")
+        })
+        .await;
+        let source = env
+            .get("", "v1", "ConfigMap", Some("default"), "shared")
+            .unwrap();
+        assert!(
+            source["data"]["reconciled"].is_null(),
+            "the stopped module did not run"
+        );
+        let watches = env
+            .server
+            .requests()
+            .into_iter()
+            .filter(|r| r.verb == "watch" && r.resource == "configmaps")
+            .count();
+        assert_eq!(watches, 1, "the ConfigMap watch was kept, not restarted");
+
+        host.shutdown().await;
+        env.wait("the watches closed", || {
+            (env.store().watch_count() == 0).then_some(())
+        })
+        .await;
+    }
+}
