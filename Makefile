@@ -21,7 +21,11 @@ fmt:
 bench: setup
 	$(CARGO) bench --bench dispatch
 
-# Runs the `app` guest on the example App, offline, printing every host call.
+# rekon dev: the in-memory API server with the example CRD and App applied,
+# and the example guests reconciling against it. Ctrl-C stops it.
+GUESTS = target/guests/wasm32-wasip2/guest
 run: setup
 	$(CARGO) build -q -p rekon-test-artifacts -p rekon-host
-	$(CARGO) run -q -p rekon-host -- reconcile target/guests/wasm32-wasip2/guest/app.wasm --object guests/app/manifests/example.yaml
+	$(CARGO) run -q -p rekon-host -- dev $(GUESTS)/app.wasm $(GUESTS)/configmap_sync.wasm \
+		-f guests/app/manifests/crd.yaml -f guests/app/manifests/example.yaml \
+		--write-kubeconfig target/rekon-dev.kubeconfig

@@ -103,7 +103,12 @@ enum Command {
     },
     /// Run the embedded in-memory Kubernetes API server (no cluster needed).
     Dev {
-        /// Serve only the API server (the mode available today).
+        /// Module files (.wasm) to run against the embedded API server.
+        modules: Vec<PathBuf>,
+        /// A directory whose `*.wasm` files are modules.
+        #[arg(long = "modules")]
+        module_dir: Vec<PathBuf>,
+        /// Serve only the API server, run no module.
         #[arg(long)]
         api_only: bool,
         /// TCP port on 127.0.0.1 (0 picks a free one).
@@ -121,7 +126,11 @@ enum Command {
 /// Runs the command line; the binary's `main`.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing();
+    // Long-running commands tell what they do; one-shot commands only warn.
+    init_tracing(match cli.command {
+        Command::Run { .. } | Command::Dev { .. } => "info",
+        _ => "warn",
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -135,9 +144,9 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn init_tracing() {
+fn init_tracing(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -167,16 +176,27 @@ async fn load(engine: &Engine, path: &Path) -> anyhow::Result<Module> {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Dev {
+        modules,
+        module_dir,
         api_only,
         port,
         write_kubeconfig,
         manifests,
     } = &cli.command
     {
-        if !api_only {
-            bail!("`rekon dev` serves the API server only: pass --api-only");
-        }
-        return dev_api_only(*port, write_kubeconfig.as_deref(), manifests).await;
+        let modules = if *api_only {
+            Vec::new()
+        } else {
+            module_paths(modules, module_dir)?
+        };
+        return dev(
+            &cli,
+            *port,
+            write_kubeconfig.as_deref(),
+            manifests,
+            &modules,
+        )
+        .await;
     }
     if let Command::Run {
         modules,
@@ -363,11 +383,27 @@ async fn wait_for_signal() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `rekon dev --api-only`: the in-memory API server until SIGINT/SIGTERM.
-async fn dev_api_only(
+/// Adds each module file to the host.
+fn with_modules(
+    mut builder: crate::HostBuilder,
+    paths: &[PathBuf],
+) -> anyhow::Result<crate::HostBuilder> {
+    for path in paths {
+        let bytes =
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        builder = builder.module(path.display().to_string(), bytes);
+    }
+    Ok(builder)
+}
+
+/// `rekon dev`: the in-memory API server, the manifests applied, and the
+/// modules running against it, until SIGINT/SIGTERM.
+async fn dev(
+    cli: &Cli,
     port: u16,
     kubeconfig: Option<&Path>,
     manifests: &[PathBuf],
+    modules: &[PathBuf],
 ) -> anyhow::Result<ExitCode> {
     let server = rekon_apiserver::ApiServer::builder()
         .port(port)
@@ -392,15 +428,30 @@ async fn dev_api_only(
     eprintln!(
         "rekon dev: Kubernetes API server (in memory) on {url}\n\
          kubeconfig: {path}\n\
-         try: KUBECONFIG={path} kubectl get namespaces\n\
+         try: KUBECONFIG={path} kubectl get all,events -A\n\
          stop with Ctrl-C",
         url = server.url(),
         path = kubeconfig.display(),
     );
-    server
-        .run_until_signal()
-        .await
-        .context("waiting for a signal")?;
+    let host = if modules.is_empty() {
+        None
+    } else {
+        let file = kube::config::Kubeconfig::from_yaml(&server.kubeconfig())
+            .context("the embedded server's kubeconfig")?;
+        let config =
+            kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
+                .await?;
+        let builder = crate::Host::builder()
+            .client(kube::Client::try_from(config)?)
+            .engine_config(engine_config(cli));
+        Some(with_modules(builder, modules)?.start().await?)
+    };
+    wait_for_signal().await?;
+    if let Some(host) = host {
+        tracing::info!("shutting down: finishing reconciles in flight");
+        host.shutdown().await;
+    }
+    server.shutdown().await;
     Ok(ExitCode::SUCCESS)
 }
 

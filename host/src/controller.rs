@@ -213,6 +213,23 @@ async fn feed(
     }
 }
 
+/// A reason as the WIT names it, for logs.
+fn reason_name(reason: Reason) -> &'static str {
+    match reason {
+        Reason::Added => "added",
+        Reason::Updated => "updated",
+        Reason::Deleted => "deleted",
+        Reason::Finalizing => "finalizing",
+        Reason::OwnedChanged => "owned-changed",
+        Reason::WatchedChanged => "watched-changed",
+        Reason::Requeued => "requeued",
+        Reason::Retry => "retry",
+        Reason::Resync => "resync",
+        Reason::ModuleReloaded => "module-reloaded",
+        Reason::Manual => "manual",
+    }
+}
+
 fn initial_reason(role: &Role) -> Reason {
     match role {
         Role::Primary => Reason::Added,
@@ -312,7 +329,7 @@ async fn reconcile_one(
         digest = %&module.digest()[..12],
         namespace = namespace.as_deref().unwrap_or(""),
         name = %name,
-        reason = ?reason,
+        reason = reason_name(reason),
         attempt = lease.attempt,
     );
     let outcome = module

@@ -605,7 +605,7 @@ mod operator {
         let later = env.log();
         let requeued = later
             .lines()
-            .filter(|l| l.contains("name=again") && l.contains("reason=Reason::Requeued"))
+            .filter(|l| l.contains("name=again") && l.contains("reason=\"requeued\""))
             .count();
         assert!(requeued >= 2, "runs after the first come from the requeue");
     }

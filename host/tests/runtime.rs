@@ -408,6 +408,78 @@ mod dev {
     use super::*;
     use std::time::Instant;
 
+    fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
+        Command::new("kubectl")
+            .args(args)
+            .env("KUBECONFIG", kubeconfig)
+            .output()
+            .expect("running kubectl")
+    }
+
+    fn sigterm_and_wait(child: &mut std::process::Child) {
+        let status = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                assert!(status.success(), "exit status {status}");
+                return;
+            }
+            assert!(Instant::now() < deadline, "still running after SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn dev_runs_the_example_guests_against_the_embedded_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        let manifests = concat!(env!("CARGO_MANIFEST_DIR"), "/../guests/app/manifests");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .args([
+                "dev",
+                rekon_test_artifacts::APP,
+                rekon_test_artifacts::CONFIGMAP_SYNC,
+            ])
+            .args(["-f", &format!("{manifests}/crd.yaml")])
+            .args(["-f", &format!("{manifests}/example.yaml")])
+            .arg("--write-kubeconfig")
+            .arg(&kubeconfig)
+            .env("REKON_CACHE_DIR", dir.path().join("cache"))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        // The example App gets its Deployment and a status, seen with kubectl.
+        loop {
+            if kubeconfig.exists() {
+                let status = kubectl(
+                    &kubeconfig,
+                    &[
+                        "get",
+                        "app",
+                        "web",
+                        "-o",
+                        "jsonpath={.status.observedGeneration}",
+                    ],
+                );
+                let deployment = kubectl(&kubeconfig, &["get", "deployment", "web", "-o", "name"]);
+                if stdout(&status) == "1" && stdout(&deployment).trim() == "deployment.apps/web" {
+                    break;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the example App was not reconciled"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        sigterm_and_wait(&mut child);
+    }
+
     #[test]
     fn api_only_serves_kubectl_until_sigterm() {
         let dir = tempfile::tempdir().unwrap();
@@ -428,13 +500,7 @@ mod dev {
             assert!(Instant::now() < deadline, "no kubeconfig written");
             std::thread::sleep(Duration::from_millis(20));
         }
-        let kubectl = |args: &[&str]| {
-            Command::new("kubectl")
-                .args(args)
-                .env("KUBECONFIG", &kubeconfig)
-                .output()
-                .expect("running kubectl")
-        };
+        let kubectl = |args: &[&str]| kubectl(&kubeconfig, args);
         let namespaces = kubectl(&["get", "namespaces", "-o", "name"]);
         assert!(namespaces.status.success(), "{}", stderr(&namespaces));
         assert!(stdout(&namespaces).contains("namespace/default"));
@@ -448,19 +514,6 @@ mod dev {
         let apps = kubectl(&["get", "apps.demo.rekon.dev", "-o", "name"]);
         assert_eq!(stdout(&apps).trim(), "app.demo.rekon.dev/web");
 
-        let status = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                assert!(status.success(), "exit status {status}");
-                break;
-            }
-            assert!(Instant::now() < deadline, "still running after SIGTERM");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        sigterm_and_wait(&mut child);
     }
 }
