@@ -41,14 +41,27 @@ fn app_object(size: usize) -> Value {
     app
 }
 
-fn request_for(cluster: &MemoryCluster, object: Value) -> Request {
-    let stored = cluster.seed(object).expect("seeding the App");
-    Request {
+/// A cluster holding the App, and the request of a steady-state reconcile:
+/// the App was reconciled once (finalizer added, children applied, status
+/// written), as it is on every later event or resync in production.
+async fn steady(module: &Module, size: usize) -> (Arc<dyn Cluster>, Request) {
+    let cluster = MemoryCluster::default();
+    let stored = cluster.seed(app_object(size)).expect("seeding the App");
+    let mut request = Request {
         target: object_ref_of(&stored).expect("the App has a name"),
         object: Some(stored.to_string()),
         reason: Reason::Updated,
         attempt: 0,
-    }
+    };
+    let cluster: Arc<dyn Cluster> = Arc::new(cluster);
+    module
+        .reconcile(cluster.clone(), &request, DispatchOptions::default())
+        .await
+        .result
+        .expect("the first reconcile of the App");
+    let current = cluster.get(&request.target).await.expect("the App");
+    request.object = Some(current);
+    (cluster, request)
 }
 
 fn rss_kb() -> f64 {
@@ -63,9 +76,7 @@ fn rss_kb() -> f64 {
 
 /// Mean microseconds per reconcile with a fresh instance.
 async fn fresh_us(module: &Module, size: usize, iterations: usize) -> f64 {
-    let cluster = MemoryCluster::default();
-    let request = request_for(&cluster, app_object(size));
-    let cluster: Arc<dyn Cluster> = Arc::new(cluster);
+    let (cluster, request) = steady(module, size).await;
     for _ in 0..iterations / 10 + 1 {
         let outcome = module
             .reconcile(cluster.clone(), &request, DispatchOptions::default())
@@ -83,9 +94,7 @@ async fn fresh_us(module: &Module, size: usize, iterations: usize) -> f64 {
 
 /// Mean microseconds per reconcile on one reused instance.
 async fn reused_us(module: &Module, size: usize, iterations: usize) -> f64 {
-    let cluster = MemoryCluster::default();
-    let request = request_for(&cluster, app_object(size));
-    let cluster: Arc<dyn Cluster> = Arc::new(cluster);
+    let (cluster, request) = steady(module, size).await;
     module
         .reconcile_reusing_instance(cluster.clone(), &request, iterations / 10 + 1)
         .await
@@ -100,18 +109,35 @@ async fn reused_us(module: &Module, size: usize, iterations: usize) -> f64 {
 /// Mean microseconds per reconcile of the same reconciler compiled natively,
 /// through the SDK's test harness over the same in-memory store.
 fn native_us(size: usize, iterations: usize) -> f64 {
+    use rekon_sdk::{Gvk, ObjectRef};
     let cluster = rekon_sdk::testing::FakeCluster::new();
+    cluster.set_recording(false);
     cluster
         .seed(app_object(size))
         .expect("seeding the App natively");
+    cluster
+        .reconcile::<app::AppReconciler>(Some("default"), "web")
+        .expect("the app reconciler runs natively");
+    // The same steady-state request as the wasm runs get.
+    let kind = Gvk::new("demo.rekon.dev", "v1", "App");
+    let object = cluster
+        .object(&kind, Some("default"), "web")
+        .expect("the App")
+        .to_string();
+    let request = || rekon_sdk::Request {
+        target: ObjectRef::new(kind.clone(), Some("default"), "web"),
+        object: Some(object.clone()),
+        reason: rekon_sdk::Reason::Updated,
+        attempt: 0,
+    };
     for _ in 0..iterations / 10 + 1 {
         cluster
-            .reconcile::<app::AppReconciler>(Some("default"), "web")
+            .reconcile_request::<app::AppReconciler>(request())
             .expect("the app reconciler runs natively");
     }
     let started = Instant::now();
     for _ in 0..iterations {
-        let _ = cluster.reconcile::<app::AppReconciler>(Some("default"), "web");
+        let _ = cluster.reconcile_request::<app::AppReconciler>(request());
     }
     started.elapsed().as_secs_f64() * 1e6 / iterations as f64
 }
@@ -128,9 +154,7 @@ fn throughput(module: &Module, threads: usize, duration: Duration) -> f64 {
                     .build()
                     .expect("a tokio runtime");
                 runtime.block_on(async {
-                    let cluster = MemoryCluster::default();
-                    let request = request_for(&cluster, app_object(2 << 10));
-                    let cluster: Arc<dyn Cluster> = Arc::new(cluster);
+                    let (cluster, request) = steady(&module, 2 << 10).await;
                     let started = Instant::now();
                     let mut count = 0u64;
                     while started.elapsed() < duration {

@@ -428,7 +428,7 @@ async fn dev(
     eprintln!(
         "rekon dev: Kubernetes API server (in memory) on {url}\n\
          kubeconfig: {path}\n\
-         try: KUBECONFIG={path} kubectl get all,events -A\n\
+         try: KUBECONFIG={path} kubectl get namespaces\n\
          stop with Ctrl-C",
         url = server.url(),
         path = kubeconfig.display(),
