@@ -219,6 +219,8 @@ pub struct HostState {
     pub(crate) context: Option<CallContext>,
     pub(crate) stderr: MemoryOutputPipe,
     pub(crate) calls: Vec<CallRecord>,
+    /// Every host call: its name and `ok` or the error reason (for metrics).
+    pub(crate) call_results: Vec<(&'static str, String)>,
     /// Panic message the guest logged (the SDK's panic hook) before trapping.
     pub(crate) panic_message: Option<String>,
     /// Calls refused for lack of permission, as messages.
@@ -246,6 +248,7 @@ impl HostState {
             context,
             stderr,
             calls: Vec::new(),
+            call_results: Vec::new(),
             panic_message: None,
             denied: Vec::new(),
             host_time: Duration::ZERO,
@@ -336,6 +339,13 @@ impl HostState {
             }
         };
         self.host_time += started.elapsed();
+        self.call_results.push((
+            call,
+            match &result {
+                Ok(_) => "ok".to_string(),
+                Err(error) => error.reason.clone(),
+            },
+        ));
         let recorded = match &result {
             Ok(value) => json!({ "ok": value_of(value) }),
             Err(error) => json!({ "error": api_error_json(error) }),
@@ -613,6 +623,13 @@ impl rekon::reconciler::cluster::Host for HostState {
             }
         };
         self.host_time += started.elapsed();
+        self.call_results.push((
+            "record-event",
+            match &result {
+                Ok(()) => "ok".to_string(),
+                Err(error) => error.reason.clone(),
+            },
+        ));
         let recorded = match &result {
             Ok(()) => json!({ "ok": null }),
             Err(error) => json!({ "error": api_error_json(error) }),

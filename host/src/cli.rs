@@ -37,6 +37,8 @@ pub struct Cli {
     fast_compile: bool,
 }
 
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Validate a module against the rekon:reconciler world and print its manifest as JSON.
@@ -100,6 +102,11 @@ enum Command {
         /// Longest retry delay, in seconds.
         #[arg(long, default_value_t = 1000)]
         backoff_max_s: u64,
+        /// Serve /metrics, /healthz and /readyz on this address (e.g. 0.0.0.0:8080).
+        #[arg(long)]
+        metrics_addr: Option<std::net::SocketAddr>,
+        #[command(flatten)]
+        leader: LeaderArgs,
     },
     /// Run the embedded in-memory Kubernetes API server (no cluster needed).
     Dev {
@@ -121,6 +128,58 @@ enum Command {
         #[arg(long = "filename", short = 'f')]
         manifests: Vec<PathBuf>,
     },
+}
+
+/// Leader election flags of `rekon run`.
+#[derive(Debug, clap::Args)]
+struct LeaderArgs {
+    /// Reconcile only while holding the leader Lease (for several replicas).
+    #[arg(long)]
+    leader_elect: bool,
+    /// Name of the leader Lease.
+    #[arg(long, default_value = "rekon-leader")]
+    lease_name: String,
+    /// Namespace of the leader Lease (default: $POD_NAMESPACE, else `default`).
+    #[arg(long, env = "POD_NAMESPACE", default_value = "default")]
+    lease_namespace: String,
+    /// This replica's identity (default: $POD_NAME, else the host name and process id).
+    #[arg(long, env = "POD_NAME")]
+    identity: Option<String>,
+    /// How long the Lease is valid without renewal.
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    lease_duration: Duration,
+    /// How long a leader keeps leading without renewing.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    renew_deadline: Duration,
+    /// How often to try to acquire or renew the Lease.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    retry_period: Duration,
+}
+
+/// `150ms`, `2s`, `1m`.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .ok_or_else(|| format!("{text:?} needs a unit: ms, s or m"))?;
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration"))?;
+    let seconds = match unit {
+        "ms" => value / 1000.0,
+        "s" => value,
+        "m" => value * 60.0,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?} (ms, s or m)")),
+    };
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// This replica's default identity: host name and process id.
+fn default_identity() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "rekon".to_string());
+    format!("{host}-{}", std::process::id())
 }
 
 /// Runs the command line; the binary's `main`.
@@ -207,13 +266,16 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         config,
         backoff_base_ms,
         backoff_max_s,
+        metrics_addr,
+        leader,
     } = &cli.command
     {
         let config = match config {
             Some(path) => crate::HostConfig::read(path)?,
             None => crate::HostConfig::default(),
         };
-        let client = kube_client(kubeconfig.as_deref(), context.clone()).await?;
+        let identity = leader.identity.clone().unwrap_or_else(default_identity);
+        let client = kube_client(kubeconfig.as_deref(), context.clone(), &identity).await?;
         let mut builder = crate::Host::builder()
             .client(client)
             .engine_config(engine_config(&cli))
@@ -224,6 +286,23 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             );
         if let Some(concurrency) = concurrency {
             builder = builder.concurrency(*concurrency);
+        }
+        if let Some(addr) = metrics_addr {
+            builder = builder.metrics_addr(*addr);
+        }
+        if leader.leader_elect {
+            if leader.renew_deadline >= leader.lease_duration {
+                bail!("--renew-deadline must be shorter than --lease-duration");
+            }
+            builder = builder.leader_election(
+                crate::LeaderConfig::new(leader.lease_namespace.clone(), identity)
+                    .name(leader.lease_name.clone())
+                    .timing(
+                        leader.lease_duration,
+                        leader.renew_deadline,
+                        leader.retry_period,
+                    ),
+            );
         }
         for path in module_paths(modules, module_dir)? {
             let bytes =
@@ -353,10 +432,12 @@ fn module_paths(files: &[PathBuf], dirs: &[PathBuf]) -> anyhow::Result<Vec<PathB
     Ok(paths)
 }
 
-/// A kube client from a kubeconfig file and context, or the usual inference.
+/// A kube client from a kubeconfig file and context, or the usual
+/// inference; its User-Agent names this replica.
 async fn kube_client(
     kubeconfig: Option<&Path>,
     context: Option<String>,
+    identity: &str,
 ) -> anyhow::Result<kube::Client> {
     let options = kube::config::KubeConfigOptions {
         context,
@@ -371,6 +452,16 @@ async fn kube_client(
         None if options.context.is_some() => kube::Config::from_kubeconfig(&options).await?,
         None => kube::Config::infer().await?,
     };
+    client_from(config, identity)
+}
+
+/// A client with rekon's User-Agent: `rekon/<version> (<identity>)`.
+fn client_from(mut config: kube::Config, identity: &str) -> anyhow::Result<kube::Client> {
+    let agent = format!("rekon/{} ({identity})", env!("CARGO_PKG_VERSION"));
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_str(&agent).context("the identity is not a valid header value")?,
+    ));
     Ok(kube::Client::try_from(config)?)
 }
 
@@ -442,7 +533,7 @@ async fn dev(
             kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
                 .await?;
         let builder = crate::Host::builder()
-            .client(kube::Client::try_from(config)?)
+            .client(client_from(config, "dev")?)
             .engine_config(engine_config(cli));
         Some(with_modules(builder, modules)?.start().await?)
     };

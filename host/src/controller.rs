@@ -12,10 +12,12 @@ use tracing::Instrument as _;
 use crate::bindings::{
     Action, Cluster, EventType, Gvk, Mapping, ObjectRef, Reason, Request, display_kind,
 };
+use crate::dispatch::Dispatcher;
 use crate::informer::{Cached, Change, Informer, Informers};
-use crate::kube_cluster::KubeCluster;
-use crate::module::{DispatchOptions, Module};
+use crate::leader::Leadership;
+use crate::module::DispatchOptions;
 use crate::queue::{Lease, Outcome, QueueConfig, WorkQueue};
+use crate::telemetry::{CallLabels, InformerLabel, KindLabels, Metrics, ModuleLabel, ResultLabels};
 
 /// A primary object: namespace (none when cluster-scoped) and name.
 pub(crate) type Key = (Option<String>, String);
@@ -52,13 +54,26 @@ enum Role {
     Watched(Mapping),
 }
 
-/// Runs a module's controller until `stop` turns true.
+/// What every controller of a host shares.
+#[derive(Clone)]
+pub(crate) struct Shared {
+    pub informers: Arc<Informers>,
+    /// Host calls: the informer caches and the API server.
+    pub cluster: Arc<dyn Cluster>,
+    pub leadership: Leadership,
+    pub metrics: Arc<Metrics>,
+}
+
+/// Runs a module's controller until `stop` turns true. Its informers sync
+/// whether or not this replica leads (a standby keeps warm caches); it
+/// reconciles only while leading.
 pub(crate) async fn run(
-    module: Module,
-    informers: Arc<Informers>,
+    module: Dispatcher,
+    shared: Shared,
     options: ControllerOptions,
     mut stop: watch::Receiver<bool>,
 ) {
+    let informers = shared.informers.clone();
     let manifest = module.manifest().clone();
     let name = manifest.name.clone();
     // Resolve and start the informers; a kind that is not served yet (a
@@ -87,6 +102,7 @@ pub(crate) async fn run(
         backoff_max: options.backoff_max,
     });
 
+    let informers_used: Vec<Arc<Informer>> = subscriptions.iter().map(|s| s.0.clone()).collect();
     let mut feeders = Vec::new();
     for (informer, role, receiver) in subscriptions {
         feeders.push(tokio::spawn(feed(
@@ -99,21 +115,44 @@ pub(crate) async fn run(
         )));
     }
     primary.wait_ready().await;
+    shared.metrics.controller_synced();
     tracing::info!(module = %name, objects = primary.len(), concurrency, "controller running");
 
-    let cluster: Arc<dyn Cluster> = Arc::new(KubeCluster::new(informers.clone()));
+    let label = ModuleLabel {
+        module: name.clone(),
+    };
+    let mut leading = shared.leadership.subscribe();
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut workers = tokio::task::JoinSet::new();
     loop {
+        let lead = shared.leadership.is_leading();
         tokio::select! {
-            lease = queue.next() => {
+            lease = queue.next(), if lead => {
                 let Some(lease) = lease else { break };
                 workers.spawn(reconcile_one(
                     module.clone(),
-                    cluster.clone(),
+                    shared.clone(),
                     primary.clone(),
                     queue.clone(),
                     lease,
                 ));
+            }
+            _ = leading.changed() => {
+                // Writes of reconciles in flight are refused once leadership
+                // is lost; they fail and are retried when leading again.
+                if !*leading.borrow() {
+                    tracing::warn!(module = %name, "not leading: reconciles paused");
+                }
+            }
+            _ = tick.tick() => {
+                shared.metrics.queue_depth.get_or_create(&label).set(queue.len() as i64);
+                for informer in &informers_used {
+                    shared
+                        .metrics
+                        .informer_objects
+                        .get_or_create(&InformerLabel { kind: display_kind(&informer.gvk) })
+                        .set(informer.len() as i64);
+                }
             }
             _ = stop.wait_for(|s| *s) => break,
             Some(_) = workers.join_next(), if !workers.is_empty() => {}
@@ -135,7 +174,7 @@ type Subscription = (
 );
 
 async fn subscribe(
-    module: &Module,
+    module: &Dispatcher,
     informers: &Informers,
 ) -> Result<Vec<Subscription>, crate::informer::ResolveError> {
     let manifest = module.manifest();
@@ -210,6 +249,62 @@ async fn feed(
             }
             Err(RecvError::Closed) => return,
         }
+    }
+}
+
+/// Counts one reconcile.
+fn record_metrics(
+    metrics: &Metrics,
+    module: &str,
+    waited: Duration,
+    outcome: &crate::module::Outcome,
+) {
+    let label = ModuleLabel {
+        module: module.to_string(),
+    };
+    metrics
+        .queue_wait
+        .get_or_create(&label)
+        .observe(waited.as_secs_f64());
+    metrics
+        .reconcile_duration
+        .get_or_create(&label)
+        .observe(outcome.elapsed.as_secs_f64());
+    let result = match &outcome.result {
+        Ok(Action::Done) => "done",
+        Ok(Action::RequeueAfter(_)) => "requeue",
+        Err(error) => error.metric_label(),
+    };
+    metrics
+        .reconciles
+        .get_or_create(&ResultLabels {
+            module: module.to_string(),
+            result: result.to_string(),
+        })
+        .inc();
+    if let Err(error) = &outcome.result {
+        if error.retry() {
+            metrics.retries.get_or_create(&label).inc();
+        }
+        if !matches!(error, crate::module::ReconcileError::Guest { .. }) {
+            metrics
+                .guest_failures
+                .get_or_create(&KindLabels {
+                    module: module.to_string(),
+                    kind: error.metric_label().to_string(),
+                })
+                .inc();
+        }
+    }
+    for (verb, result) in &outcome.host_calls {
+        metrics
+            .host_calls
+            .get_or_create(&CallLabels {
+                module: module.to_string(),
+                verb: (*verb).to_string(),
+                result: result.clone(),
+            })
+            .inc();
     }
 }
 
@@ -288,12 +383,15 @@ fn keys(role: &Role, object: &Cached, primary: &Informer, primary_kind: &Gvk) ->
 
 /// Reconciles one key and tells the queue what became of it.
 async fn reconcile_one(
-    module: Module,
-    cluster: Arc<dyn Cluster>,
+    module: Dispatcher,
+    shared: Shared,
     primary: Arc<Informer>,
     queue: WorkQueue<Key, Reason>,
     lease: Lease<Key, Reason>,
 ) {
+    let cluster = shared.cluster.clone();
+    let waited = lease.queued_at.elapsed();
+    module.observe_queue_latency(waited);
     let (namespace, name) = lease.key.clone();
     let manifest = module.manifest();
     let cached = primary.get(namespace.as_deref(), &name);
@@ -326,7 +424,7 @@ async fn reconcile_one(
         "reconcile",
         module = %manifest.name,
         version = %manifest.version,
-        digest = %&module.digest()[..12],
+        digest = %module.short_digest(),
         namespace = namespace.as_deref().unwrap_or(""),
         name = %name,
         reason = reason_name(reason),
@@ -337,6 +435,7 @@ async fn reconcile_one(
         .instrument(span.clone())
         .await;
     let _entered = span.enter();
+    record_metrics(&shared.metrics, &manifest.name, waited, &outcome);
     if !outcome.denied.is_empty() && cached.is_some() {
         // Once per reconcile, however many calls were refused.
         let message = format!(

@@ -7,10 +7,14 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::config::HostConfig;
-use crate::controller::{self, ControllerOptions};
+use crate::controller::{self, ControllerOptions, Shared};
+use crate::dispatch::{DispatchStats, Dispatcher, NativeReconciler, Target};
 use crate::engine::{Engine, EngineConfig, EngineError};
 use crate::informer::Informers;
+use crate::kube_cluster::KubeCluster;
+use crate::leader::{Elector, LeaderConfig, Leadership};
 use crate::module::{Module, ModuleError};
+use crate::telemetry::{InfoLabels, Metrics, ReasonLabel};
 
 /// Why a host could not start.
 #[derive(Debug, thiserror::Error)]
@@ -21,6 +25,15 @@ pub enum HostError {
     /// No Kubernetes client could be configured.
     #[error("cannot configure the Kubernetes client")]
     Client(#[source] kube::Error),
+    /// The metrics and health endpoint could not listen.
+    #[error("cannot serve metrics on {addr}")]
+    Metrics {
+        /// The address asked for.
+        addr: std::net::SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl HostError {
@@ -29,6 +42,7 @@ impl HostError {
         match self {
             HostError::Engine(_) => "engine",
             HostError::Client(_) => "client",
+            HostError::Metrics { .. } => "metrics",
         }
     }
 }
@@ -63,6 +77,9 @@ pub struct HostBuilder {
     modules: Vec<(String, Vec<u8>)>,
     controller: ControllerOptions,
     config: HostConfig,
+    natives: Vec<NativeReconciler>,
+    metrics_addr: Option<std::net::SocketAddr>,
+    leader: Option<LeaderConfig>,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -101,6 +118,28 @@ impl HostBuilder {
         self
     }
 
+    /// Adds a reconciler compiled into the host process, run like a module
+    /// (to compare a module against the same logic run natively: see
+    /// `cargo bench --bench pipeline`).
+    #[doc(hidden)]
+    pub fn native(mut self, reconciler: NativeReconciler) -> Self {
+        self.natives.push(reconciler);
+        self
+    }
+
+    /// Serves `/metrics`, `/healthz` and `/readyz` on this address.
+    pub fn metrics_addr(mut self, addr: std::net::SocketAddr) -> Self {
+        self.metrics_addr = Some(addr);
+        self
+    }
+
+    /// Reconciles only while holding the leader Lease (for several replicas);
+    /// without it, the host always reconciles.
+    pub fn leader_election(mut self, config: LeaderConfig) -> Self {
+        self.leader = Some(config);
+        self
+    }
+
     /// Reconciles at once per module, overriding the modules' hints.
     pub fn concurrency(mut self, concurrency: usize) -> Self {
         self.controller.concurrency = Some(concurrency.max(1));
@@ -125,6 +164,17 @@ impl HostBuilder {
                 .map_err(HostError::Client)?,
         };
         let engine = Engine::new(self.engine)?;
+        let metrics = Arc::new(Metrics::new());
+        let telemetry = match self.metrics_addr {
+            Some(addr) => {
+                let (bound, task) = crate::telemetry::serve(addr, metrics.clone())
+                    .await
+                    .map_err(|source| HostError::Metrics { addr, source })?;
+                tracing::info!(addr = %bound, "serving /metrics, /healthz and /readyz");
+                Some(task)
+            }
+            None => None,
+        };
         let loads = self.modules.into_iter().map(|(source, bytes)| {
             let engine = engine.clone();
             async move { (source, Module::load(&engine, &bytes).await) }
@@ -167,6 +217,12 @@ impl HostBuilder {
                 }
                 Err(error) => {
                     tracing::error!(%source, error = %format!("{:#}", anyhow_chain(&error)), reason = error.metric_label(), "module refused");
+                    metrics
+                        .load_failures
+                        .get_or_create(&ReasonLabel {
+                            reason: error.metric_label().to_string(),
+                        })
+                        .inc();
                     failures.push(LoadFailure { source, error });
                 }
             }
@@ -176,9 +232,41 @@ impl HostBuilder {
                 tracing::warn!(module = %name, "the configuration names a module that is not loaded");
             }
         }
-        let informers = Arc::new(Informers::new(client));
-        let mut controllers = Vec::new();
         for module in &modules {
+            metrics
+                .module_info
+                .get_or_create(&InfoLabels {
+                    module: module.name().to_string(),
+                    version: module.manifest().version.clone(),
+                    digest: module.digest().to_string(),
+                })
+                .set(1);
+        }
+        let (election_stop, election_stopped) = watch::channel(false);
+        let (leadership, election) = match self.leader {
+            Some(config) => {
+                let (elector, leadership) = Elector::new(client.clone(), config);
+                (
+                    leadership,
+                    Some(tokio::spawn(elector.run(election_stopped))),
+                )
+            }
+            None => (Leadership::always(), None),
+        };
+        tokio::spawn(track_leadership(leadership.clone(), metrics.clone()));
+        let informers = Arc::new(Informers::new(client));
+        let shared = Shared {
+            informers: informers.clone(),
+            cluster: Arc::new(KubeCluster::new(informers.clone(), leadership.clone())),
+            leadership,
+            metrics: metrics.clone(),
+        };
+        let mut controllers = Vec::new();
+        let stats = Arc::new(DispatchStats::default());
+        let targets = (modules.iter().cloned().map(Target::Wasm))
+            .chain(self.natives.into_iter().map(Target::Native));
+        for target in targets {
+            let module = Dispatcher::new(target, stats.clone());
             let mut options = self.controller.clone();
             if let Some(concurrency) = self
                 .config
@@ -189,23 +277,32 @@ impl HostBuilder {
                 options.concurrency = Some(concurrency.max(1));
             }
             let (stop, stopped) = watch::channel(false);
-            let task = tokio::spawn(controller::run(
-                module.clone(),
-                informers.clone(),
-                options,
-                stopped,
-            ));
-            controllers.push(RunningController {
-                name: module.name().to_string(),
-                stop,
-                task,
-            });
+            let name = module.name().to_string();
+            let task = tokio::spawn(controller::run(module, shared.clone(), options, stopped));
+            controllers.push(RunningController { name, stop, task });
         }
+        metrics.modules_loaded(controllers.len());
         Ok(Host {
             modules,
             failures,
             controllers,
+            stats,
+            metrics,
+            election_stop,
+            election,
+            telemetry,
         })
+    }
+}
+
+/// Keeps the `rekon_leader` gauge in step with leadership.
+async fn track_leadership(leadership: Leadership, metrics: Arc<Metrics>) {
+    let mut changes = leadership.subscribe();
+    loop {
+        metrics.leader.set(i64::from(leadership.is_leading()));
+        if changes.changed().await.is_err() {
+            return;
+        }
     }
 }
 
@@ -236,11 +333,19 @@ impl RunningController {
     }
 }
 
+/// How long [`Host::shutdown`] waits for reconciles in flight.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
 /// A running host. Dropping it stops nothing: call [`Host::shutdown`].
 pub struct Host {
     modules: Vec<Module>,
     failures: Vec<LoadFailure>,
     controllers: Vec<RunningController>,
+    stats: Arc<DispatchStats>,
+    metrics: Arc<Metrics>,
+    election_stop: watch::Sender<bool>,
+    election: Option<tokio::task::JoinHandle<()>>,
+    telemetry: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for Host {
@@ -267,6 +372,13 @@ impl Host {
         &self.failures
     }
 
+    /// Dispatch statistics across the host's controllers (provisional,
+    /// for benchmarks, until metrics take their place).
+    #[doc(hidden)]
+    pub fn stats(&self) -> &DispatchStats {
+        &self.stats
+    }
+
     /// Stops one module's controller (reconciles in flight finish first);
     /// informers no other module needs stop with it. Returns whether the
     /// module was running.
@@ -279,13 +391,30 @@ impl Host {
         true
     }
 
-    /// Stops taking work, lets reconciles in flight finish, and returns.
+    /// The host's metrics.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Stops taking work, lets reconciles in flight finish (for at most
+    /// [`SHUTDOWN_GRACE`]), releases the leader Lease, and returns.
     pub async fn shutdown(self) {
         for controller in &self.controllers {
             controller.stop.send_replace(true);
         }
-        for controller in self.controllers {
-            controller.stop().await;
+        let stopping = futures::future::join_all(self.controllers.into_iter().map(|c| c.stop()));
+        if tokio::time::timeout(SHUTDOWN_GRACE, stopping)
+            .await
+            .is_err()
+        {
+            tracing::warn!("reconciles still in flight after {SHUTDOWN_GRACE:?}: leaving them");
+        }
+        self.election_stop.send_replace(true);
+        if let Some(election) = self.election {
+            let _ = election.await;
+        }
+        if let Some(telemetry) = self.telemetry {
+            telemetry.abort();
         }
     }
 }

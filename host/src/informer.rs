@@ -226,6 +226,40 @@ impl Informer {
     }
 }
 
+/// One informer started outside a host, synced, and kept running while
+/// this lives: to measure what the cache costs (`cargo bench --bench
+/// pipeline`).
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct SyncedInformer {
+    informer: Arc<Informer>,
+}
+
+impl SyncedInformer {
+    /// Resolves `kind`, starts its informer (no label selector) and waits
+    /// for the first list to be cached.
+    pub async fn start(client: kube::Client, kind: &Gvk) -> Result<SyncedInformer, ResolveError> {
+        let informer = Informers::new(client).informer(kind, None).await?;
+        informer.wait_ready().await;
+        Ok(SyncedInformer { informer })
+    }
+
+    /// How many objects are cached.
+    pub fn len(&self) -> usize {
+        self.informer.len()
+    }
+
+    /// Whether the cache is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes of JSON text the cache holds (what guests read).
+    pub fn json_bytes(&self) -> usize {
+        self.informer.list(None).iter().map(|o| o.json.len()).sum()
+    }
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
 struct InformerKey {
     group: String,

@@ -41,14 +41,17 @@ mod bindings;
 pub mod cli;
 pub mod config;
 mod controller;
+mod dispatch;
 pub mod engine;
 mod host;
 mod informer;
 mod json;
 mod kube_cluster;
+pub mod leader;
 mod memory;
 pub mod module;
 pub mod queue;
+pub mod telemetry;
 
 pub use bindings::{
     Action, ApiError, ApplyOptions, CallRecord, Cluster, EventType, Gvk, Level, Manifest, Mapping,
@@ -56,9 +59,15 @@ pub use bindings::{
     Verbs, Watch, api_error, is_allowed,
 };
 pub use config::{ConfigError, HostConfig};
+#[doc(hidden)]
+pub use dispatch::{DispatchStats, NativeFuture, NativeReconciler};
 pub use engine::{CompileSource, Engine, EngineConfig, EngineError};
 pub use host::{Host, HostBuilder, HostError, LoadFailure};
 pub use informer::ResolveError;
+#[doc(hidden)]
+pub use informer::SyncedInformer;
 pub use json::{manifest_json, object_ref_of};
+pub use leader::{LeaderConfig, Leadership};
 pub use memory::MemoryCluster;
 pub use module::{DispatchOptions, Module, ModuleError, Outcome, ReconcileError};
+pub use telemetry::Metrics;

@@ -140,6 +140,8 @@ pub struct Outcome {
     pub calls: Vec<CallRecord>,
     /// Calls refused for lack of permission.
     pub denied: Vec<String>,
+    /// Every host call made: its name and `ok` or the error's reason.
+    pub host_calls: Vec<(&'static str, String)>,
     /// Wall time of the whole reconcile, instantiation included.
     pub elapsed: Duration,
 }
@@ -344,6 +346,7 @@ impl Module {
             result,
             calls: state.calls,
             denied: state.denied,
+            host_calls: state.call_results,
             elapsed: started.elapsed(),
         }
     }

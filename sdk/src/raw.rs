@@ -2,8 +2,10 @@
 //! interfaces, JSON strings in and out.
 //!
 //! On `wasm32` these call the host. On other targets they call the
-//! [`FakeCluster`](crate::testing::FakeCluster) that is running the current
-//! reconcile on this thread, so the same reconciler code runs in native tests.
+//! [`Backend`](crate::testing::Backend) of this thread: the
+//! [`FakeCluster`](crate::testing::FakeCluster) running the current
+//! reconcile, or one given to [`with_backend`](crate::testing::with_backend),
+//! so the same reconciler code runs in native tests.
 //! Most reconcilers use the typed helpers of [`api`](crate::api) instead.
 
 use crate::{ApiError, EventType, Gvk, Level, ObjectRef, PatchType, Propagation};
@@ -14,7 +16,7 @@ use crate::bindings::rekon::reconciler::{cluster as host, log as host_log};
 use crate::export::convert as c;
 
 #[cfg(not(target_arch = "wasm32"))]
-use crate::testing::with_backend;
+use crate::testing::call_backend;
 
 /// Reads one object. A missing object is a 404 `NotFound` error.
 pub fn get(target: &ObjectRef) -> Result<String, ApiError> {
@@ -24,7 +26,7 @@ pub fn get(target: &ObjectRef) -> Result<String, ApiError> {
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        with_backend(|b| b.get(target))
+        call_backend(|b| b.get(target))
     }
 }
 
@@ -41,7 +43,7 @@ pub fn list(
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        with_backend(|b| b.list(kind, namespace, label_selector))
+        call_backend(|b| b.list(kind, namespace, label_selector))
     }
 }
 
@@ -53,7 +55,7 @@ pub fn create(kind: &Gvk, namespace: Option<&str>, object: &str) -> Result<Strin
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        with_backend(|b| b.create(kind, namespace, object))
+        call_backend(|b| b.create(kind, namespace, object))
     }
 }
 
@@ -66,7 +68,7 @@ pub fn replace(target: &ObjectRef, object: &str) -> Result<String, ApiError> {
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        with_backend(|b| b.replace(target, object, false))
+        call_backend(|b| b.replace(target, object, false))
     }
 }
 
@@ -78,7 +80,7 @@ pub fn patch(target: &ObjectRef, patch_type: &PatchType, body: &str) -> Result<S
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        with_backend(|b| b.patch(target, patch_type, body, false))
+        call_backend(|b| b.patch(target, patch_type, body, false))
     }
 }
 
@@ -90,7 +92,7 @@ pub fn replace_status(target: &ObjectRef, object: &str) -> Result<String, ApiErr
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        with_backend(|b| b.replace(target, object, true))
+        call_backend(|b| b.replace(target, object, true))
     }
 }
 
@@ -107,7 +109,7 @@ pub fn patch_status(
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        with_backend(|b| b.patch(target, patch_type, body, true))
+        call_backend(|b| b.patch(target, patch_type, body, true))
     }
 }
 
@@ -119,7 +121,7 @@ pub fn delete(target: &ObjectRef, propagation: Option<Propagation>) -> Result<()
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        with_backend(|b| b.delete(target, propagation))
+        call_backend(|b| b.delete(target, propagation))
     }
 }
 
@@ -142,7 +144,7 @@ pub fn record_event(
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        with_backend(|b| b.record_event(regarding, event_type, reason, message))
+        call_backend(|b| b.record_event(regarding, event_type, reason, message))
     }
 }
 

@@ -1,0 +1,282 @@
+//! Metrics (Prometheus text) and health endpoints.
+//!
+//! Every metric is listed in the README; a test checks that the names listed
+//! there are the names served. One prefix (`rekon_`), counters end in
+//! `_total`, durations are histograms in `_seconds`, labels are few and
+//! bounded (module, kind, result, verb).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::{Request, Response, StatusCode};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// Labels: a module.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct ModuleLabel {
+    pub module: String,
+}
+
+/// Labels: a module and an outcome.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct ResultLabels {
+    pub module: String,
+    pub result: String,
+}
+
+/// Labels: a module and a failure kind.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct KindLabels {
+    pub module: String,
+    pub kind: String,
+}
+
+/// Labels: a host call and its outcome.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct CallLabels {
+    pub module: String,
+    pub verb: String,
+    pub result: String,
+}
+
+/// Labels: a loaded module version.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct InfoLabels {
+    pub module: String,
+    pub version: String,
+    pub digest: String,
+}
+
+/// Labels: why a module failed to load.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct ReasonLabel {
+    pub reason: String,
+}
+
+/// Labels: an informer's kind.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct InformerLabel {
+    pub kind: String,
+}
+
+/// The host's metrics.
+pub struct Metrics {
+    registry: Registry,
+    pub(crate) reconciles: Family<ResultLabels, Counter>,
+    pub(crate) reconcile_duration: Family<ModuleLabel, Histogram>,
+    pub(crate) queue_depth: Family<ModuleLabel, Gauge>,
+    pub(crate) queue_wait: Family<ModuleLabel, Histogram>,
+    pub(crate) retries: Family<ModuleLabel, Counter>,
+    pub(crate) guest_failures: Family<KindLabels, Counter>,
+    pub(crate) host_calls: Family<CallLabels, Counter>,
+    pub(crate) module_info: Family<InfoLabels, Gauge>,
+    pub(crate) load_failures: Family<ReasonLabel, Counter>,
+    pub(crate) leader: Gauge,
+    pub(crate) informer_objects: Family<InformerLabel, Gauge>,
+    ready: AtomicBool,
+    controllers_expected: AtomicUsize,
+    controllers_synced: AtomicUsize,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+fn seconds_histogram() -> Histogram {
+    // 100 µs to ~100 s.
+    Histogram::new(exponential_buckets(0.0001, 4.0, 11))
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    /// Registers every metric.
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("rekon");
+        let reconciles = Family::<ResultLabels, Counter>::default();
+        registry.register(
+            "reconciles",
+            "Reconciles by module and result (done, requeue, error, panic, timeout, out_of_memory, stack_overflow, trap)",
+            reconciles.clone(),
+        );
+        let reconcile_duration = Family::<ModuleLabel, Histogram>::new_with_constructor(
+            seconds_histogram as fn() -> Histogram,
+        );
+        registry.register(
+            "reconcile_duration_seconds",
+            "Wall time of one reconcile, instantiation and host calls included",
+            reconcile_duration.clone(),
+        );
+        let queue_depth = Family::<ModuleLabel, Gauge>::default();
+        registry.register(
+            "queue_depth",
+            "Objects waiting in a module's queue",
+            queue_depth.clone(),
+        );
+        let queue_wait = Family::<ModuleLabel, Histogram>::new_with_constructor(
+            seconds_histogram as fn() -> Histogram,
+        );
+        registry.register(
+            "queue_wait_seconds",
+            "Time from an object becoming due to its reconcile starting",
+            queue_wait.clone(),
+        );
+        let retries = Family::<ModuleLabel, Counter>::default();
+        registry.register(
+            "retries",
+            "Failed reconciles scheduled for a retry",
+            retries.clone(),
+        );
+        let guest_failures = Family::<KindLabels, Counter>::default();
+        registry.register(
+            "guest_failures",
+            "Guest traps, panics, timeouts, out-of-memory and stack overflows by kind",
+            guest_failures.clone(),
+        );
+        let host_calls = Family::<CallLabels, Counter>::default();
+        registry.register(
+            "host_calls",
+            "Host calls made by guests, by verb and result (ok, or the error reason)",
+            host_calls.clone(),
+        );
+        let module_info = Family::<InfoLabels, Gauge>::default();
+        registry.register(
+            "module_info",
+            "Loaded module versions (value 1), with their digest",
+            module_info.clone(),
+        );
+        let load_failures = Family::<ReasonLabel, Counter>::default();
+        registry.register(
+            "module_load_failures",
+            "Modules refused at load, by reason",
+            load_failures.clone(),
+        );
+        let leader = Gauge::default();
+        registry.register(
+            "leader",
+            "1 when this replica leads (or runs without election), else 0",
+            leader.clone(),
+        );
+        let informer_objects = Family::<InformerLabel, Gauge>::default();
+        registry.register(
+            "informer_objects",
+            "Objects in each shared informer's cache",
+            informer_objects.clone(),
+        );
+        Metrics {
+            registry,
+            reconciles,
+            reconcile_duration,
+            queue_depth,
+            queue_wait,
+            retries,
+            guest_failures,
+            host_calls,
+            module_info,
+            load_failures,
+            leader,
+            informer_objects,
+            ready: AtomicBool::new(false),
+            controllers_expected: AtomicUsize::new(0),
+            controllers_synced: AtomicUsize::new(0),
+        }
+    }
+
+    /// The metrics in the Prometheus text format.
+    pub fn encode(&self) -> String {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)
+            .expect("writing to a String cannot fail");
+        text
+    }
+
+    /// Marks the modules loaded, with this many controllers to sync.
+    pub(crate) fn modules_loaded(&self, controllers: usize) {
+        self.controllers_expected
+            .store(controllers, Ordering::Relaxed);
+        self.ready.store(true, Ordering::Relaxed);
+    }
+
+    /// One controller's primary cache has synced.
+    pub(crate) fn controller_synced(&self) {
+        self.controllers_synced.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Ready: modules loaded and every controller's cache synced.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Relaxed)
+            && self.controllers_synced.load(Ordering::Relaxed)
+                >= self.controllers_expected.load(Ordering::Relaxed)
+    }
+}
+
+/// Serves `/metrics`, `/healthz` and `/readyz` on `addr` until the task is
+/// aborted. Returns the bound address (port 0 picks one).
+pub async fn serve(
+    addr: SocketAddr,
+    metrics: Arc<Metrics>,
+) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let bound = listener.local_addr()?;
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let metrics = metrics.clone();
+            tokio::spawn(async move {
+                let service =
+                    hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
+                        let metrics = metrics.clone();
+                        async move { Ok::<_, std::convert::Infallible>(answer(&request, &metrics)) }
+                    });
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, service)
+                    .await;
+            });
+        }
+    });
+    Ok((bound, task))
+}
+
+fn answer(request: &Request<hyper::body::Incoming>, metrics: &Metrics) -> Response<Full<Bytes>> {
+    let (status, content_type, body) = match request.uri().path() {
+        "/metrics" => (
+            StatusCode::OK,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            metrics.encode(),
+        ),
+        "/healthz" | "/livez" => (StatusCode::OK, "text/plain", "ok\n".to_string()),
+        "/readyz" if metrics.is_ready() => (StatusCode::OK, "text/plain", "ok\n".to_string()),
+        "/readyz" => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "text/plain",
+            "not ready: caches syncing or modules loading\n".to_string(),
+        ),
+        _ => (
+            StatusCode::NOT_FOUND,
+            "text/plain",
+            "not found\n".to_string(),
+        ),
+    };
+    Response::builder()
+        .status(status)
+        .header("content-type", content_type)
+        .body(Full::new(Bytes::from(body)))
+        .expect("a valid response")
+}

@@ -1,0 +1,290 @@
+//! Running rekon for real: leader election between replicas, metrics and
+//! health endpoints — the real `rekon run` binary against the in-memory API
+//! server.
+
+mod support;
+
+use std::io::{Read as _, Write as _};
+use std::time::{Duration, Instant};
+
+use support::{Env, app, free_port, path};
+
+/// Short election timings for tests (the defaults stay 15 s / 10 s / 2 s).
+const LEASE: &[&str] = &[
+    "--leader-elect",
+    "--lease-duration",
+    "2s",
+    "--renew-deadline",
+    "1500ms",
+    "--retry-period",
+    "200ms",
+];
+
+fn replica(env: &mut Env, identity: &str) -> usize {
+    let mut args = LEASE.to_vec();
+    args.extend(["--identity", identity]);
+    env.run(&[rekon_test_artifacts::APP], &args)
+}
+
+fn holder(env: &Env) -> Option<String> {
+    env.get(
+        "coordination.k8s.io",
+        "v1",
+        "Lease",
+        Some("default"),
+        "rekon-leader",
+    )?["spec"]["holderIdentity"]
+        .as_str()
+        .map(str::to_string)
+}
+
+/// Writes to the cluster by each replica (Lease renewals aside), in the
+/// order the API server received them: (identity, method, path).
+fn writes(env: &Env) -> Vec<(String, String, String)> {
+    env.server
+        .requests()
+        .into_iter()
+        .filter(|r| matches!(r.method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE"))
+        .filter(|r| r.resource != "leases")
+        .filter_map(|r| {
+            let identity = r
+                .user_agent
+                .split('(')
+                .nth(1)?
+                .trim_end_matches(')')
+                .to_string();
+            Some((identity, r.method, r.path))
+        })
+        .collect()
+}
+
+async fn reconciled(env: &Env, name: &str) {
+    env.wait(&format!("App {name} reconciled"), || {
+        env.get("demo.rekon.dev", "v1", "App", Some("default"), name)
+            .filter(|a| a["status"]["observedGeneration"] == 1)
+    })
+    .await;
+}
+
+mod leader {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn only_the_leader_writes_and_a_killed_leader_is_replaced() {
+        let mut env = Env::new().await;
+        env.apply_file(&path("guests/app/manifests/crd.yaml"));
+        let a = replica(&mut env, "replica-a");
+        let b = replica(&mut env, "replica-b");
+        let first = env.wait("a leader", || holder(&env)).await;
+        env.apply(app("one", 1));
+        reconciled(&env, "one").await;
+        let writers: Vec<String> = writes(&env).into_iter().map(|w| w.0).collect();
+        assert!(!writers.is_empty(), "the App was written by someone");
+        assert!(
+            writers.iter().all(|w| *w == first),
+            "only the leader {first} writes: {writers:?}"
+        );
+
+        // SIGKILL: no release; the standby takes over once the Lease expires.
+        let (leader, standby) = if first == "replica-a" { (a, b) } else { (b, a) };
+        env.signal(leader, "KILL");
+        let killed = Instant::now();
+        let second = env
+            .wait("a new leader", || holder(&env).filter(|h| *h != first))
+            .await;
+        let took = killed.elapsed();
+        assert!(
+            took < Duration::from_millis(2000 + 200 + 1500),
+            "took {took:?} to fail over: more than the lease duration plus a retry"
+        );
+        env.apply(app("two", 1));
+        reconciled(&env, "two").await;
+        assert_eq!(
+            second,
+            if standby == a {
+                "replica-a"
+            } else {
+                "replica-b"
+            }
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_frozen_leader_writes_nothing_after_the_new_leader_starts() {
+        let mut env = Env::new().await;
+        env.apply_file(&path("guests/app/manifests/crd.yaml"));
+        let a = replica(&mut env, "replica-a");
+        let b = replica(&mut env, "replica-b");
+        let first = env.wait("a leader", || holder(&env)).await;
+        let (leader, _) = if first == "replica-a" { (a, b) } else { (b, a) };
+        env.apply(app("before", 1));
+        reconciled(&env, "before").await;
+
+        // Freeze the leader past its lease, with work pending for it.
+        env.signal(leader, "STOP");
+        env.apply(app("during", 1));
+        let second = env
+            .wait("a new leader", || holder(&env).filter(|h| *h != first))
+            .await;
+        reconciled(&env, "during").await;
+        // Thaw it: it must notice it lost the Lease before writing anything.
+        env.signal(leader, "CONT");
+        env.apply(app("after", 1));
+        reconciled(&env, "after").await;
+        tokio::time::sleep(Duration::from_millis(800)).await;
+
+        let log = writes(&env);
+        let new_first = log
+            .iter()
+            .position(|w| w.0 == second)
+            .expect("the new leader wrote");
+        let late: Vec<_> = log[new_first..].iter().filter(|w| w.0 == first).collect();
+        assert!(
+            late.is_empty(),
+            "the old leader wrote after the new one: {late:?}"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sigterm_hands_the_lease_over_at_once() {
+        let mut env = Env::new().await;
+        env.apply_file(&path("guests/app/manifests/crd.yaml"));
+        // A long lease: a handover faster than it proves the release.
+        let mut args = vec![
+            "--leader-elect",
+            "--lease-duration",
+            "20s",
+            "--renew-deadline",
+            "15s",
+            "--retry-period",
+            "200ms",
+        ];
+        args.extend(["--identity", "replica-a"]);
+        let a = env.run(&[rekon_test_artifacts::APP], &args);
+        env.wait("replica-a leads", || {
+            holder(&env).filter(|h| h == "replica-a")
+        })
+        .await;
+        args.pop();
+        args.push("replica-b");
+        env.run(&[rekon_test_artifacts::APP], &args);
+        env.signal(a, "TERM");
+        let sent = Instant::now();
+        env.wait("replica-b leads", || {
+            holder(&env).filter(|h| h == "replica-b")
+        })
+        .await;
+        assert!(
+            sent.elapsed() < Duration::from_secs(10),
+            "the standby waited for the lease to expire instead of taking the released one"
+        );
+        env.apply(app("handed-over", 1));
+        reconciled(&env, "handed-over").await;
+    }
+}
+
+/// GET on a local port: (status, body).
+fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let status = response.split_whitespace().nth(1)?.parse().ok()?;
+    let body = response.split_once("\r\n\r\n")?.1.to_string();
+    Some((status, body))
+}
+
+mod telemetry {
+    use super::*;
+
+    /// The metric names the README lists (its Metrics table).
+    fn documented_metrics() -> Vec<String> {
+        let readme = std::fs::read_to_string(path("README.md")).unwrap();
+        let section = readme
+            .split("### Metrics")
+            .nth(1)
+            .expect("the README has a Metrics section");
+        let section = section.split("\n#").next().unwrap();
+        let mut names: Vec<String> = section
+            .split('`')
+            .filter(|t| t.starts_with("rekon_"))
+            .map(str::to_string)
+            .collect();
+        names.dedup();
+        names
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn metrics_and_probes_behave_as_documented() {
+        let mut env = Env::new().await;
+        env.apply_file(&path("guests/app/manifests/crd.yaml"));
+        let garbage = env.dir.path().join("garbage.wasm");
+        std::fs::write(&garbage, b"not a module").unwrap();
+        let port = free_port();
+        let addr = format!("127.0.0.1:{port}");
+        env.run(
+            &[
+                rekon_test_artifacts::APP,
+                rekon_test_artifacts::MISBEHAVE,
+                garbage.to_str().unwrap(),
+            ],
+            &["--metrics-addr", &addr],
+        );
+        env.wait("/healthz", || {
+            http_get(port, "/healthz").filter(|r| r.0 == 200)
+        })
+        .await;
+        env.wait("/readyz", || {
+            http_get(port, "/readyz").filter(|r| r.0 == 200)
+        })
+        .await;
+        env.apply(app("web", 1));
+        env.apply(serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": { "name": "trap", "namespace": "default" },
+        }));
+        reconciled(&env, "web").await;
+        let metrics = env
+            .wait("a guest failure counted", || {
+                http_get(port, "/metrics")
+                    .map(|r| r.1)
+                    .filter(|m| m.contains("rekon_guest_failures_total{"))
+            })
+            .await;
+        let documented = documented_metrics();
+        assert!(documented.len() >= 10, "{documented:?}");
+        for name in &documented {
+            // Histograms are served as name_bucket, name_sum and name_count.
+            let served = metrics.lines().any(|l| {
+                l.strip_prefix(name.as_str()).is_some_and(|rest| {
+                    rest.starts_with('{') || rest.starts_with(' ') || rest.starts_with("_bucket{")
+                })
+            });
+            assert!(served, "{name} is documented but not served:\n{metrics}");
+        }
+        let line = |prefix: &str| -> Option<f64> {
+            metrics
+                .lines()
+                .find(|l| l.starts_with(prefix))?
+                .rsplit(' ')
+                .next()?
+                .parse()
+                .ok()
+        };
+        assert!(
+            line("rekon_reconciles_total{module=\"app\",result=\"done\"}").unwrap_or(0.0) >= 1.0,
+            "{metrics}"
+        );
+        assert_eq!(
+            line("rekon_module_load_failures_total{reason=\"not_wasm\"}"),
+            Some(1.0)
+        );
+        assert_eq!(line("rekon_leader "), Some(1.0));
+        let info: Vec<&str> = metrics
+            .lines()
+            .filter(|l| l.starts_with("rekon_module_info{"))
+            .collect();
+        assert_eq!(info.len(), 2, "{info:?}");
+        assert_eq!(http_get(port, "/nothing").map(|r| r.0), Some(404));
+    }
+}

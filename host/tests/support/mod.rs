@@ -1,0 +1,173 @@
+//! What the end-to-end tests share: an in-memory API server, a kubeconfig
+//! for it, and `rekon` processes running against it.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rekon_apiserver::{ApiServer, ResourceInfo, RunningServer, Store};
+use serde_json::Value;
+
+/// How long a test waits for the cluster to reach a state.
+pub const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A server, a kubeconfig, and the `rekon` processes started against it.
+pub struct Env {
+    pub server: RunningServer,
+    pub dir: tempfile::TempDir,
+    pub kubeconfig: PathBuf,
+    pub hosts: Vec<Child>,
+    pub logs: Vec<PathBuf>,
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        for host in &mut self.hosts {
+            let _ = host.kill();
+            let _ = host.wait();
+        }
+    }
+}
+
+impl Env {
+    pub async fn new() -> Env {
+        let server = ApiServer::builder()
+            .start()
+            .await
+            .expect("the API server starts");
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let kubeconfig = dir.path().join("kubeconfig");
+        server
+            .write_kubeconfig(&kubeconfig)
+            .expect("writing the kubeconfig");
+        Env {
+            server,
+            dir,
+            kubeconfig,
+            hosts: Vec::new(),
+            logs: Vec::new(),
+        }
+    }
+
+    pub fn store(&self) -> Store {
+        self.server.store()
+    }
+
+    /// Starts `rekon run` with these modules and extra arguments; returns
+    /// its index in `hosts` and `logs`.
+    pub fn run(&mut self, modules: &[&str], extra: &[&str]) -> usize {
+        let index = self.hosts.len();
+        let log = self.dir.path().join(format!("rekon-{index}.log"));
+        let child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .arg("run")
+            .args(modules)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(extra)
+            .env("REKON_CACHE_DIR", self.dir.path().join("cache"))
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("a log file"))
+            .spawn()
+            .expect("starting rekon run");
+        self.hosts.push(child);
+        self.logs.push(log);
+        index
+    }
+
+    /// Every host's log.
+    pub fn log(&self) -> String {
+        self.logs
+            .iter()
+            .map(|l| std::fs::read_to_string(l).unwrap_or_default())
+            .collect()
+    }
+
+    /// One host's log.
+    pub fn log_of(&self, index: usize) -> String {
+        std::fs::read_to_string(&self.logs[index]).unwrap_or_default()
+    }
+
+    /// Sends a signal to one host.
+    pub fn signal(&self, index: usize, signal: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &self.hosts[index].id().to_string()])
+            .status()
+            .expect("running kill");
+        assert!(status.success(), "kill -{signal} failed");
+    }
+
+    pub fn apply(&self, object: Value) -> Value {
+        self.store().apply_object(object).expect("applying")
+    }
+
+    pub fn apply_file(&self, path: &str) {
+        let text = std::fs::read_to_string(path).expect("reading a manifest");
+        for document in serde_yaml::Deserializer::from_str(&text) {
+            let value: Value = serde::Deserialize::deserialize(document).expect("YAML");
+            if !value.is_null() {
+                self.apply(value);
+            }
+        }
+    }
+
+    pub fn resource(&self, group: &str, version: &str, kind: &str) -> ResourceInfo {
+        self.store()
+            .resource_for_kind(group, version, kind)
+            .unwrap_or_else(|| panic!("{kind} is served"))
+    }
+
+    pub fn get(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+        ns: Option<&str>,
+        name: &str,
+    ) -> Option<Value> {
+        let resource = self.resource(group, version, kind);
+        self.store().get(&resource, ns, name).ok()
+    }
+
+    /// Polls until `check` gives `Some`, or fails with the hosts' logs.
+    pub async fn wait<T>(&self, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+        let started = Instant::now();
+        loop {
+            if let Some(value) = check() {
+                return value;
+            }
+            if started.elapsed() > DEADLINE {
+                panic!(
+                    "timed out waiting for {what}\n--- rekon log ---\n{}",
+                    self.log()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+}
+
+/// A path in the repository.
+pub fn path(relative: &str) -> String {
+    format!("{}/../{relative}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// An App of the example guest.
+pub fn app(name: &str, replicas: i64) -> Value {
+    serde_json::json!({
+        "apiVersion": "demo.rekon.dev/v1", "kind": "App",
+        "metadata": { "name": name, "namespace": "default" },
+        "spec": { "image": "nginx:1.27", "replicas": replicas, "port": 8080 },
+    })
+}
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("binding a port")
+        .local_addr()
+        .expect("its address")
+        .port()
+}
