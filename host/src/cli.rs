@@ -35,6 +35,18 @@ pub struct Cli {
     /// Compile modules without optimisation (faster start, slower reconciles).
     #[arg(long, global = true)]
     fast_compile: bool,
+    /// Log format on stderr: `text` (human-readable) or `json` (one object per line).
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+/// How logs are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// Human-readable lines (colours on a terminal).
+    Text,
+    /// One JSON object per line, for log collectors.
+    Json,
 }
 
 // Parsed once per process: the size of the largest variant does not matter.
@@ -186,10 +198,13 @@ fn default_identity() -> String {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     // Long-running commands tell what they do; one-shot commands only warn.
-    init_tracing(match cli.command {
-        Command::Run { .. } | Command::Dev { .. } => "info",
-        _ => "warn",
-    });
+    init_tracing(
+        match cli.command {
+            Command::Run { .. } | Command::Dev { .. } => "info",
+            _ => "warn",
+        },
+        cli.log_format,
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -203,14 +218,18 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn init_tracing(default: &str) {
+fn init_tracing(default: &str, format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => logs
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        LogFormat::Json => logs.json().with_current_span(true).init(),
+    }
 }
 
 fn engine_config(cli: &Cli) -> EngineConfig {
