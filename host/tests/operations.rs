@@ -288,3 +288,110 @@ mod telemetry {
         assert_eq!(http_get(port, "/nothing").map(|r| r.0), Some(404));
     }
 }
+
+mod deploy {
+    use super::*;
+    use base64::Engine as _;
+
+    fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy_dir(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn kubectl_apply_k_deploy_then_the_deployment_args_run_the_modules() {
+        let mut env = Env::new().await;
+        let deploy = env.dir.path().join("deploy");
+        copy_dir(std::path::Path::new(&path("deploy")), &deploy);
+        std::fs::copy(rekon_test_artifacts::APP, deploy.join("modules/app.wasm")).unwrap();
+        let applied = std::process::Command::new("kubectl")
+            .args(["apply", "-k"])
+            .arg(&deploy)
+            .env("KUBECONFIG", &env.kubeconfig)
+            .output()
+            .expect("running kubectl");
+        assert!(
+            applied.status.success(),
+            "{}",
+            String::from_utf8_lossy(&applied.stderr)
+        );
+
+        let deployment = env
+            .get("apps", "v1", "Deployment", Some("rekon-system"), "rekon")
+            .expect("the Deployment");
+        assert_eq!(deployment["spec"]["replicas"], 2);
+        let pod = &deployment["spec"]["template"]["spec"];
+        assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+        let container = &pod["containers"][0];
+        assert_eq!(container["securityContext"]["readOnlyRootFilesystem"], true);
+        assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
+        assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
+        assert!(
+            env.get("", "v1", "ServiceAccount", Some("rekon-system"), "rekon")
+                .is_some()
+        );
+        let role = env
+            .get(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "Role",
+                Some("rekon-system"),
+                "rekon-leader-election",
+            )
+            .expect("the leader election Role");
+        assert!(role.to_string().contains("leases"));
+
+        // The module ConfigMap kustomize generated holds the module's bytes.
+        let configmaps = env.resource("", "v1", "ConfigMap");
+        let modules = env
+            .store()
+            .list(&configmaps, &Default::default())
+            .unwrap()
+            .items
+            .into_iter()
+            .find(|c| c["metadata"]["labels"]["rekon.dev/module"] == "true")
+            .expect("the module ConfigMap");
+        let wasm = base64::engine::general_purpose::STANDARD
+            .decode(modules["binaryData"]["app.wasm"].as_str().unwrap())
+            .unwrap();
+        assert_eq!(wasm, std::fs::read(rekon_test_artifacts::APP).unwrap());
+
+        // Run the container's arguments as the kubelet would, with the
+        // ConfigMap mounted as files and the cache on a scratch volume.
+        let mounted = env.dir.path().join("modules");
+        std::fs::create_dir_all(&mounted).unwrap();
+        std::fs::write(mounted.join("app.wasm"), &wasm).unwrap();
+        let port = free_port();
+        let args: Vec<String> = container["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .skip(1) // `run`
+            .map(|a| {
+                a.as_str()
+                    .unwrap()
+                    .replace("/modules", mounted.to_str().unwrap())
+                    .replace("/cache", env.dir.path().join("cache").to_str().unwrap())
+                    .replace("0.0.0.0:8080", &format!("127.0.0.1:{port}"))
+            })
+            .chain(["--lease-namespace".to_string(), "rekon-system".to_string()])
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        env.run(&[], &args);
+        env.apply_file(&path("guests/app/manifests/crd.yaml"));
+        env.apply(app("deployed", 1));
+        reconciled(&env, "deployed").await;
+        env.wait("/readyz", || {
+            http_get(port, "/readyz").filter(|r| r.0 == 200)
+        })
+        .await;
+    }
+}

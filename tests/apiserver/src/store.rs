@@ -1561,6 +1561,7 @@ impl Inner {
         mut obj: Value,
         old: Option<Value>,
     ) -> Value {
+        canonical_bytes(res, &mut obj);
         self.rv += 1;
         let rv = self.rv;
         meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
@@ -1806,6 +1807,8 @@ impl Inner {
     }
 
     /// Fills what the real server defaults for the kinds whose defaults clients read.
+    ///
+    /// (Byte fields are made canonical in [`canonical_bytes`], on every write.)
     fn defaults(&self, res: &ResourceInfo, obj: &mut Value) -> Result<(), Status> {
         if !res.group.is_empty() {
             return Ok(());
@@ -2694,3 +2697,23 @@ fn is_micro_time(t: &str) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// Byte fields (ConfigMap `binaryData`, Secret `data`) are `[]byte` in the
+/// real server: base64 with line breaks (as kustomize writes it) is decoded
+/// and served back canonical, without them.
+fn canonical_bytes(res: &ResourceInfo, obj: &mut Value) {
+    let field = match (res.group.as_str(), res.kind.as_str()) {
+        ("", "ConfigMap") => "binaryData",
+        ("", "Secret") => "data",
+        _ => return,
+    };
+    if let Some(Value::Object(bytes)) = obj.get_mut(field) {
+        for value in bytes.values_mut() {
+            if let Value::String(text) = value
+                && text.contains(|c: char| c.is_ascii_whitespace())
+            {
+                text.retain(|c| !c.is_ascii_whitespace());
+            }
+        }
+    }
+}

@@ -526,3 +526,15 @@ fn snapshot_and_restore_keep_objects_and_custom_kinds() {
         .unwrap();
     assert!(rv > s.resource_version().parse::<u64>().unwrap());
 }
+
+#[test]
+fn binary_data_with_line_breaks_is_served_canonical() {
+    let s = store();
+    let res = cm_res(&s);
+    let mut object = cm("bin");
+    object["binaryData"] = json!({ "blob": "aGVs\nbG8g\r\nd29y\nbGQ=" });
+    s.create(&res, Some("default"), object, &opts("kustomize"))
+        .unwrap();
+    let stored = s.get(&res, Some("default"), "bin").unwrap();
+    assert_eq!(stored["binaryData"]["blob"], "aGVsbG8gd29ybGQ=");
+}
