@@ -93,7 +93,7 @@ enum Command {
     Run {
         /// Module files (.wasm).
         modules: Vec<PathBuf>,
-        /// A directory whose `*.wasm` files are modules.
+        /// A directory whose `*.wasm` files are modules, watched: changes are loaded live.
         #[arg(long = "modules")]
         module_dir: Vec<PathBuf>,
         /// Kubeconfig file (default: in-cluster config, else $KUBECONFIG, else ~/.kube/config).
@@ -124,7 +124,7 @@ enum Command {
     Dev {
         /// Module files (.wasm) to run against the embedded API server.
         modules: Vec<PathBuf>,
-        /// A directory whose `*.wasm` files are modules.
+        /// A directory whose `*.wasm` files are modules, watched: changes are loaded live.
         #[arg(long = "modules")]
         module_dir: Vec<PathBuf>,
         /// Serve only the API server, run no module.
@@ -262,10 +262,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         manifests,
     } = &cli.command
     {
-        let modules = if *api_only {
-            Vec::new()
+        let (modules, dirs) = if *api_only {
+            (Vec::new(), Vec::new())
         } else {
-            module_paths(modules, module_dir)?
+            (modules.clone(), module_dir.clone())
         };
         return dev(
             &cli,
@@ -273,6 +273,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             write_kubeconfig.as_deref(),
             manifests,
             &modules,
+            &dirs,
         )
         .await;
     }
@@ -293,6 +294,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Some(path) => crate::HostConfig::read(path)?,
             None => crate::HostConfig::default(),
         };
+        let stop = signals()?;
         let identity = leader.identity.clone().unwrap_or_else(default_identity);
         let client = kube_client(kubeconfig.as_deref(), context.clone(), &identity).await?;
         let mut builder = crate::Host::builder()
@@ -323,18 +325,16 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     ),
             );
         }
-        for path in module_paths(modules, module_dir)? {
-            let bytes =
-                std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-            builder = builder.module(path.display().to_string(), bytes);
+        for dir in module_dir {
+            builder = builder.watch_dir(dir.clone());
         }
-        let host = builder.start().await?;
+        let host = with_modules(builder, modules)?.start().await?;
         tracing::info!(
-            modules = host.modules().len(),
+            modules = host.modules().await.len(),
             refused = host.failures().len(),
             "rekon running"
         );
-        wait_for_signal().await?;
+        stop.await;
         tracing::info!("shutting down: finishing reconciles in flight");
         host.shutdown().await;
         return Ok(ExitCode::SUCCESS);
@@ -436,21 +436,6 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Module files given directly, then the `*.wasm` files of each directory (sorted).
-fn module_paths(files: &[PathBuf], dirs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
-    let mut paths = files.to_vec();
-    for dir in dirs {
-        let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-            .with_context(|| format!("cannot read the module directory {}", dir.display()))?
-            .filter_map(|entry| entry.ok().map(|e| e.path()))
-            .filter(|path| path.extension().is_some_and(|e| e == "wasm"))
-            .collect();
-        found.sort();
-        paths.extend(found);
-    }
-    Ok(paths)
-}
-
 /// A kube client from a kubeconfig file and context, or the usual
 /// inference; its User-Agent names this replica.
 async fn kube_client(
@@ -484,13 +469,19 @@ fn client_from(mut config: kube::Config, identity: &str) -> anyhow::Result<kube:
     Ok(kube::Client::try_from(config)?)
 }
 
-async fn wait_for_signal() -> anyhow::Result<()> {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    tokio::select! {
-        result = tokio::signal::ctrl_c() => result?,
-        _ = term.recv() => {}
-    }
-    Ok(())
+/// Waits for SIGINT or SIGTERM. Install it before starting work, so a
+/// signal that arrives during start-up is taken as a request to stop
+/// gracefully once started, not as an immediate kill.
+fn signals() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = interrupt.recv() => {}
+        }
+    })
 }
 
 /// Adds each module file to the host.
@@ -514,7 +505,9 @@ async fn dev(
     kubeconfig: Option<&Path>,
     manifests: &[PathBuf],
     modules: &[PathBuf],
+    dirs: &[PathBuf],
 ) -> anyhow::Result<ExitCode> {
+    let stop = signals()?;
     let server = rekon_apiserver::ApiServer::builder()
         .port(port)
         .start()
@@ -543,7 +536,7 @@ async fn dev(
         url = server.url(),
         path = kubeconfig.display(),
     );
-    let host = if modules.is_empty() {
+    let host = if modules.is_empty() && dirs.is_empty() {
         None
     } else {
         let file = kube::config::Kubeconfig::from_yaml(&server.kubeconfig())
@@ -551,12 +544,15 @@ async fn dev(
         let config =
             kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
                 .await?;
-        let builder = crate::Host::builder()
+        let mut builder = crate::Host::builder()
             .client(client_from(config, "dev")?)
             .engine_config(engine_config(cli));
+        for dir in dirs {
+            builder = builder.watch_dir(dir.clone());
+        }
         Some(with_modules(builder, modules)?.start().await?)
     };
-    wait_for_signal().await?;
+    stop.await;
     if let Some(host) = host {
         tracing::info!("shutting down: finishing reconciles in flight");
         host.shutdown().await;

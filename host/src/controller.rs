@@ -34,6 +34,9 @@ pub(crate) struct ControllerOptions {
     pub backoff_base: Duration,
     /// Cap of the backoff.
     pub backoff_max: Duration,
+    /// A new version of a running module: its first pass over the objects
+    /// says `module-reloaded`.
+    pub reloaded: bool,
 }
 
 impl Default for ControllerOptions {
@@ -42,6 +45,7 @@ impl Default for ControllerOptions {
             concurrency: None,
             backoff_base: Duration::from_millis(5),
             backoff_max: Duration::from_secs(1000),
+            reloaded: false,
         }
     }
 }
@@ -112,6 +116,7 @@ pub(crate) async fn run(
             primary.clone(),
             manifest.primary.clone(),
             queue.clone(),
+            options.reloaded,
         )));
     }
     primary.wait_ready().await;
@@ -207,6 +212,7 @@ async fn feed(
     primary: Arc<Informer>,
     primary_kind: Gvk,
     queue: WorkQueue<Key, Reason>,
+    reloaded: bool,
 ) {
     // What the informer already holds (it may have synced before we
     // subscribed); changes then arrive on the channel. Duplicates are
@@ -219,7 +225,11 @@ async fn feed(
             }
         }
     };
-    enqueue_all(initial_reason(&role));
+    // A new version of the module sees every object again.
+    enqueue_all(match role {
+        Role::Primary if reloaded => Reason::ModuleReloaded,
+        _ => initial_reason(&role),
+    });
     loop {
         match changes.recv().await {
             Ok(Change::Applied { object, initial }) => {

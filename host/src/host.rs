@@ -1,6 +1,7 @@
 //! The embeddable host: a kube client, modules, and one controller per
 //! module sharing the informers.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use crate::informer::Informers;
 use crate::kube_cluster::KubeCluster;
 use crate::leader::{Elector, LeaderConfig, Leadership};
 use crate::module::{Module, ModuleError};
+use crate::source::SourceEvent;
 use crate::telemetry::{InfoLabels, Metrics, ReasonLabel};
 
 /// Why a host could not start.
@@ -47,15 +49,6 @@ impl HostError {
     }
 }
 
-/// A module that could not be loaded, and why.
-#[derive(Debug)]
-pub struct LoadFailure {
-    /// Where the module came from (a path, a name).
-    pub source: String,
-    /// Why it was refused.
-    pub error: ModuleError,
-}
-
 /// Configures and starts a [`Host`].
 ///
 /// ```no_run
@@ -80,6 +73,7 @@ pub struct HostBuilder {
     natives: Vec<NativeReconciler>,
     metrics_addr: Option<std::net::SocketAddr>,
     leader: Option<LeaderConfig>,
+    dirs: Vec<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -154,8 +148,17 @@ impl HostBuilder {
         self
     }
 
+    /// Watches a directory of `*.wasm` modules: every file is loaded at
+    /// start, and every change afterwards is loaded live (see
+    /// [`Host`] for the reload rules).
+    pub fn watch_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.dirs.push(dir.into());
+        self
+    }
+
     /// Loads the modules (in parallel; one that fails is reported and
-    /// skipped, never fatal) and starts a controller for each.
+    /// skipped, never fatal), starts a controller for each, and starts
+    /// watching the module directories.
     pub async fn start(self) -> Result<Host, HostError> {
         let client = match self.client {
             Some(client) => client,
@@ -175,81 +178,12 @@ impl HostBuilder {
             }
             None => None,
         };
-        let loads = self.modules.into_iter().map(|(source, bytes)| {
-            let engine = engine.clone();
-            async move { (source, Module::load(&engine, &bytes).await) }
-        });
-        let mut modules: Vec<Module> = Vec::new();
-        let mut failures = Vec::new();
-        for (source, loaded) in futures::future::join_all(loads).await {
-            match loaded {
-                Ok(module) => {
-                    if let Some(existing) = modules.iter().find(|m| m.name() == module.name()) {
-                        tracing::error!(
-                            %source,
-                            module = module.name(),
-                            kept = existing.digest(),
-                            "two modules have the same name; keeping the first"
-                        );
-                        continue;
-                    }
-                    let module = match self.config.modules.get(module.name()) {
-                        Some(settings) => match settings.limit(module.name()) {
-                            Ok(Some(limit)) => module.narrowed(limit),
-                            Ok(None) => module,
-                            Err(error) => {
-                                tracing::error!(%source, error = %error, "module refused: invalid operator configuration");
-                                continue;
-                            }
-                        },
-                        None => module,
-                    };
-                    tracing::info!(
-                        %source,
-                        module = module.name(),
-                        version = %module.manifest().version,
-                        digest = module.digest(),
-                        from = ?module.compile_source(),
-                        load_ms = module.compile_time().as_millis() as u64,
-                        "module loaded"
-                    );
-                    modules.push(module);
-                }
-                Err(error) => {
-                    tracing::error!(%source, error = %format!("{:#}", anyhow_chain(&error)), reason = error.metric_label(), "module refused");
-                    metrics
-                        .load_failures
-                        .get_or_create(&ReasonLabel {
-                            reason: error.metric_label().to_string(),
-                        })
-                        .inc();
-                    failures.push(LoadFailure { source, error });
-                }
-            }
-        }
-        for name in self.config.modules.keys() {
-            if !modules.iter().any(|m| m.name() == name) {
-                tracing::warn!(module = %name, "the configuration names a module that is not loaded");
-            }
-        }
-        for module in &modules {
-            metrics
-                .module_info
-                .get_or_create(&InfoLabels {
-                    module: module.name().to_string(),
-                    version: module.manifest().version.clone(),
-                    digest: module.digest().to_string(),
-                })
-                .set(1);
-        }
+        // Candidates campaign once their modules are loaded (below).
         let (election_stop, election_stopped) = watch::channel(false);
-        let (leadership, election) = match self.leader {
+        let (leadership, elector) = match self.leader {
             Some(config) => {
                 let (elector, leadership) = Elector::new(client.clone(), config);
-                (
-                    leadership,
-                    Some(tokio::spawn(elector.run(election_stopped))),
-                )
+                (leadership, Some(elector))
             }
             None => (Leadership::always(), None),
         };
@@ -261,38 +195,350 @@ impl HostBuilder {
             leadership,
             metrics: metrics.clone(),
         };
-        let mut controllers = Vec::new();
         let stats = Arc::new(DispatchStats::default());
-        let targets = (modules.iter().cloned().map(Target::Wasm))
-            .chain(self.natives.into_iter().map(Target::Native));
-        for target in targets {
-            let module = Dispatcher::new(target, stats.clone());
-            let mut options = self.controller.clone();
-            if let Some(concurrency) = self
-                .config
-                .modules
-                .get(module.name())
-                .and_then(|m| m.concurrency)
-            {
-                options.concurrency = Some(concurrency.max(1));
+        let failures = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let registry = Arc::new(tokio::sync::Mutex::new(Registry {
+            engine,
+            shared,
+            config: self.config,
+            options: self.controller,
+            stats: stats.clone(),
+            origins: BTreeMap::new(),
+            running: BTreeMap::new(),
+            natives_running: Vec::new(),
+            failures: failures.clone(),
+        }));
+
+        // The modules given and those in the directories, loaded in parallel.
+        let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+        let mut watchers = Vec::new();
+        for dir in &self.dirs {
+            match crate::source::watch_dir(dir.clone(), events_tx.clone()) {
+                Ok(watcher) => watchers.push(watcher),
+                Err(error) => {
+                    tracing::error!(error = %anyhow_chain(&error), "module directory not watched")
+                }
             }
-            let (stop, stopped) = watch::channel(false);
-            let name = module.name().to_string();
-            let task = tokio::spawn(controller::run(module, shared.clone(), options, stopped));
-            controllers.push(RunningController { name, stop, task });
         }
-        metrics.modules_loaded(controllers.len());
+        let mut initial: Vec<(String, Arc<Vec<u8>>)> = self
+            .modules
+            .into_iter()
+            .map(|(origin, bytes)| (origin, Arc::new(bytes)))
+            .collect();
+        // What the directories hold now arrives at once; later events are
+        // changes, handled one at a time.
+        if !self.dirs.is_empty() {
+            tokio::time::sleep(crate::source::DEBOUNCE).await;
+        }
+        while let Ok(event) = events.try_recv() {
+            if let SourceEvent::Upsert { origin, bytes } = event {
+                initial.push((origin, bytes));
+            }
+        }
+        {
+            let mut registry = registry.lock().await;
+            let engine = registry.engine.clone();
+            let loads = initial.into_iter().map(|(origin, bytes)| {
+                let engine = engine.clone();
+                async move {
+                    let loaded = Module::load(&engine, &bytes).await;
+                    (origin, crate::module::digest(&bytes), loaded)
+                }
+            });
+            for (origin, digest, loaded) in futures::future::join_all(loads).await {
+                registry.install(origin, digest, loaded, false).await;
+            }
+            for native in self.natives {
+                registry.start_native(native);
+            }
+            for name in registry.config.modules.keys() {
+                if !registry.running.contains_key(name) {
+                    tracing::warn!(module = %name, "the configuration names a module that is not loaded");
+                }
+            }
+            let controllers = registry.running.len() + registry.natives_running.len();
+            metrics.modules_loaded(controllers);
+        }
+        let election = elector.map(|elector| tokio::spawn(elector.run(election_stopped)));
+        let reloader = {
+            let registry = registry.clone();
+            tokio::spawn(async move {
+                while let Some(event) = events.recv().await {
+                    let mut registry = registry.lock().await;
+                    match event {
+                        SourceEvent::Upsert { origin, bytes } => {
+                            let digest = crate::module::digest(&bytes);
+                            if registry.origins.get(&origin).map(|o| &o.digest) == Some(&digest) {
+                                continue;
+                            }
+                            tracing::info!(%origin, digest = %&digest[..12], "new module version");
+                            let loaded = Module::load(&registry.engine, &bytes).await;
+                            registry.install(origin, digest, loaded, true).await;
+                        }
+                        SourceEvent::Remove { origin } => registry.remove(&origin).await,
+                    }
+                }
+            })
+        };
+        drop(events_tx);
         Ok(Host {
-            modules,
-            failures,
-            controllers,
+            registry,
             stats,
+            failures,
             metrics,
             election_stop,
             election,
             telemetry,
+            reloader,
+            _watchers: watchers,
         })
     }
+}
+
+/// Where a module came from, and what it holds.
+struct Origin {
+    digest: String,
+    /// The module it provides, if its last version loaded.
+    name: Option<String>,
+}
+
+/// The running controllers, and what each module source provides.
+struct Registry {
+    engine: Engine,
+    shared: Shared,
+    config: HostConfig,
+    options: ControllerOptions,
+    stats: Arc<DispatchStats>,
+    origins: BTreeMap<String, Origin>,
+    running: BTreeMap<String, RunningController>,
+    natives_running: Vec<(String, Controller)>,
+    /// Every load failure so far, as `origin: error`.
+    failures: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Registry {
+    /// Installs a loaded (or failed) module version from `origin`: starts
+    /// it, or swaps it in for the running version of the same module.
+    async fn install(
+        &mut self,
+        origin: String,
+        digest: String,
+        loaded: Result<Module, ModuleError>,
+        reload: bool,
+    ) {
+        let previous = self.origins.get(&origin).and_then(|o| o.name.clone());
+        let module = match loaded {
+            Ok(module) => module,
+            Err(error) => {
+                tracing::error!(
+                    %origin,
+                    error = %anyhow_chain(&error),
+                    reason = error.metric_label(),
+                    serving = previous.as_deref().unwrap_or("nothing"),
+                    "module refused; the last good version keeps serving"
+                );
+                self.shared
+                    .metrics
+                    .load_failures
+                    .get_or_create(&ReasonLabel {
+                        reason: error.metric_label().to_string(),
+                    })
+                    .inc();
+                self.failures
+                    .lock()
+                    .expect("failures lock")
+                    .push(format!("{origin}: {}", anyhow_chain(&error)));
+                // Remember the bad bytes so they are not retried in a loop;
+                // the module keeps its last good version.
+                self.origins.insert(
+                    origin,
+                    Origin {
+                        digest,
+                        name: previous,
+                    },
+                );
+                return;
+            }
+        };
+        let name = module.name().to_string();
+        if let Some(owner) = self
+            .running
+            .get(&name)
+            .map(|r| r.origin.clone())
+            .filter(|o| *o != origin)
+        {
+            // The first source to provide a name keeps it until it goes.
+            tracing::error!(
+                module = %name,
+                %origin,
+                kept = %owner,
+                "two sources provide the same module; keeping the one loaded first"
+            );
+            self.origins.insert(origin, Origin { digest, name: None });
+            return;
+        }
+        let module = match self.config.modules.get(&name).map(|s| s.limit(&name)) {
+            Some(Ok(Some(limit))) => module.narrowed(limit),
+            Some(Err(error)) => {
+                tracing::error!(%origin, error = %error, "module refused: invalid operator configuration");
+                return;
+            }
+            _ => module,
+        };
+        if previous.as_ref().is_some_and(|p| *p != name) {
+            // The origin now holds another module: the old one goes.
+            self.remove(&origin).await;
+        }
+        // Keep the informers of the running version alive across the swap,
+        // so the new version finds them synced instead of relisting.
+        let mut hold = Vec::new();
+        if let Some(old) = self.running.remove(&name) {
+            for kind in kinds(old.module.manifest()) {
+                if let Ok(informer) = self
+                    .shared
+                    .informers
+                    .informer(&kind.0, kind.1.as_deref())
+                    .await
+                {
+                    hold.push(informer);
+                }
+            }
+            self.shared
+                .metrics
+                .module_info
+                .remove(&info_labels(&old.module));
+            old.controller.stop().await;
+        }
+        tracing::info!(
+            %origin,
+            module = %name,
+            version = %module.manifest().version,
+            digest = module.digest(),
+            from = ?module.compile_source(),
+            load_ms = module.compile_time().as_millis() as u64,
+            reload,
+            "module loaded"
+        );
+        self.shared
+            .metrics
+            .module_info
+            .get_or_create(&info_labels(&module))
+            .set(1);
+        let mut options = self.options.clone();
+        options.reloaded = reload;
+        if let Some(concurrency) = self.config.modules.get(&name).and_then(|m| m.concurrency) {
+            options.concurrency = Some(concurrency.max(1));
+        }
+        let controller = spawn_controller(
+            Dispatcher::new(Target::Wasm(module.clone()), self.stats.clone()),
+            self.shared.clone(),
+            options,
+        );
+        self.running.insert(
+            name.clone(),
+            RunningController {
+                origin: origin.clone(),
+                module,
+                controller,
+            },
+        );
+        self.origins.insert(
+            origin,
+            Origin {
+                digest,
+                name: Some(name),
+            },
+        );
+        // The new controller subscribes as soon as its task runs; until
+        // then the held informers must not stop.
+        if !hold.is_empty() {
+            tokio::spawn(async move {
+                tokio::time::sleep(INFORMER_LINGER).await;
+                drop(hold);
+            });
+        }
+    }
+
+    /// Starts a reconciler compiled into the host (not reloadable).
+    fn start_native(&mut self, native: NativeReconciler) {
+        let dispatcher = Dispatcher::new(Target::Native(native), self.stats.clone());
+        let name = dispatcher.name().to_string();
+        let controller = spawn_controller(dispatcher, self.shared.clone(), self.options.clone());
+        self.natives_running.push((name, controller));
+    }
+
+    /// The source `origin` is gone: its module stops.
+    async fn remove(&mut self, origin: &str) {
+        let Some(Origin {
+            name: Some(name), ..
+        }) = self.origins.remove(origin)
+        else {
+            return;
+        };
+        let Some(old) = self.running.remove(&name) else {
+            return;
+        };
+        old.controller.stop().await;
+        self.shared
+            .metrics
+            .module_info
+            .remove(&info_labels(&old.module));
+        let manifest = old.module.manifest();
+        tracing::info!(%origin, module = %name, "module unloaded: its source is gone");
+        if let Some(finalizer) = &manifest.finalizer
+            && let Ok(primary) = self
+                .shared
+                .informers
+                .informer(&manifest.primary, None)
+                .await
+        {
+            let stuck = primary
+                .list(None)
+                .iter()
+                .filter(|o| o.finalizers.contains(finalizer))
+                .count();
+            if stuck > 0 {
+                tracing::warn!(
+                    module = %name,
+                    finalizer = %finalizer,
+                    objects = stuck,
+                    "objects still carry the unloaded module's finalizer: they will not be deleted until it is removed or the module returns"
+                );
+            }
+        }
+    }
+}
+
+/// The kinds (and label selectors) a manifest watches.
+fn kinds(manifest: &crate::bindings::Manifest) -> Vec<(crate::bindings::Gvk, Option<String>)> {
+    std::iter::once((manifest.primary.clone(), None))
+        .chain(manifest.owns.iter().map(|k| (k.clone(), None)))
+        .chain(
+            manifest
+                .watches
+                .iter()
+                .map(|w| (w.kind.clone(), w.label_selector.clone())),
+        )
+        .collect()
+}
+
+fn info_labels(module: &Module) -> InfoLabels {
+    InfoLabels {
+        module: module.name().to_string(),
+        version: module.manifest().version.clone(),
+        digest: module.digest().to_string(),
+    }
+}
+
+fn spawn_controller(
+    dispatcher: Dispatcher,
+    shared: Shared,
+    options: ControllerOptions,
+) -> Controller {
+    let (stop, stopped) = watch::channel(false);
+    let name = dispatcher.name().to_string();
+    let task = tokio::spawn(controller::run(dispatcher, shared, options, stopped));
+    Controller { name, stop, task }
 }
 
 /// Keeps the `rekon_leader` gauge in step with leadership.
@@ -318,13 +564,15 @@ fn anyhow_chain(error: &dyn std::error::Error) -> String {
     text
 }
 
-struct RunningController {
+/// A controller task and how to stop it.
+struct Controller {
     name: String,
     stop: watch::Sender<bool>,
     task: tokio::task::JoinHandle<()>,
 }
 
-impl RunningController {
+impl Controller {
+    /// Stops taking work and waits for reconciles in flight.
     async fn stop(self) {
         self.stop.send_replace(true);
         if let Err(error) = self.task.await {
@@ -333,26 +581,46 @@ impl RunningController {
     }
 }
 
+/// A module version being run, and where it came from.
+struct RunningController {
+    origin: String,
+    module: Module,
+    controller: Controller,
+}
+
+/// How long the informers of a replaced module version are kept after a
+/// swap, for the new version to take them over.
+const INFORMER_LINGER: Duration = Duration::from_secs(10);
+
 /// How long [`Host::shutdown`] waits for reconciles in flight.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
 /// A running host. Dropping it stops nothing: call [`Host::shutdown`].
+///
+/// Reloading: a new version of a module (a changed file in a watched
+/// directory) is compiled and validated off the hot path; if it loads, the
+/// running version stops taking work, its reconciles in flight finish, and
+/// the new version starts and reconciles every object again (reason
+/// `module-reloaded`); informers stay up across the swap. A version that
+/// fails to load leaves the last good one serving, and is reported (error
+/// log, `rekon_module_load_failures_total`). A removed file unloads its
+/// module (objects still carrying its finalizer are reported). When two
+/// sources provide the same module name, the one loaded first keeps it.
 pub struct Host {
-    modules: Vec<Module>,
-    failures: Vec<LoadFailure>,
-    controllers: Vec<RunningController>,
+    registry: Arc<tokio::sync::Mutex<Registry>>,
     stats: Arc<DispatchStats>,
+    failures: Arc<std::sync::Mutex<Vec<String>>>,
     metrics: Arc<Metrics>,
     election_stop: watch::Sender<bool>,
     election: Option<tokio::task::JoinHandle<()>>,
     telemetry: Option<tokio::task::JoinHandle<()>>,
+    reloader: tokio::task::JoinHandle<()>,
+    _watchers: Vec<crate::source::DirWatcher>,
 }
 
 impl std::fmt::Debug for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Host")
-            .field("modules", &self.modules)
-            .finish_non_exhaustive()
+        f.debug_struct("Host").finish_non_exhaustive()
     }
 }
 
@@ -362,14 +630,19 @@ impl Host {
         HostBuilder::default()
     }
 
-    /// The modules being run.
-    pub fn modules(&self) -> &[Module] {
-        &self.modules
+    /// The module versions being run.
+    pub async fn modules(&self) -> Vec<Module> {
+        let registry = self.registry.lock().await;
+        registry
+            .running
+            .values()
+            .map(|r| r.module.clone())
+            .collect()
     }
 
-    /// The modules that could not be loaded.
-    pub fn failures(&self) -> &[LoadFailure] {
-        &self.failures
+    /// The module versions refused so far, as `origin: why`.
+    pub fn failures(&self) -> Vec<String> {
+        self.failures.lock().expect("failures lock").clone()
     }
 
     /// Dispatch statistics across the host's controllers (provisional,
@@ -379,30 +652,38 @@ impl Host {
         &self.stats
     }
 
-    /// Stops one module's controller (reconciles in flight finish first);
-    /// informers no other module needs stop with it. Returns whether the
-    /// module was running.
-    pub async fn stop_module(&mut self, name: &str) -> bool {
-        let Some(index) = self.controllers.iter().position(|c| c.name == name) else {
-            return false;
-        };
-        self.controllers.remove(index).stop().await;
-        self.modules.retain(|m| m.name() != name);
-        true
-    }
-
     /// The host's metrics.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
     }
 
+    /// Stops one module's controller (reconciles in flight finish first);
+    /// informers no other module needs stop with it. Returns whether the
+    /// module was running.
+    pub async fn stop_module(&self, name: &str) -> bool {
+        let mut registry = self.registry.lock().await;
+        let Some(running) = registry.running.remove(name) else {
+            return false;
+        };
+        running.controller.stop().await;
+        registry.origins.remove(&running.origin);
+        true
+    }
+
     /// Stops taking work, lets reconciles in flight finish (for at most
     /// [`SHUTDOWN_GRACE`]), releases the leader Lease, and returns.
     pub async fn shutdown(self) {
-        for controller in &self.controllers {
+        self.reloader.abort();
+        let mut registry = self.registry.lock().await;
+        let mut controllers: Vec<Controller> = std::mem::take(&mut registry.running)
+            .into_values()
+            .map(|r| r.controller)
+            .collect();
+        controllers.extend(registry.natives_running.drain(..).map(|(_, c)| c));
+        for controller in &controllers {
             controller.stop.send_replace(true);
         }
-        let stopping = futures::future::join_all(self.controllers.into_iter().map(|c| c.stop()));
+        let stopping = futures::future::join_all(controllers.into_iter().map(Controller::stop));
         if tokio::time::timeout(SHUTDOWN_GRACE, stopping)
             .await
             .is_err()

@@ -51,6 +51,7 @@ pub mod leader;
 mod memory;
 pub mod module;
 pub mod queue;
+pub mod source;
 pub mod telemetry;
 
 pub use bindings::{
@@ -62,7 +63,7 @@ pub use config::{ConfigError, HostConfig};
 #[doc(hidden)]
 pub use dispatch::{DispatchStats, NativeFuture, NativeReconciler};
 pub use engine::{CompileSource, Engine, EngineConfig, EngineError};
-pub use host::{Host, HostBuilder, HostError, LoadFailure};
+pub use host::{Host, HostBuilder, HostError};
 pub use informer::ResolveError;
 #[doc(hidden)]
 pub use informer::SyncedInformer;
@@ -70,4 +71,5 @@ pub use json::{manifest_json, object_ref_of};
 pub use leader::{LeaderConfig, Leadership};
 pub use memory::MemoryCluster;
 pub use module::{DispatchOptions, Module, ModuleError, Outcome, ReconcileError};
+pub use source::{SourceError, SourceEvent};
 pub use telemetry::Metrics;

@@ -197,9 +197,15 @@ impl Module {
         }
         let digest = digest(bytes);
         let started = Instant::now();
-        let (component, source) = engine
-            .compile(bytes, &digest)
-            .map_err(ModuleError::Compile)?;
+        // Compiling takes from milliseconds to seconds: keep it off the
+        // threads that run reconciles.
+        let (component, source) = {
+            let (engine, bytes, digest) = (engine.clone(), bytes.to_vec(), digest.clone());
+            tokio::task::spawn_blocking(move || engine.compile(&bytes, &digest))
+                .await
+                .map_err(|e| ModuleError::Compile(wasmtime::Error::msg(e.to_string())))?
+                .map_err(ModuleError::Compile)?
+        };
         let compile_time = started.elapsed();
         Self::from_component(engine, component, digest, source, compile_time).await
     }

@@ -688,7 +688,7 @@ mod embedded {
     async fn stopping_one_module_keeps_the_shared_watch_of_the_other() {
         let env = Env::new().await;
         env.apply(namespace("team-a"));
-        let mut host = rekon_host::Host::builder()
+        let host = rekon_host::Host::builder()
             .client(client(&env.server).await)
             .engine_config(rekon_host::EngineConfig::default().cache_dir(None))
             .module(
@@ -702,7 +702,7 @@ mod embedded {
             .start()
             .await
             .unwrap();
-        assert_eq!(host.modules().len(), 2);
+        assert_eq!(host.modules().await.len(), 2);
         env.apply(configmap("default", "one", json!({}), json!({})));
         env.wait("misbehave running", || {
             env.get("", "v1", "ConfigMap", Some("default"), "one")

@@ -176,7 +176,8 @@ mod leader {
         .await;
         assert!(
             sent.elapsed() < Duration::from_secs(10),
-            "the standby waited for the lease to expire instead of taking the released one"
+            "the standby waited for the lease to expire instead of taking the released one\n{}",
+            env.log_of(a)
         );
         env.apply(app("handed-over", 1));
         reconciled(&env, "handed-over").await;

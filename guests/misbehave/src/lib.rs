@@ -15,6 +15,10 @@ pub const SIZE_KEY: &str = "misbehave.rekon.dev/size";
 pub const DEFAULT_SIZE: usize = 8 << 20;
 /// The message of the `panic` mode.
 pub const PANIC_MESSAGE: &str = "misbehave: asked to panic";
+/// What the `ok` mode writes to `data.behaved-by`: tests make a second
+/// version of this module by replacing these bytes in the component (same
+/// length), to see a new version take over.
+pub const BUILD_MARK: &str = "misbehave-build-A";
 /// The Secret the `forbidden` mode tries to delete.
 pub const VICTIM: &str = "misbehave-victim";
 
@@ -22,7 +26,8 @@ pub const VICTIM: &str = "misbehave-victim";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// `ok` (also no mode at all): behave: merge-patch `data.reconciled: "true"`
-    /// into the ConfigMap (only if not there yet) and return done.
+    /// and `data.behaved-by: BUILD_MARK` into the ConfigMap (only if not
+    /// there yet) and return done.
     Ok,
     /// `trap`: execute `unreachable` (a trap).
     Trap,
@@ -139,11 +144,12 @@ impl Reconciler for Misbehave {
 }
 
 fn behave(req: &Request, object: &Value) -> Result<Action, Error> {
-    if object["data"]["reconciled"] != "true" {
+    let mark = std::hint::black_box(BUILD_MARK);
+    if object["data"]["reconciled"] != "true" || object["data"]["behaved-by"] != mark {
         api::patch_dyn(
             &req.target,
             &PatchType::Merge,
-            &json!({"data": {"reconciled": "true"}}),
+            &json!({"data": {"reconciled": "true", "behaved-by": mark}}),
         )?;
     }
     api::info("misbehave: behaved");
