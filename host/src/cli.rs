@@ -40,6 +40,17 @@ pub struct Cli {
     log_format: LogFormat,
 }
 
+/// How `rekon pack` compresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Compress {
+    /// zstd (smallest).
+    Zstd,
+    /// gzip.
+    Gzip,
+    /// Not compressed.
+    None,
+}
+
 /// How logs are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum LogFormat {
@@ -55,8 +66,25 @@ enum LogFormat {
 enum Command {
     /// Validate a module against the rekon:reconciler world and print its manifest as JSON.
     Check {
+        /// The component (.wasm), or the ConfigMap YAML `rekon pack` wrote.
+        module: PathBuf,
+    },
+    /// Write the ConfigMap(s) that ship a module, as YAML for `kubectl apply -f -`.
+    Pack {
         /// The component (.wasm).
         module: PathBuf,
+        /// The ConfigMap's name (parts are named `<name>-part-<n>`).
+        #[arg(long)]
+        name: String,
+        /// The namespace.
+        #[arg(long, default_value = "default")]
+        namespace: String,
+        /// How to compress the module.
+        #[arg(long, value_enum, default_value_t = Compress::Zstd)]
+        compress: Compress,
+        /// Largest slice of the module in one ConfigMap, in bytes.
+        #[arg(long, default_value_t = crate::pack::DEFAULT_PART_SIZE)]
+        part_size: usize,
     },
     /// Run one reconcile offline and print, as JSON lines, every host call and its answer, then the result.
     Reconcile {
@@ -119,6 +147,8 @@ enum Command {
         metrics_addr: Option<std::net::SocketAddr>,
         #[command(flatten)]
         leader: LeaderArgs,
+        #[command(flatten)]
+        configmaps: ConfigMapArgs,
     },
     /// Run the embedded in-memory Kubernetes API server (no cluster needed).
     Dev {
@@ -139,7 +169,20 @@ enum Command {
         /// Manifests (CRDs and objects, YAML) to apply at start. Repeatable.
         #[arg(long = "filename", short = 'f')]
         manifests: Vec<PathBuf>,
+        #[command(flatten)]
+        configmaps: ConfigMapArgs,
     },
+}
+
+/// Module ConfigMap flags of `rekon run` and `rekon dev`.
+#[derive(Debug, clap::Args)]
+struct ConfigMapArgs {
+    /// Load modules from ConfigMaps labelled `rekon.dev/module` (`rekon pack` writes them), live.
+    #[arg(long)]
+    watch_configmaps: bool,
+    /// Only in this namespace (repeatable; default: every namespace).
+    #[arg(long = "configmap-namespace")]
+    configmap_namespaces: Vec<String>,
 }
 
 /// Leader election flags of `rekon run`.
@@ -260,6 +303,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         port,
         write_kubeconfig,
         manifests,
+        configmaps,
     } = &cli.command
     {
         let (modules, dirs) = if *api_only {
@@ -274,6 +318,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             manifests,
             &modules,
             &dirs,
+            (configmaps.watch_configmaps && !api_only).then_some(&configmaps.configmap_namespaces),
         )
         .await;
     }
@@ -288,6 +333,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         backoff_max_s,
         metrics_addr,
         leader,
+        configmaps,
     } = &cli.command
     {
         let config = match config {
@@ -328,6 +374,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         for dir in module_dir {
             builder = builder.watch_dir(dir.clone());
         }
+        if configmaps.watch_configmaps {
+            builder = builder.watch_configmaps(configmaps.configmap_namespaces.clone());
+        }
         let host = with_modules(builder, modules)?.start().await?;
         tracing::info!(
             modules = host.modules().await.len(),
@@ -342,11 +391,58 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let engine = Engine::new(engine_config(&cli))?;
     match &cli.command {
         Command::Dev { .. } | Command::Run { .. } => unreachable!("handled above"),
-        Command::Check { module } => {
-            let module = load(&engine, module).await?;
-            let mut out = manifest_json(module.manifest());
-            out["digest"] = json!(module.digest());
-            println!("{}", serde_json::to_string_pretty(&out)?);
+        Command::Check { module: path } => {
+            let bytes =
+                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            // A component, or the ConfigMaps that ship one or several.
+            let modules: Vec<(String, Vec<u8>)> = if bytes.starts_with(b"\0asm") {
+                vec![(path.display().to_string(), bytes)]
+            } else if let Some(configmaps) = module_configmaps(&bytes) {
+                let mut modules = Vec::new();
+                for manifest in configmaps.iter().filter(|c| crate::pack::is_manifest(c)) {
+                    let name = manifest["metadata"]["name"].as_str().unwrap_or_default();
+                    let bytes =
+                        crate::pack::assemble(manifest, &configmaps).with_context(|| {
+                            format!("cannot assemble the module of {}", path.display())
+                        })?;
+                    modules.push((format!("{} (ConfigMap {name})", path.display()), bytes));
+                }
+                modules
+            } else {
+                vec![(path.display().to_string(), bytes)]
+            };
+            for (origin, bytes) in modules {
+                let module = Module::load(&engine, &bytes)
+                    .await
+                    .with_context(|| format!("cannot load {origin}"))?;
+                let mut out = manifest_json(module.manifest());
+                out["digest"] = json!(module.digest());
+                println!("{}", serde_json::to_string_pretty(&out)?);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Pack {
+            module,
+            name,
+            namespace,
+            compress,
+            part_size,
+        } => {
+            let bytes = std::fs::read(module)
+                .with_context(|| format!("cannot read {}", module.display()))?;
+            // Refuse to ship what would not load.
+            Module::load(&engine, &bytes)
+                .await
+                .with_context(|| format!("cannot load {}", module.display()))?;
+            let encoding = match compress {
+                Compress::Zstd => crate::pack::Encoding::Zstd,
+                Compress::Gzip => crate::pack::Encoding::Gzip,
+                Compress::None => crate::pack::Encoding::None,
+            };
+            let documents = crate::pack::pack(&bytes, name, namespace, encoding, *part_size)?;
+            for document in documents {
+                print!("---\n{}", serde_yaml::to_string(&document)?);
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Reconcile {
@@ -506,6 +602,7 @@ async fn dev(
     manifests: &[PathBuf],
     modules: &[PathBuf],
     dirs: &[PathBuf],
+    configmaps: Option<&Vec<String>>,
 ) -> anyhow::Result<ExitCode> {
     let stop = signals()?;
     let server = rekon_apiserver::ApiServer::builder()
@@ -536,7 +633,7 @@ async fn dev(
         url = server.url(),
         path = kubeconfig.display(),
     );
-    let host = if modules.is_empty() && dirs.is_empty() {
+    let host = if modules.is_empty() && dirs.is_empty() && configmaps.is_none() {
         None
     } else {
         let file = kube::config::Kubeconfig::from_yaml(&server.kubeconfig())
@@ -549,6 +646,9 @@ async fn dev(
             .engine_config(engine_config(cli));
         for dir in dirs {
             builder = builder.watch_dir(dir.clone());
+        }
+        if let Some(namespaces) = configmaps {
+            builder = builder.watch_configmaps(namespaces.clone());
         }
         Some(with_modules(builder, modules)?.start().await?)
     };
@@ -566,6 +666,21 @@ fn action_json(action: &Action) -> Value {
         Action::Done => json!("done"),
         Action::RequeueAfter(ms) => json!({ "requeueAfterMs": ms }),
     }
+}
+
+/// The module ConfigMaps in a YAML or JSON text, if it holds any.
+fn module_configmaps(bytes: &[u8]) -> Option<Vec<Value>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut configmaps = Vec::new();
+    for document in serde_yaml::Deserializer::from_str(text) {
+        let value: Value = serde::Deserialize::deserialize(document).ok()?;
+        if value["kind"] == "ConfigMap"
+            && value["metadata"]["labels"][crate::pack::MODULE_LABEL].is_string()
+        {
+            configmaps.push(value);
+        }
+    }
+    (!configmaps.is_empty()).then_some(configmaps)
 }
 
 /// Reads YAML or JSON documents from a file.

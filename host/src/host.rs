@@ -74,6 +74,7 @@ pub struct HostBuilder {
     metrics_addr: Option<std::net::SocketAddr>,
     leader: Option<LeaderConfig>,
     dirs: Vec<std::path::PathBuf>,
+    configmaps: Option<Vec<String>>,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -156,6 +157,14 @@ impl HostBuilder {
         self
     }
 
+    /// Loads modules from ConfigMaps labelled `rekon.dev/module` (see
+    /// [`crate::pack`]) in these namespaces (every namespace when empty),
+    /// live: a new version is loaded, a deleted ConfigMap unloads its module.
+    pub fn watch_configmaps(mut self, namespaces: Vec<String>) -> Self {
+        self.configmaps = Some(namespaces);
+        self
+    }
+
     /// Loads the modules (in parallel; one that fails is reported and
     /// skipped, never fatal), starts a controller for each, and starts
     /// watching the module directories.
@@ -225,6 +234,14 @@ impl HostBuilder {
             .into_iter()
             .map(|(origin, bytes)| (origin, Arc::new(bytes)))
             .collect();
+        if let Some(namespaces) = self.configmaps {
+            let informers = registry.lock().await.shared.informers.clone();
+            tokio::spawn(crate::source::watch_configmaps(
+                informers,
+                namespaces,
+                events_tx.clone(),
+            ));
+        }
         // What the directories hold now arrives at once; later events are
         // changes, handled one at a time.
         if !self.dirs.is_empty() {
@@ -276,6 +293,11 @@ impl HostBuilder {
                             registry.install(origin, digest, loaded, true).await;
                         }
                         SourceEvent::Remove { origin } => registry.remove(&origin).await,
+                        SourceEvent::Invalid {
+                            origin,
+                            reason,
+                            message,
+                        } => registry.reject(&origin, reason, &message).await,
                     }
                 }
             })
@@ -330,24 +352,8 @@ impl Registry {
         let module = match loaded {
             Ok(module) => module,
             Err(error) => {
-                tracing::error!(
-                    %origin,
-                    error = %anyhow_chain(&error),
-                    reason = error.metric_label(),
-                    serving = previous.as_deref().unwrap_or("nothing"),
-                    "module refused; the last good version keeps serving"
-                );
-                self.shared
-                    .metrics
-                    .load_failures
-                    .get_or_create(&ReasonLabel {
-                        reason: error.metric_label().to_string(),
-                    })
-                    .inc();
-                self.failures
-                    .lock()
-                    .expect("failures lock")
-                    .push(format!("{origin}: {}", anyhow_chain(&error)));
+                self.reject(&origin, error.metric_label(), &anyhow_chain(&error))
+                    .await;
                 // Remember the bad bytes so they are not retried in a loop;
                 // the module keeps its last good version.
                 self.origins.insert(
@@ -456,6 +462,55 @@ impl Registry {
                 tokio::time::sleep(INFORMER_LINGER).await;
                 drop(hold);
             });
+        }
+    }
+
+    /// Reports a version from `origin` that cannot be loaded: an error log,
+    /// `rekon_module_load_failures_total`, and a Warning Event on the
+    /// ConfigMap it came from. What was serving keeps serving.
+    async fn reject(&mut self, origin: &str, reason: &str, message: &str) {
+        let serving = self
+            .origins
+            .get(origin)
+            .and_then(|o| o.name.clone())
+            .unwrap_or_else(|| "nothing".to_string());
+        tracing::error!(%origin, error = %message, reason, %serving, "module refused; the last good version keeps serving");
+        self.shared
+            .metrics
+            .load_failures
+            .get_or_create(&ReasonLabel {
+                reason: reason.to_string(),
+            })
+            .inc();
+        self.failures
+            .lock()
+            .expect("failures lock")
+            .push(format!("{origin}: {message}"));
+        if let Some((namespace, name)) = crate::source::parse_configmap_origin(origin) {
+            let regarding = crate::bindings::ObjectRef {
+                kind: crate::bindings::Gvk {
+                    group: String::new(),
+                    version: "v1".into(),
+                    kind: "ConfigMap".into(),
+                },
+                namespace: Some(namespace.to_string()),
+                name: name.to_string(),
+            };
+            let note = format!("module refused ({reason}): {message}; serving: {serving}");
+            if let Err(error) = self
+                .shared
+                .cluster
+                .record_event(
+                    &regarding,
+                    crate::bindings::EventType::Warning,
+                    "ModuleRejected",
+                    &crate::bindings::truncate(note, 1024),
+                    "rekon-host",
+                )
+                .await
+            {
+                tracing::warn!(error = %error.message, "cannot record the ModuleRejected event");
+            }
         }
     }
 

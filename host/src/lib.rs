@@ -50,6 +50,7 @@ mod kube_cluster;
 pub mod leader;
 mod memory;
 pub mod module;
+pub mod pack;
 pub mod queue;
 pub mod source;
 pub mod telemetry;

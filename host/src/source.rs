@@ -32,6 +32,127 @@ pub enum SourceEvent {
         /// Where it came from.
         origin: String,
     },
+    /// What `origin` holds is not a module (a missing or mismatched part,
+    /// a digest mismatch): reported, and the last good version keeps serving.
+    Invalid {
+        /// Where it comes from.
+        origin: String,
+        /// Why, as a bounded metric label.
+        reason: &'static str,
+        /// Why, for people.
+        message: String,
+    },
+}
+
+/// The origin name of a module ConfigMap.
+pub fn configmap_origin(namespace: &str, name: &str) -> String {
+    format!("configmap:{namespace}/{name}")
+}
+
+/// The namespace and name of a ConfigMap origin.
+pub fn parse_configmap_origin(origin: &str) -> Option<(&str, &str)> {
+    origin.strip_prefix("configmap:")?.split_once('/')
+}
+
+/// Watches module ConfigMaps (labelled [`crate::pack::MODULE_LABEL`]) through
+/// the shared informers, in `namespaces` (all when empty): sends an `Upsert`
+/// for every complete module, an `Invalid` for a broken one, a `Remove` when
+/// a module's ConfigMap goes. Changes are evaluated once the ConfigMaps
+/// have been quiet for [`DEBOUNCE`], so the parts of one `kubectl apply`
+/// arrive together.
+pub(crate) async fn watch_configmaps(
+    informers: Arc<crate::informer::Informers>,
+    namespaces: Vec<String>,
+    events: mpsc::UnboundedSender<SourceEvent>,
+) {
+    let kind = crate::bindings::Gvk {
+        group: String::new(),
+        version: "v1".into(),
+        kind: "ConfigMap".into(),
+    };
+    let informer = loop {
+        match informers
+            .informer(&kind, Some(crate::pack::MODULE_LABEL))
+            .await
+        {
+            Ok(informer) => break informer,
+            Err(error) => {
+                tracing::error!(error = %error, "cannot watch module ConfigMaps; retrying");
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+        }
+    };
+    let mut changes = informer.subscribe();
+    informer.wait_ready().await;
+    // origin -> the digest last sent (or the error last reported)
+    let mut known: BTreeMap<String, String> = BTreeMap::new();
+    loop {
+        let configmaps: Vec<serde_json::Value> = informer
+            .list(None)
+            .iter()
+            .filter(|c| {
+                namespaces.is_empty()
+                    || c.namespace
+                        .as_ref()
+                        .is_some_and(|ns| namespaces.contains(ns))
+            })
+            .filter_map(|c| serde_json::from_str(&c.json).ok())
+            .collect();
+        let mut seen = BTreeMap::new();
+        for manifest in configmaps.iter().filter(|c| crate::pack::is_manifest(c)) {
+            let origin = configmap_origin(
+                manifest["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or_default(),
+                manifest["metadata"]["name"].as_str().unwrap_or_default(),
+            );
+            let (state, event) = match crate::pack::assemble(manifest, &configmaps) {
+                Ok(bytes) => {
+                    let digest = crate::module::digest(&bytes);
+                    let event = SourceEvent::Upsert {
+                        origin: origin.clone(),
+                        bytes: Arc::new(bytes),
+                    };
+                    (digest, event)
+                }
+                Err(error) => {
+                    let message = error.to_string();
+                    let event = SourceEvent::Invalid {
+                        origin: origin.clone(),
+                        reason: error.metric_label(),
+                        message: message.clone(),
+                    };
+                    (format!("error: {message}"), event)
+                }
+            };
+            if known.get(&origin) != Some(&state) {
+                let _ = events.send(event);
+            }
+            seen.insert(origin, state);
+        }
+        for origin in known.keys() {
+            if !seen.contains_key(origin) {
+                let _ = events.send(SourceEvent::Remove {
+                    origin: origin.clone(),
+                });
+            }
+        }
+        known = seen;
+        // Wait for a change (a lagging receiver missed some: rescan too),
+        // then for quiet.
+        if let Err(tokio::sync::broadcast::error::RecvError::Closed) = changes.recv().await {
+            return;
+        }
+        loop {
+            match tokio::time::timeout(DEBOUNCE * 4, changes.recv()).await {
+                Ok(Ok(_)) | Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {
+                    continue;
+                }
+                Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => return,
+                Err(_) => break,
+            }
+        }
+    }
 }
 
 /// Why a source could not start.

@@ -136,3 +136,164 @@ async fn a_restart_with_a_warm_cache_loads_every_module_without_compiling() {
     assert_eq!(log.matches("from=Cache").count(), 3, "{log}");
     assert_eq!(log.matches("from=Compiled").count(), 0, "{log}");
 }
+
+/// `rekon pack` of these bytes, as objects.
+fn pack(bytes: &[u8], name: &str, extra: &[&str]) -> Vec<Value> {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), bytes).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_rekon"))
+        .args(["pack", file.path().to_str().unwrap(), "--name", name])
+        .args(extra)
+        .env(
+            "REKON_CACHE_DIR",
+            std::env::temp_dir().join("rekon-test-pack-cache"),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_yaml::Deserializer::from_slice(&output.stdout)
+        .map(|d| <Value as serde::Deserialize>::deserialize(d).unwrap())
+        .filter(|v| !v.is_null())
+        .collect()
+}
+
+/// The component with `size` bytes of incompressible noise in a custom
+/// section: a big module, as JavaScript and Python components are.
+fn padded(mut bytes: Vec<u8>, size: usize) -> Vec<u8> {
+    let name = b"rekon-test-padding";
+    let mut payload = vec![name.len() as u8];
+    payload.extend_from_slice(name);
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    payload.extend((0..size).map(|_| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x as u8
+    }));
+    bytes.push(0); // custom section
+    let mut len = payload.len();
+    loop {
+        let byte = (len & 0x7f) as u8;
+        len >>= 7;
+        bytes.push(if len == 0 { byte } else { byte | 0x80 });
+        if len == 0 {
+            break;
+        }
+    }
+    bytes.extend(payload);
+    bytes
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn modules_ship_as_configmaps_whole_or_in_parts_and_bad_versions_are_refused() {
+    let mut env = Env::new().await;
+    env.run(&[], &["--watch-configmaps"]);
+    for document in pack(&version("misbehave-build-A"), "misbehave", &[]) {
+        env.apply(document);
+    }
+    env.apply(configmap("one"));
+    behaved_by(&env, "one", "misbehave-build-A").await;
+
+    // A 3 MB version, split across several ConfigMaps (applied part by
+    // part, the manifest last, as `kubectl apply -f` does in order).
+    let big = padded(version("misbehave-build-B"), 3 << 20);
+    let documents = pack(&big, "misbehave", &["--compress", "gzip"]);
+    assert!(documents.len() >= 5, "{} ConfigMaps", documents.len());
+    for document in documents.iter().rev() {
+        env.apply(document.clone());
+    }
+    behaved_by(&env, "one", "misbehave-build-B").await;
+
+    // A version with a part of another version is refused, and said so on
+    // the ConfigMap; B keeps serving.
+    let other = pack(
+        &padded(version("misbehave-build-C"), 3 << 20),
+        "misbehave",
+        &["--compress", "gzip"],
+    );
+    let mut mixed = other.clone();
+    mixed[2] = documents[2].clone();
+    for document in mixed.iter().rev() {
+        env.apply(document.clone());
+    }
+    let events = env.resource("events.k8s.io", "v1", "Event");
+    let event = env
+        .wait("the ModuleRejected event", || {
+            env.store()
+                .list(&events, &Default::default())
+                .ok()?
+                .items
+                .into_iter()
+                .find(|e| e["reason"] == "ModuleRejected")
+        })
+        .await;
+    assert_eq!(event["type"], "Warning");
+    assert_eq!(event["regarding"]["kind"], "ConfigMap");
+    assert_eq!(event["regarding"]["name"], "misbehave");
+    assert!(
+        event["note"].as_str().unwrap().contains("another version"),
+        "{event}"
+    );
+    env.apply(configmap("two"));
+    behaved_by(&env, "two", "misbehave-build-B").await;
+
+    // The missing part arrives: C loads.
+    env.apply(other[2].clone());
+    behaved_by(&env, "two", "misbehave-build-C").await;
+
+    // Deleting the ConfigMap unloads the module.
+    let configmaps = env.resource("", "v1", "ConfigMap");
+    env.store()
+        .delete(&configmaps, Some("default"), "misbehave", None)
+        .unwrap();
+    env.wait("the unload", || {
+        env.log().contains("module unloaded").then_some(())
+    })
+    .await;
+}
+
+#[test]
+fn check_accepts_what_pack_writes_and_refuses_a_tampered_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .args(args)
+            .env("REKON_CACHE_DIR", dir.path())
+            .output()
+            .unwrap()
+    };
+    let packed = run(&[
+        "pack",
+        rekon_test_artifacts::APP,
+        "--name",
+        "app",
+        "--part-size",
+        "20000",
+    ]);
+    assert!(packed.status.success());
+    let yaml = dir.path().join("app.yaml");
+    std::fs::write(&yaml, &packed.stdout).unwrap();
+    let checked = run(&["check", yaml.to_str().unwrap()]);
+    assert!(
+        checked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    let manifest: Value = serde_json::from_slice(&checked.stdout).unwrap();
+    assert_eq!(manifest["name"], "app");
+
+    let text = String::from_utf8(packed.stdout).unwrap();
+    let tampered = text.replacen("part-1", "part-9", 1);
+    std::fs::write(&yaml, tampered).unwrap();
+    let refused = run(&["check", yaml.to_str().unwrap()]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("missing"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}
