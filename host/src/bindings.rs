@@ -346,11 +346,15 @@ impl HostState {
                 Err(error) => error.reason.clone(),
             },
         ));
-        let recorded = match &result {
-            Ok(value) => json!({ "ok": value_of(value) }),
-            Err(error) => json!({ "error": api_error_json(error) }),
-        };
-        self.record(call, args, recorded);
+        // Parsing the answer back into JSON costs as much as the call's own
+        // JSON work: only when recording.
+        if self.context.as_ref().is_some_and(|c| c.record) {
+            let recorded = match &result {
+                Ok(value) => json!({ "ok": value_of(value) }),
+                Err(error) => json!({ "error": api_error_json(error) }),
+            };
+            self.record(call, args, recorded);
+        }
         result
     }
 }
@@ -518,10 +522,10 @@ impl rekon::reconciler::cluster::Host for HostState {
         }
         let args = {
             let (kind, namespace) = (kind.clone(), namespace.clone());
-            let object = value_of(&object);
+            let object = object.clone();
             move || {
                 json!({ "apiVersion": api_version(&kind), "kind": kind.kind,
-                    "namespace": namespace, "object": object })
+                    "namespace": namespace, "object": value_of(&object) })
             }
         };
         let ns = namespace.clone();
@@ -660,10 +664,10 @@ impl HostState {
         let (kind, ns) = (target.kind.clone(), target.namespace.clone());
         let args = {
             let target = target.clone();
-            let object = value_of(&object);
+            let object = object.clone();
             move || {
                 let mut args = object_ref_json(&target);
-                args["object"] = object;
+                args["object"] = value_of(&object);
                 args
             }
         };
@@ -694,12 +698,12 @@ impl HostState {
         let (kind, ns) = (target.kind.clone(), target.namespace.clone());
         let args = {
             let target = target.clone();
-            let patch = value_of(&body);
+            let patch = body.clone();
             let patch_type = patch_type_json(&patch_type);
             move || {
                 let mut args = object_ref_json(&target);
                 args["patchType"] = patch_type;
-                args["patch"] = patch;
+                args["patch"] = value_of(&patch);
                 args
             }
         };
