@@ -8,31 +8,38 @@
 //! Run without `--bench` (as `cargo test --all-targets` does) it makes one
 //! quick pass with small numbers, to check it still works.
 //!
-//! - `wasm_reconciles_per_s`, `native_reconciles_per_s`: N Apps are created
-//!   in the server's store, then a `Host` starts in this process (a kube
-//!   client from the server's kubeconfig); the figure is N divided by the
-//!   time from the host's start to the moment every App's status shows
-//!   its generation as `observedGeneration` (counted from a store watch,
-//!   looked at every 50 ms). Each App takes several reconciles (its own
-//!   events and those of the Deployment and Service it owns): the figure
-//!   counts Apps brought in line, not guest calls. Both pipelines run
-//!   against a fresh server, with the same concurrency.
-//! - `queue_latency_p50_ms`, `queue_latency_p99_ms` (wasm pipeline): from a
-//!   key becoming due to its reconcile starting, over every reconcile of the
-//!   run. The N Apps arrive at once, so this is mostly time spent behind the
-//!   backlog.
-//! - `host_rss_mb`: resident memory of this process after the wasm pipeline
-//!   minus before the host started (the server and its N Apps were already
-//!   there); it includes what the in-process server grew by (the N
-//!   Deployments and Services the host created, status writes, history).
-//! - `cache_rss_over_json`: a child process (this binary again) runs the API
-//!   server with M ConfigMaps of about 1 KB; this process syncs one informer
-//!   on them; its growth in resident memory during the sync, divided by the
-//!   size of the ConfigMaps' JSON as the server lists them.
+//! Every measure runs in a fresh process (this executable again, its role
+//! in `REKON_PIPELINE_BENCH_ROLE`), so that memory freed by one does not
+//! hide the growth of the next, and the API server runs in a process of its
+//! own, so that the host's memory is the host's alone:
+//!
+//! - `wasm_reconciles_per_s`, `native_reconciles_per_s`: the server process
+//!   creates N Apps (and the App CRD); then a `Host` starts in the measuring
+//!   process (a kube client from the server's kubeconfig), with the `app`
+//!   module or with `app::AppReconciler` compiled natively behind the same
+//!   informers, queue and `Cluster` backend. The figure is N divided by the
+//!   time from the host's start to the moment every App's status shows its
+//!   generation as `observedGeneration` (counted by the server from a store
+//!   watch, reported every 50 ms). Each App takes several reconciles (its
+//!   own events and those of the Deployment and Service it owns):
+//!   `*_reconciles_total` says how many. Two rounds (wasm then native,
+//!   native then wasm); the faster run of each counts.
+//! - `queue_latency_p50_ms`, `queue_latency_p99_ms` (wasm): from a key
+//!   becoming due to its reconcile starting, over every reconcile of the
+//!   run. The N Apps arrive at once, so this is time spent behind the
+//!   backlog. `queue_latency_paced_p50_ms` and `_p99_ms`: the same once the
+//!   backlog has drained, while Apps are edited at 100 per second.
+//! - `host_rss_mb` (wasm): resident memory of the host's process once every
+//!   App is reconciled, minus before the host started (engine, module,
+//!   instance pool, the caches of Apps, Deployments and Services, queue).
+//! - `cache_rss_over_json`: the server process holds M ConfigMaps of about
+//!   1 KB; the measuring process syncs one informer on them; its growth in
+//!   resident memory during the sync, divided by the size of the
+//!   ConfigMaps' JSON as the server lists them.
 
 use std::collections::HashSet;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -42,9 +49,41 @@ use rekon_host::{EngineConfig, Host, NativeReconciler, SyncedInformer};
 use rekon_sdk::Reconciler as _;
 use serde_json::{Value, json};
 
-/// Set in the environment of the child that serves the ConfigMaps:
-/// `<count>:<kubeconfig path>`.
-const SERVE_ENV: &str = "REKON_PIPELINE_BENCH_APISERVER";
+/// The role of a process of this benchmark: `wasm`, `native`, `cache`,
+/// `serve-apps` or `serve-config-maps`; absent in the process cargo starts.
+const ROLE_ENV: &str = "REKON_PIPELINE_BENCH_ROLE";
+/// `1` for a full run (`--bench`).
+const FULL_ENV: &str = "REKON_PIPELINE_BENCH_FULL";
+/// For a server process: `<count>:<kubeconfig path>`.
+const SERVE_ENV: &str = "REKON_PIPELINE_BENCH_SERVE";
+
+/// Reconciles at once, in both pipelines.
+const CONCURRENCY: usize = 16;
+
+struct Sizes {
+    apps: usize,
+    config_maps: usize,
+    paced_edits: usize,
+    deadline: Duration,
+}
+
+fn sizes(full: bool) -> Sizes {
+    if full {
+        Sizes {
+            apps: 10_000,
+            config_maps: 10_000,
+            paced_edits: 300,
+            deadline: Duration::from_secs(600),
+        }
+    } else {
+        Sizes {
+            apps: 20,
+            config_maps: 50,
+            paced_edits: 5,
+            deadline: Duration::from_secs(60),
+        }
+    }
+}
 
 fn emit(metric: &str, value: f64, unit: &str) {
     println!(
@@ -62,6 +101,95 @@ fn rss_mb() -> f64 {
         .and_then(|p| p.parse().ok())
         .unwrap_or(0.0);
     pages * 4096.0 / (1024.0 * 1024.0)
+}
+
+/// CPU time (user + system) a process has used, in seconds
+/// (`/proc/<pid>/stat`, clock ticks of 10 ms).
+fn cpu_seconds(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name, which is in parentheses.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|t| t.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Starts this executable in `role`, with stdin and stdout piped.
+fn spawn_role(role: &str, env: &[(&str, String)]) -> Child {
+    let mut command = Command::new(std::env::current_exe().expect("this executable"));
+    command
+        .env(ROLE_ENV, role)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.spawn().expect("starting a benchmark process")
+}
+
+/// A server process and what it says.
+struct ServerProcess {
+    child: Child,
+    lines: BufReader<ChildStdout>,
+    kubeconfig: String,
+    _dir: tempfile::TempDir,
+}
+
+impl ServerProcess {
+    fn start(role: &str, count: usize) -> ServerProcess {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("kubeconfig");
+        let mut child = spawn_role(
+            role,
+            &[(
+                SERVE_ENV,
+                format!("{count}:{}", path.to_str().expect("a UTF-8 path")),
+            )],
+        );
+        let mut lines = BufReader::new(child.stdout.take().expect("the server's stdout"));
+        let mut line = String::new();
+        lines.read_line(&mut line).expect("reading the server");
+        assert_eq!(line.trim(), "ready", "the API server process did not start");
+        let kubeconfig = std::fs::read_to_string(&path).expect("the kubeconfig");
+        ServerProcess {
+            child,
+            lines,
+            kubeconfig,
+            _dir: dir,
+        }
+    }
+
+    /// Blocks until the server reports at least `count` observed Apps.
+    fn wait_observed(&mut self, count: usize) {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let read = self.lines.read_line(&mut line).expect("reading the server");
+            assert!(read > 0, "the API server process ended");
+            let observed: usize = line
+                .trim()
+                .strip_prefix("observed ")
+                .and_then(|n| n.parse().ok())
+                .expect("an `observed N` line");
+            if observed >= count {
+                return;
+            }
+        }
+    }
+
+    fn stop(mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
 }
 
 async fn client_for(kubeconfig: &str) -> kube::Client {
@@ -85,10 +213,14 @@ fn apply_file(store: &Store, path: &str) {
     }
 }
 
+fn app_name(index: usize) -> String {
+    format!("app-{index:05}")
+}
+
 fn app(index: usize) -> Value {
     json!({
         "apiVersion": "demo.rekon.dev/v1", "kind": "App",
-        "metadata": { "name": format!("app-{index:05}"), "namespace": "default",
+        "metadata": { "name": app_name(index), "namespace": "default",
             "labels": { "app.kubernetes.io/part-of": "bench" } },
         "spec": { "image": "registry.example/shop/web:1.27.3", "replicas": 2, "port": 8080 },
     })
@@ -100,70 +232,26 @@ fn observed(app: &Value) -> bool {
     !generation.is_null() && app["status"]["observedGeneration"] == *generation
 }
 
-struct Run {
-    per_second: f64,
-    seconds: f64,
-    rss_mb: f64,
-    queue_p50_ms: f64,
-    queue_p99_ms: f64,
-}
-
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Logic {
     Wasm,
     Native,
 }
 
-/// Runs the pipeline once against a fresh server.
-async fn pipeline(logic: Logic, apps: usize, concurrency: usize, deadline: Duration) -> Run {
-    let server = ApiServer::builder()
-        .start()
-        .await
-        .expect("the API server starts");
-    let store = server.store();
-    apply_file(
-        &store,
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../guests/app/manifests/crd.yaml"
-        ),
-    );
-    let resource = store
-        .resource_for_kind("demo.rekon.dev", "v1", "App")
-        .expect("the CRD serves App");
-    let done = Arc::new(Mutex::new(HashSet::new()));
-    {
-        let done = done.clone();
-        store
-            .watch(
-                &resource,
-                &ListOptions::default(),
-                None,
-                Box::new(move |event| {
-                    if observed(&event.object)
-                        && let Some(name) = event.object["metadata"]["name"].as_str()
-                    {
-                        done.lock().expect("done lock").insert(name.to_string());
-                    }
-                    true
-                }),
-            )
-            .expect("watching Apps");
-    }
-    let writes = WriteOptions {
-        field_manager: Some("bench".to_string()),
-        ..WriteOptions::default()
-    };
-    for index in 0..apps {
-        store
-            .create(&resource, Some("default"), app(index), &writes)
-            .expect("creating an App");
-    }
-    let client = client_for(&server.kubeconfig()).await;
+/// One pipeline run, in this process, against a fresh server process;
+/// prints its result as one JSON object.
+fn pipeline(logic: Logic, sizes: &Sizes) {
+    let mut server = ServerProcess::start("serve-apps", sizes.apps);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
     let cache = tempfile::tempdir().expect("a cache directory");
+    let client = runtime.block_on(client_for(&server.kubeconfig));
     let builder = Host::builder()
-        .client(client)
-        .concurrency(concurrency)
+        .client(client.clone())
+        .concurrency(CONCURRENCY)
         .engine_config(EngineConfig::default().cache_dir(Some(cache.path().to_path_buf())));
     let builder = match logic {
         Logic::Wasm => builder.module(
@@ -173,37 +261,169 @@ async fn pipeline(logic: Logic, apps: usize, concurrency: usize, deadline: Durat
         Logic::Native => builder.native(native::app()),
     };
     let baseline = rss_mb();
-    let host = builder.start().await.expect("the host starts");
+    let host = runtime.block_on(builder.start()).expect("the host starts");
     assert!(host.failures().is_empty(), "{:?}", host.failures());
+    let server_pid = server.child.id().to_string();
+    let (host_cpu, server_cpu) = (cpu_seconds("self"), cpu_seconds(&server_pid));
     let started = Instant::now();
-    loop {
-        let count = done.lock().expect("done lock").len();
-        if count >= apps {
-            break;
-        }
-        assert!(
-            started.elapsed() < deadline,
-            "only {count} of {apps} Apps reconciled after {deadline:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let elapsed = started.elapsed().as_secs_f64();
+    server.wait_observed(sizes.apps);
+    let seconds = started.elapsed().as_secs_f64();
     let rss = rss_mb() - baseline;
+    let host_cpu = cpu_seconds("self") - host_cpu;
+    let server_cpu = cpu_seconds(&server_pid) - server_cpu;
+    assert!(
+        started.elapsed() < sizes.deadline,
+        "the pipeline took longer than {:?}",
+        sizes.deadline
+    );
     let ms = |q| {
         host.stats()
             .queue_latency_quantile(q)
             .map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
     };
-    let run = Run {
-        per_second: apps as f64 / elapsed,
-        seconds: elapsed,
-        rss_mb: rss,
-        queue_p50_ms: ms(0.5),
-        queue_p99_ms: ms(0.99),
-    };
-    host.shutdown().await;
-    server.shutdown().await;
-    run
+    let (p50, p99) = (ms(0.5), ms(0.99));
+    let reconciles = host.stats().queue_latency_count();
+
+    // Paced: edits at 100 per second once the backlog has drained (the
+    // follow-up reconciles of every App included: no reconcile for 1 s).
+    runtime.block_on(async {
+        let mut seen = host.stats().queue_latency_count();
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let now = host.stats().queue_latency_count();
+            if now == seen {
+                break;
+            }
+            seen = now;
+        }
+        host.stats().reset();
+        let apps: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(
+            client,
+            "default",
+            &kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+                "demo.rekon.dev",
+                "v1",
+                "App",
+            )),
+        );
+        let mut tick = tokio::time::interval(Duration::from_millis(10));
+        for index in 0..sizes.paced_edits {
+            tick.tick().await;
+            let patch = json!({ "spec": { "replicas": 3 } });
+            apps.patch(
+                &app_name(index),
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(&patch),
+            )
+            .await
+            .expect("editing an App");
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    });
+    let (paced_p50, paced_p99) = (ms(0.5), ms(0.99));
+    println!(
+        "{}",
+        json!({ "seconds": seconds, "rss_mb": rss, "p50_ms": p50, "p99_ms": p99,
+            "reconciles": reconciles, "paced_p50_ms": paced_p50, "paced_p99_ms": paced_p99,
+            "host_cpu_s": host_cpu, "server_cpu_s": server_cpu })
+    );
+    runtime.block_on(host.shutdown());
+    server.stop();
+}
+
+/// Reads stdin to its end: the parent closed it, or died.
+async fn stdin_closed() {
+    tokio::task::spawn_blocking(|| {
+        let _ = std::io::stdin().read_to_end(&mut Vec::new());
+    })
+    .await
+    .expect("waiting for stdin to close");
+}
+
+fn serve_spec() -> (usize, String) {
+    let spec = std::env::var(SERVE_ENV).expect("the server's settings");
+    let (count, kubeconfig) = spec.split_once(':').expect("<count>:<kubeconfig path>");
+    (count.parse().expect("a count"), kubeconfig.to_string())
+}
+
+/// A server process with `count` Apps; says `ready`, then `observed N`
+/// every 50 ms while N changes, until stdin closes.
+fn serve_apps() {
+    let (count, kubeconfig) = serve_spec();
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    runtime.block_on(async {
+        let server = ApiServer::builder()
+            .start()
+            .await
+            .expect("the API server starts");
+        let store = server.store();
+        apply_file(
+            &store,
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../guests/app/manifests/crd.yaml"
+            ),
+        );
+        let resource = store
+            .resource_for_kind("demo.rekon.dev", "v1", "App")
+            .expect("the CRD serves App");
+        let done = Arc::new(Mutex::new(HashSet::new()));
+        {
+            let done = done.clone();
+            store
+                .watch(
+                    &resource,
+                    &ListOptions::default(),
+                    None,
+                    Box::new(move |event| {
+                        if observed(&event.object)
+                            && let Some(name) = event.object["metadata"]["name"].as_str()
+                        {
+                            done.lock().expect("done lock").insert(name.to_string());
+                        }
+                        true
+                    }),
+                )
+                .expect("watching Apps");
+        }
+        let writes = WriteOptions {
+            field_manager: Some("bench".to_string()),
+            ..WriteOptions::default()
+        };
+        for index in 0..count {
+            store
+                .create(&resource, Some("default"), app(index), &writes)
+                .expect("creating an App");
+        }
+        server
+            .write_kubeconfig(&kubeconfig)
+            .expect("writing the kubeconfig");
+        say("ready");
+        let report = async {
+            let mut last = usize::MAX;
+            let mut tick = tokio::time::interval(Duration::from_millis(50));
+            loop {
+                tick.tick().await;
+                let now = done.lock().expect("done lock").len();
+                if now != last {
+                    say(&format!("observed {now}"));
+                    last = now;
+                }
+            }
+        };
+        tokio::select! {
+            _ = report => {}
+            _ = stdin_closed() => {}
+        }
+        server.shutdown().await;
+    });
+}
+
+fn say(line: &str) {
+    let mut stdout = std::io::stdout().lock();
+    // The parent may have stopped listening; the server then just serves.
+    let _ = writeln!(stdout, "{line}");
+    let _ = stdout.flush();
 }
 
 /// The same `app` reconciler, compiled natively, behind the host's queue
@@ -492,15 +712,11 @@ fn config_map(index: usize) -> Value {
     })
 }
 
-/// The child: an API server with `count` ConfigMaps, until stdin closes.
-fn serve(spec: &str) {
-    let (count, kubeconfig) = spec.split_once(':').expect("<count>:<kubeconfig path>");
-    let count: usize = count.parse().expect("a ConfigMap count");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
+/// A server process with `count` ConfigMaps; says `ready`, then serves
+/// until stdin closes.
+fn serve_config_maps() {
+    let (count, kubeconfig) = serve_spec();
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     runtime.block_on(async {
         let server = ApiServer::builder()
             .start()
@@ -520,47 +736,25 @@ fn serve(spec: &str) {
                 .expect("creating a ConfigMap");
         }
         server
-            .write_kubeconfig(kubeconfig)
+            .write_kubeconfig(&kubeconfig)
             .expect("writing the kubeconfig");
-        println!("ready");
-        std::io::stdout().flush().expect("stdout");
-        tokio::task::spawn_blocking(|| {
-            let _ = std::io::stdin().read_to_end(&mut Vec::new());
-        })
-        .await
-        .expect("waiting for stdin to close");
+        say("ready");
+        stdin_closed().await;
         server.shutdown().await;
     });
 }
 
-struct CacheCost {
-    rss_mb: f64,
-    listed_json_mb: f64,
-    cached_json_mb: f64,
-}
-
-/// Syncs an informer on `count` ConfigMaps served by a child process.
-fn cache_cost(runtime: &tokio::runtime::Runtime, count: usize) -> CacheCost {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let kubeconfig = dir.path().join("kubeconfig");
-    let mut child = Command::new(std::env::current_exe().expect("this executable"))
-        .env(
-            SERVE_ENV,
-            format!("{count}:{}", kubeconfig.to_str().expect("a UTF-8 path")),
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("starting the API server process");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("the child's stdout"))
-        .read_line(&mut line)
-        .expect("reading the child's stdout");
-    assert_eq!(line.trim(), "ready", "the API server process did not start");
-    let kubeconfig = std::fs::read_to_string(&kubeconfig).expect("the kubeconfig");
-    let cost = runtime.block_on(async {
-        let client = client_for(&kubeconfig).await;
+/// Syncs an informer on the ConfigMaps of a server process; prints the
+/// result as one JSON object.
+fn cache_cost(sizes: &Sizes) {
+    let server = ServerProcess::start("serve-config-maps", sizes.config_maps);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let result = runtime.block_on(async {
+        let client = client_for(&server.kubeconfig).await;
         // Warm the client, discovery and the informer code on a small kind,
         // so the measure is the cache and not the first use of the stack.
         let namespaces = rekon_host::Gvk {
@@ -581,7 +775,7 @@ fn cache_cost(runtime: &tokio::runtime::Runtime, count: usize) -> CacheCost {
             .await
             .expect("syncing ConfigMaps");
         let rss = rss_mb() - before;
-        assert_eq!(informer.len(), count);
+        assert_eq!(informer.len(), sizes.config_maps);
         let cached = informer.json_bytes();
         let request = http::Request::get("/api/v1/configmaps")
             .body(Vec::new())
@@ -600,62 +794,149 @@ fn cache_cost(runtime: &tokio::runtime::Runtime, count: usize) -> CacheCost {
             .map(|item| item.to_string().len())
             .sum();
         drop((warm, informer));
-        CacheCost {
-            rss_mb: rss,
-            listed_json_mb: listed as f64 / (1024.0 * 1024.0),
-            cached_json_mb: cached as f64 / (1024.0 * 1024.0),
-        }
+        json!({ "rss_mb": rss, "listed_json_mb": listed as f64 / (1024.0 * 1024.0),
+            "cached_json_mb": cached as f64 / (1024.0 * 1024.0) })
     });
-    drop(child.stdin.take());
-    let _ = child.wait();
-    cost
+    println!("{result}");
+    server.stop();
+}
+
+/// Runs one measuring process and returns the JSON object it printed.
+fn measure(role: &str, full: bool) -> Value {
+    let child = spawn_role(
+        role,
+        &[(FULL_ENV, if full { "1" } else { "0" }.to_string())],
+    );
+    let output = child.wait_with_output().expect("a benchmark process");
+    assert!(
+        output.status.success(),
+        "the {role} process failed: {}",
+        output.status
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    let last = text.lines().last().unwrap_or_default();
+    serde_json::from_str(last)
+        .unwrap_or_else(|e| panic!("the {role} process printed {text:?}: {e}"))
+}
+
+fn number(result: &Value, field: &str) -> f64 {
+    result[field].as_f64().unwrap_or(f64::NAN)
 }
 
 fn main() {
-    if let Ok(spec) = std::env::var(SERVE_ENV) {
-        serve(&spec);
+    if let Ok(role) = std::env::var(ROLE_ENV) {
+        let sizes = sizes(std::env::var(FULL_ENV).is_ok_and(|f| f == "1"));
+        match role.as_str() {
+            "wasm" => pipeline(Logic::Wasm, &sizes),
+            "native" => pipeline(Logic::Native, &sizes),
+            "cache" => cache_cost(&sizes),
+            "serve-apps" => serve_apps(),
+            "serve-config-maps" => serve_config_maps(),
+            other => panic!("unknown role {other}"),
+        }
         return;
     }
     let full = std::env::args().any(|a| a == "--bench");
-    let (apps, config_maps, deadline) = if full {
-        (10_000, 10_000, Duration::from_secs(600))
-    } else {
-        (20, 50, Duration::from_secs(60))
+    let sizes = sizes(full);
+    let rounds = if full { 2 } else { 1 };
+    let mut wasm_runs = Vec::new();
+    let mut native_runs = Vec::new();
+    for round in 0..rounds {
+        if round % 2 == 0 {
+            wasm_runs.push(measure("wasm", full));
+            native_runs.push(measure("native", full));
+        } else {
+            native_runs.push(measure("native", full));
+            wasm_runs.push(measure("wasm", full));
+        }
+    }
+    let fastest = |runs: &[Value]| {
+        runs.iter()
+            .min_by(|a, b| number(a, "seconds").total_cmp(&number(b, "seconds")))
+            .cloned()
+            .expect("at least one run")
     };
-    let concurrency = 16;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-
-    let wasm = runtime.block_on(pipeline(Logic::Wasm, apps, concurrency, deadline));
-    let native = runtime.block_on(pipeline(Logic::Native, apps, concurrency, deadline));
-    emit("apps", apps as f64, "count");
-    emit("concurrency", concurrency as f64, "count");
-    emit("wasm_seconds", wasm.seconds, "s");
-    emit("native_seconds", native.seconds, "s");
-    emit("wasm_reconciles_per_s", wasm.per_second, "1/s");
-    emit("native_reconciles_per_s", native.per_second, "1/s");
+    let (wasm, native) = (fastest(&wasm_runs), fastest(&native_runs));
+    let per_second = |run: &Value| sizes.apps as f64 / number(run, "seconds");
+    emit("apps", sizes.apps as f64, "count");
+    emit("concurrency", CONCURRENCY as f64, "count");
+    for (i, run) in wasm_runs.iter().enumerate() {
+        emit(
+            &format!("wasm_seconds_round{i}"),
+            number(run, "seconds"),
+            "s",
+        );
+    }
+    for (i, run) in native_runs.iter().enumerate() {
+        emit(
+            &format!("native_seconds_round{i}"),
+            number(run, "seconds"),
+            "s",
+        );
+    }
+    emit("wasm_reconciles_per_s", per_second(&wasm), "1/s");
+    emit("native_reconciles_per_s", per_second(&native), "1/s");
     emit(
         "wasm_over_native",
-        wasm.per_second / native.per_second,
+        per_second(&wasm) / per_second(&native),
         "ratio",
     );
-    emit("queue_latency_p50_ms", wasm.queue_p50_ms, "ms");
-    emit("queue_latency_p99_ms", wasm.queue_p99_ms, "ms");
-    emit("native_queue_latency_p50_ms", native.queue_p50_ms, "ms");
-    emit("native_queue_latency_p99_ms", native.queue_p99_ms, "ms");
-    emit("host_rss_mb", wasm.rss_mb, "MiB");
+    emit(
+        "wasm_reconciles_total",
+        number(&wasm, "reconciles"),
+        "count",
+    );
+    emit(
+        "native_reconciles_total",
+        number(&native, "reconciles"),
+        "count",
+    );
+    emit("queue_latency_p50_ms", number(&wasm, "p50_ms"), "ms");
+    emit("queue_latency_p99_ms", number(&wasm, "p99_ms"), "ms");
+    emit(
+        "queue_latency_paced_p50_ms",
+        number(&wasm, "paced_p50_ms"),
+        "ms",
+    );
+    emit(
+        "queue_latency_paced_p99_ms",
+        number(&wasm, "paced_p99_ms"),
+        "ms",
+    );
+    emit(
+        "native_queue_latency_p50_ms",
+        number(&native, "p50_ms"),
+        "ms",
+    );
+    emit(
+        "native_queue_latency_p99_ms",
+        number(&native, "p99_ms"),
+        "ms",
+    );
+    for (name, run) in [("wasm", &wasm), ("native", &native)] {
+        let reconciles = number(run, "reconciles");
+        emit(
+            &format!("{name}_host_cpu_us_per_reconcile"),
+            number(run, "host_cpu_s") * 1e6 / reconciles,
+            "us",
+        );
+        emit(
+            &format!("{name}_server_cpu_us_per_reconcile"),
+            number(run, "server_cpu_s") * 1e6 / reconciles,
+            "us",
+        );
+    }
+    emit("host_rss_mb", number(&wasm, "rss_mb"), "MiB");
+    emit("native_host_rss_mb", number(&native, "rss_mb"), "MiB");
 
-    let cache = cache_cost(&runtime, config_maps);
-    emit("config_maps", config_maps as f64, "count");
-    emit("cache_rss_mb", cache.rss_mb, "MiB");
-    emit("listed_json_mb", cache.listed_json_mb, "MiB");
-    emit("cached_json_mb", cache.cached_json_mb, "MiB");
+    let cache = measure("cache", full);
+    emit("config_maps", sizes.config_maps as f64, "count");
+    emit("cache_rss_mb", number(&cache, "rss_mb"), "MiB");
+    emit("listed_json_mb", number(&cache, "listed_json_mb"), "MiB");
+    emit("cached_json_mb", number(&cache, "cached_json_mb"), "MiB");
     emit(
         "cache_rss_over_json",
-        cache.rss_mb / cache.listed_json_mb,
+        number(&cache, "rss_mb") / number(&cache, "listed_json_mb"),
         "ratio",
     );
 }
