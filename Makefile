@@ -1,5 +1,5 @@
 # Tasks for people and CI alike. `make test` is what CI runs.
-.PHONY: setup test lint fmt bench run
+.PHONY: setup guests-other test lint fmt bench run
 
 CARGO ?= cargo
 
@@ -7,8 +7,27 @@ CARGO ?= cargo
 setup:
 	@rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
 
-# Builds the guests once (tests/artifacts) and runs every test of the workspace.
-test: setup
+# The guests in other languages. Their tools come from npm and PyPI
+# (componentize-js, pinned in package-lock.json, installed by npm;
+# componentize-py, pinned in requirements.txt, in a virtualenv under
+# target/tools/py): each build script installs its tool when missing.
+# Rebuilt only when their sources, the WIT or the pinned versions change.
+JS_GUEST = target/guests/js/configmap_sync_js.wasm
+PY_GUEST = target/guests/py/configmap_sync_py.wasm
+guests-other: $(JS_GUEST) $(PY_GUEST)
+
+$(JS_GUEST): guests/configmap-sync-js/build.sh guests/configmap-sync-js/package.json \
+		guests/configmap-sync-js/package-lock.json \
+		$(wildcard guests/configmap-sync-js/src/*.js) $(wildcard wit/*.wit)
+	bash guests/configmap-sync-js/build.sh
+
+$(PY_GUEST): guests/configmap-sync-py/build.sh guests/configmap-sync-py/requirements.txt \
+		$(wildcard guests/configmap-sync-py/*.py) $(wildcard wit/*.wit)
+	bash guests/configmap-sync-py/build.sh
+
+# Builds the guests once (tests/artifacts builds the Rust ones, guests-other
+# the others) and runs every test of the workspace.
+test: setup guests-other
 	$(CARGO) test --workspace
 
 lint: setup
@@ -18,8 +37,9 @@ lint: setup
 fmt:
 	$(CARGO) fmt --all
 
-bench: setup
+bench: setup guests-other
 	$(CARGO) bench --bench dispatch
+	$(CARGO) bench --bench languages
 
 # rekon dev: the in-memory API server with the example CRD and App applied,
 # and the example guests reconciling against it. Ctrl-C stops it.

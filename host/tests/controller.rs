@@ -17,6 +17,7 @@ struct Env {
     kubeconfig: PathBuf,
     hosts: Vec<Child>,
     logs: Vec<PathBuf>,
+    cache: PathBuf,
 }
 
 impl Drop for Env {
@@ -37,13 +38,38 @@ impl Env {
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("kubeconfig");
         server.write_kubeconfig(&kubeconfig).unwrap();
+        let cache = dir.path().join("cache");
         Env {
             server,
             _dir: dir,
             kubeconfig,
             hosts: Vec::new(),
             logs: Vec::new(),
+            cache,
         }
+    }
+
+    /// Uses the compile cache shared by the tests of this run
+    /// (`target/rekon-test-cache`) instead of this test's own: big
+    /// components then compile once, whichever test needs them first.
+    fn use_shared_cache(&mut self) {
+        self.cache = PathBuf::from(path("target/rekon-test-cache"));
+    }
+
+    /// Compiles `module` into the cache with `rekon check` (same engine
+    /// settings as `rekon run`), so the host's start is a cached load.
+    fn warm_cache(&self, module: &str) {
+        let output = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .arg("check")
+            .arg(module)
+            .env("REKON_CACHE_DIR", &self.cache)
+            .output()
+            .expect("starting rekon check");
+        assert!(
+            output.status.success(),
+            "rekon check {module}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
 
     fn store(&self) -> Store {
@@ -62,7 +88,7 @@ impl Env {
             .arg("--kubeconfig")
             .arg(&self.kubeconfig)
             .args(extra)
-            .env("REKON_CACHE_DIR", self._dir.path().join("cache"))
+            .env("REKON_CACHE_DIR", &self.cache)
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
@@ -241,26 +267,94 @@ fn namespace(name: &str) -> Value {
 }
 
 mod configmap_sync {
+    //! One scenario, three languages: the Rust, JavaScript and Python
+    //! builds of the ConfigMap sync reconciler must behave the same.
     use super::*;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn follows_creates_updates_and_deletes_including_the_watched_kind() {
+    async fn rust_follows_creates_updates_and_deletes_including_the_watched_kind() {
+        scenario(rekon_test_artifacts::CONFIGMAP_SYNC).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn javascript_follows_creates_updates_and_deletes_including_the_watched_kind() {
+        scenario(rekon_test_artifacts::built(
+            rekon_test_artifacts::CONFIGMAP_SYNC_JS,
+        ))
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn python_follows_creates_updates_and_deletes_including_the_watched_kind() {
+        scenario(rekon_test_artifacts::built(
+            rekon_test_artifacts::CONFIGMAP_SYNC_PY,
+        ))
+        .await;
+    }
+
+    async fn scenario(module: &str) {
         let mut env = Env::new().await;
+        // The JS and Python components are 12-20 MB: compile each once per
+        // test run into the shared cache, before the host's deadlines start.
+        env.use_shared_cache();
+        env.warm_cache(module);
         env.apply(namespace("team-a"));
-        env.run(&[rekon_test_artifacts::CONFIGMAP_SYNC], &[]);
+        env.apply(namespace("team-c"));
+        env.apply(configmap(
+            "team-c",
+            "shared",
+            json!({}),
+            json!({ "mine": "yes" }),
+        ));
+        env.run(&[module], &[]);
         let mut source = configmap(
             "default",
             "shared",
-            json!({ "rekon.dev/sync-to": "team-a,team-b" }),
+            json!({ "rekon.dev/sync-to": "team-a,team-b,team-c" }),
             json!({ "region": "eu-west-1" }),
         );
         source["metadata"]["labels"] = json!({ "rekon.dev/sync": "true" });
         env.apply(source.clone());
-        env.wait("the copy in team-a", || {
-            env.get("", "v1", "ConfigMap", Some("team-a"), "shared")
-                .filter(|c| c["data"]["region"] == "eu-west-1")
-        })
-        .await;
+        let copy = env
+            .wait("the copy in team-a", || {
+                env.get("", "v1", "ConfigMap", Some("team-a"), "shared")
+                    .filter(|c| c["data"]["region"] == "eu-west-1")
+            })
+            .await;
+        assert_eq!(
+            copy["metadata"]["labels"],
+            json!({
+                "rekon.dev/synced-from-namespace": "default",
+                "rekon.dev/synced-from-name": "shared",
+            })
+        );
+        let source = env
+            .get("", "v1", "ConfigMap", Some("default"), "shared")
+            .unwrap();
+        assert_eq!(
+            source["metadata"]["finalizers"],
+            json!(["rekon.dev/sync-cleanup"])
+        );
+
+        // A ConfigMap of that name that is not a copy is left alone, with
+        // a CopyConflict Warning Event on the source.
+        let events = env.resource("events.k8s.io", "v1", "Event");
+        let event = env
+            .wait("the CopyConflict Event", || {
+                env.store()
+                    .list(&events, &Default::default())
+                    .ok()?
+                    .items
+                    .into_iter()
+                    .find(|e| e["reason"] == "CopyConflict")
+            })
+            .await;
+        assert_eq!(event["type"], "Warning");
+        assert_eq!(event["regarding"]["name"], "shared");
+        let foreign = env
+            .get("", "v1", "ConfigMap", Some("team-c"), "shared")
+            .unwrap();
+        assert_eq!(foreign["data"], json!({ "mine": "yes" }));
 
         // team-b appears later: the Namespace watch brings the copy.
         env.apply(namespace("team-b"));
@@ -281,23 +375,38 @@ mod configmap_sync {
         })
         .await;
 
-        // Deleting the source deletes the copies, then the source goes.
+        // A namespace no longer listed loses its copy.
+        let mut narrowed = env
+            .get("", "v1", "ConfigMap", Some("default"), "shared")
+            .unwrap();
+        narrowed["metadata"]["annotations"]["rekon.dev/sync-to"] = json!("team-b,team-c");
+        env.apply(narrowed);
+        env.wait("the copy in team-a gone", || {
+            env.get("", "v1", "ConfigMap", Some("team-a"), "shared")
+                .is_none()
+                .then_some(())
+        })
+        .await;
+
+        // Deleting the source deletes the copies, then the source goes;
+        // the foreign ConfigMap stays.
         let configmaps = env.resource("", "v1", "ConfigMap");
         env.store()
             .delete(&configmaps, Some("default"), "shared", None)
             .unwrap();
         env.wait("the copies and the source gone", || {
-            (env.get("", "v1", "ConfigMap", Some("team-a"), "shared")
+            (env.get("", "v1", "ConfigMap", Some("team-b"), "shared")
                 .is_none()
-                && env
-                    .get("", "v1", "ConfigMap", Some("team-b"), "shared")
-                    .is_none()
                 && env
                     .get("", "v1", "ConfigMap", Some("default"), "shared")
                     .is_none())
             .then_some(())
         })
         .await;
+        assert!(
+            env.get("", "v1", "ConfigMap", Some("team-c"), "shared")
+                .is_some()
+        );
     }
 }
 

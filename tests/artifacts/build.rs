@@ -4,6 +4,14 @@
 //! The guests are built by a child `cargo build` with its own target
 //! directory (`<workspace>/target/guests`, or `REKON_GUESTS_TARGET_DIR`), so
 //! it never waits on the lock of the build that runs this script.
+//!
+//! The JavaScript and Python guests are not built here: their tools come
+//! from npm and PyPI, and a build script that reaches registries (and runs
+//! again under clippy, rust-analyzer...) is fragile. `make guests-other`
+//! builds them (`make test` and CI run it first); this script only hands
+//! their paths on (`<workspace>/target/guests/{js,py}`, or
+//! `REKON_OTHER_GUESTS_DIR`), and the crate says how to build them when a
+//! test asks for one that is missing.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -16,6 +24,13 @@ const GUESTS: [(&str, &str, &str); 3] = [
     ("APP", "app", "app"),
     ("CONFIGMAP_SYNC", "configmap-sync", "configmap_sync"),
     ("MISBEHAVE", "misbehave", "misbehave"),
+];
+
+/// Guests in other languages, built by `make guests-other`: (env var
+/// suffix, path under the guests directory).
+const OTHER_GUESTS: [(&str, &str); 2] = [
+    ("CONFIGMAP_SYNC_JS", "js/configmap_sync_js.wasm"),
+    ("CONFIGMAP_SYNC_PY", "py/configmap_sync_py.wasm"),
 ];
 
 /// Environment cargo sets for build scripts (or users set for the outer
@@ -70,6 +85,17 @@ fn main() {
         println!("cargo:rerun-if-changed={}", workspace.join(path).display());
     }
     println!("cargo:rerun-if-env-changed=REKON_GUESTS_TARGET_DIR");
+    println!("cargo:rerun-if-env-changed=REKON_OTHER_GUESTS_DIR");
+
+    let other = env::var_os("REKON_OTHER_GUESTS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace.join("target").join("guests"));
+    for (var, path) in OTHER_GUESTS {
+        println!(
+            "cargo:rustc-env=REKON_GUEST_{var}={}",
+            other.join(path).display()
+        );
+    }
 
     let target_dir = env::var_os("REKON_GUESTS_TARGET_DIR")
         .map(PathBuf::from)
