@@ -371,15 +371,13 @@ fn keys(role: &Role, object: &Cached, primary: &Informer, primary_kind: &Gvk) ->
     match role {
         Role::Primary => vec![key(object.namespace.as_deref(), &object.name)],
         Role::Owned | Role::Watched(Mapping::OwnerReference) => by_owner(),
-        Role::Watched(Mapping::Label(label)) => {
-            match object.labels.get(label).and_then(|v| v.as_str()) {
-                Some(value) => match value.split_once('/') {
-                    Some((ns, name)) => vec![key(Some(ns), name)],
-                    None => vec![key(object.namespace.as_deref(), value)],
-                },
-                None => Vec::new(),
-            }
-        }
+        Role::Watched(Mapping::Label(label)) => match object.label(label) {
+            Some(value) => match value.split_once('/') {
+                Some((ns, name)) => vec![key(Some(ns), name)],
+                None => vec![key(object.namespace.as_deref(), value)],
+            },
+            None => Vec::new(),
+        },
         Role::Watched(Mapping::SameName) => {
             vec![key(object.namespace.as_deref(), &object.name)]
         }
@@ -426,7 +424,7 @@ async fn reconcile_one(
     };
     let request = Request {
         target: target.clone(),
-        object: cached.as_ref().map(|o| o.json.clone()),
+        object: cached.as_ref().map(|o| o.json.to_string()),
         reason,
         attempt: lease.attempt,
     };

@@ -16,7 +16,6 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, TypeMeta};
 use kube::discovery::Scope;
 use kube::runtime::WatchStreamExt as _;
 use kube::runtime::watcher;
-use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 
 use crate::bindings::{Gvk, display_kind};
@@ -83,13 +82,14 @@ pub(crate) struct Owner {
 pub(crate) struct Cached {
     pub namespace: Option<String>,
     pub name: String,
-    pub resource_version: String,
-    pub labels: serde_json::Map<String, Value>,
+    pub resource_version: Box<str>,
+    /// Labels, sorted by key (exact-size: caches hold many objects).
+    labels: Box<[(Box<str>, Box<str>)]>,
     pub owners: Vec<Owner>,
     pub finalizers: Vec<String>,
     pub deleting: bool,
     /// The object as compact JSON, managedFields and last-applied stripped.
-    pub json: String,
+    pub json: Box<str>,
 }
 
 impl Cached {
@@ -106,11 +106,12 @@ impl Cached {
             kind: resource.kind.clone(),
         });
         let meta = &object.metadata;
+        // BTreeMap: already sorted by key.
         let labels = meta
             .labels
             .iter()
             .flatten()
-            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .map(|(k, v)| (k.as_str().into(), v.as_str().into()))
             .collect();
         let owners = meta
             .owner_references
@@ -126,13 +127,23 @@ impl Cached {
         Cached {
             namespace: meta.namespace.clone(),
             name: meta.name.clone().unwrap_or_default(),
-            resource_version: meta.resource_version.clone().unwrap_or_default(),
+            resource_version: meta.resource_version.as_deref().unwrap_or_default().into(),
             labels,
             owners,
             finalizers: meta.finalizers.clone().unwrap_or_default(),
             deleting: meta.deletion_timestamp.is_some(),
-            json: serde_json::to_string(&object).expect("a DynamicObject serializes"),
+            json: serde_json::to_string(&object)
+                .expect("a DynamicObject serializes")
+                .into_boxed_str(),
         }
+    }
+
+    /// The value of a label.
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels
+            .binary_search_by(|(k, _)| (**k).cmp(key))
+            .ok()
+            .map(|i| &*self.labels[i].1)
     }
 
     /// The cache key: namespace ("" when cluster-scoped) and name.

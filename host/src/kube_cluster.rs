@@ -131,7 +131,7 @@ impl Cluster for KubeCluster {
             .filter(|_| informer.resolved.namespaced);
         informer
             .get(namespace, &target.name)
-            .map(|o| o.json.clone())
+            .map(|o| o.json.to_string())
             .ok_or_else(|| {
                 let resource = &informer.resolved.resource;
                 let plural = if resource.group.is_empty() {
@@ -165,9 +165,9 @@ impl Cluster for KubeCluster {
             .filter(|o| {
                 selector
                     .as_ref()
-                    .is_none_or(|s| s.matches_labels(Some(&o.labels)))
+                    .is_none_or(|s| s.matches_with(|key| o.label(key)))
             })
-            .map(|o| o.json.clone())
+            .map(|o| o.json.to_string())
             .collect())
     }
 
