@@ -1,5 +1,5 @@
 # Tasks for people and CI alike. `make test` is what CI runs.
-.PHONY: setup guests-other test lint fmt bench run
+.PHONY: setup guests-other test lint fmt bench run deploy-modules
 
 CARGO ?= cargo
 
@@ -49,3 +49,8 @@ run: setup
 	$(CARGO) run -q -p rekon-host -- dev $(GUESTS)/app.wasm $(GUESTS)/configmap_sync.wasm \
 		-f guests/app/manifests/crd.yaml -f guests/app/manifests/example.yaml \
 		--write-kubeconfig target/rekon-dev.kubeconfig
+
+# The example modules for `kubectl apply -k deploy/` (see deploy/kustomization.yaml).
+deploy-modules: setup
+	$(CARGO) build -q -p rekon-test-artifacts
+	cp $(GUESTS)/app.wasm deploy/modules/app.wasm
