@@ -1,171 +1,13 @@
 //! The controller machinery end to end: the real `rekon run` binary against
 //! the in-memory API server over HTTP, with the example guests.
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod support;
 
-use rekon_apiserver::{ApiServer, ResourceInfo, RunningServer, Store};
+use std::time::Duration;
+
+use rekon_apiserver::RunningServer;
 use serde_json::{Value, json};
-
-const DEADLINE: Duration = Duration::from_secs(30);
-
-/// A server, a kubeconfig, and a `rekon run` process.
-struct Env {
-    server: RunningServer,
-    _dir: tempfile::TempDir,
-    kubeconfig: PathBuf,
-    hosts: Vec<Child>,
-    logs: Vec<PathBuf>,
-    cache: PathBuf,
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        for host in &mut self.hosts {
-            let _ = host.kill();
-            let _ = host.wait();
-        }
-    }
-}
-
-impl Env {
-    async fn new() -> Env {
-        let server = ApiServer::builder()
-            .start()
-            .await
-            .expect("the API server starts");
-        let dir = tempfile::tempdir().unwrap();
-        let kubeconfig = dir.path().join("kubeconfig");
-        server.write_kubeconfig(&kubeconfig).unwrap();
-        let cache = dir.path().join("cache");
-        Env {
-            server,
-            _dir: dir,
-            kubeconfig,
-            hosts: Vec::new(),
-            logs: Vec::new(),
-            cache,
-        }
-    }
-
-    /// Uses the compile cache shared by the tests of this run
-    /// (`target/rekon-test-cache`) instead of this test's own: big
-    /// components then compile once, whichever test needs them first.
-    fn use_shared_cache(&mut self) {
-        self.cache = PathBuf::from(path("target/rekon-test-cache"));
-    }
-
-    /// Compiles `module` into the cache with `rekon check` (same engine
-    /// settings as `rekon run`), so the host's start is a cached load.
-    fn warm_cache(&self, module: &str) {
-        let output = Command::new(env!("CARGO_BIN_EXE_rekon"))
-            .arg("check")
-            .arg(module)
-            .env("REKON_CACHE_DIR", &self.cache)
-            .output()
-            .expect("starting rekon check");
-        assert!(
-            output.status.success(),
-            "rekon check {module}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-
-    fn store(&self) -> Store {
-        self.server.store()
-    }
-
-    /// Starts `rekon run` with these modules and extra arguments.
-    fn run(&mut self, modules: &[&str], extra: &[&str]) {
-        let log = self
-            ._dir
-            .path()
-            .join(format!("rekon-{}.log", self.hosts.len()));
-        let child = Command::new(env!("CARGO_BIN_EXE_rekon"))
-            .arg("run")
-            .args(modules)
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .args(extra)
-            .env("REKON_CACHE_DIR", &self.cache)
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("starting rekon run");
-        self.hosts.push(child);
-        self.logs.push(log);
-    }
-
-    fn log(&self) -> String {
-        self.logs
-            .iter()
-            .map(|l| std::fs::read_to_string(l).unwrap_or_default())
-            .collect()
-    }
-
-    fn apply(&self, object: Value) -> Value {
-        self.store().apply_object(object).expect("applying")
-    }
-
-    fn apply_file(&self, path: &str) {
-        let text = std::fs::read_to_string(path).unwrap();
-        for document in serde_yaml::Deserializer::from_str(&text) {
-            let value: Value = serde::Deserialize::deserialize(document).unwrap();
-            if !value.is_null() {
-                self.apply(value);
-            }
-        }
-    }
-
-    fn resource(&self, group: &str, version: &str, kind: &str) -> ResourceInfo {
-        self.store()
-            .resource_for_kind(group, version, kind)
-            .unwrap_or_else(|| panic!("{kind} is served"))
-    }
-
-    fn get(
-        &self,
-        group: &str,
-        version: &str,
-        kind: &str,
-        ns: Option<&str>,
-        name: &str,
-    ) -> Option<Value> {
-        let resource = self.resource(group, version, kind);
-        self.store().get(&resource, ns, name).ok()
-    }
-
-    /// Polls until `check` gives `Some`, or fails with the host's log.
-    async fn wait<T>(&self, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-        let started = Instant::now();
-        loop {
-            if let Some(value) = check() {
-                return value;
-            }
-            if started.elapsed() > DEADLINE {
-                panic!(
-                    "timed out waiting for {what}\n--- rekon log ---\n{}",
-                    self.log()
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-    }
-}
-
-fn path(relative: &str) -> String {
-    format!("{}/../{relative}", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn app(name: &str, replicas: i64) -> Value {
-    json!({
-        "apiVersion": "demo.rekon.dev/v1", "kind": "App",
-        "metadata": { "name": name, "namespace": "default" },
-        "spec": { "image": "nginx:1.27", "replicas": replicas, "port": 8080 },
-    })
-}
+use support::{Env, app, path};
 
 mod app {
     use super::*;
@@ -292,7 +134,52 @@ mod configmap_sync {
         .await;
     }
 
+    /// The 12 MB JavaScript component, shipped as `rekon pack` writes it:
+    /// several ConfigMaps, loaded by the host's ConfigMap source.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn javascript_shipped_as_chunked_configmaps_behaves_the_same() {
+        scenario_shipped(
+            rekon_test_artifacts::built(rekon_test_artifacts::CONFIGMAP_SYNC_JS),
+            true,
+        )
+        .await;
+    }
+
     async fn scenario(module: &str) {
+        scenario_shipped(module, false).await
+    }
+
+    /// Runs `rekon pack` on a module and applies what it wrote.
+    fn ship_as_configmaps(env: &Env, module: &str) {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .args([
+                "pack",
+                module,
+                "--name",
+                "module-under-test",
+                "--namespace",
+                "rekon-system",
+            ])
+            .env("REKON_CACHE_DIR", &env.cache)
+            .output()
+            .expect("running rekon pack");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        env.apply(namespace("rekon-system"));
+        let documents: Vec<Value> = serde_yaml::Deserializer::from_slice(&output.stdout)
+            .map(|d| <Value as serde::Deserialize>::deserialize(d).expect("YAML"))
+            .filter(|v| !v.is_null())
+            .collect();
+        assert!(documents.len() > 2, "a big module is split into parts");
+        for document in documents {
+            env.apply(document);
+        }
+    }
+
+    async fn scenario_shipped(module: &str, as_configmaps: bool) {
         let mut env = Env::new().await;
         // The JS and Python components are 12-20 MB: compile each once per
         // test run into the shared cache, before the host's deadlines start.
@@ -306,7 +193,19 @@ mod configmap_sync {
             json!({}),
             json!({ "mine": "yes" }),
         ));
-        env.run(&[module], &[]);
+        if as_configmaps {
+            ship_as_configmaps(&env, module);
+            env.run(
+                &[],
+                &[
+                    "--watch-configmaps",
+                    "--configmap-namespace",
+                    "rekon-system",
+                ],
+            );
+        } else {
+            env.run(&[module], &[]);
+        }
         let mut source = configmap(
             "default",
             "shared",
@@ -634,7 +533,7 @@ mod operator {
     async fn configuration_narrows_a_modules_permissions() {
         let mut env = Env::new().await;
         env.apply(namespace("allowed"));
-        let config = env._dir.path().join("rekon.yaml");
+        let config = env.dir.path().join("rekon.yaml");
         std::fs::write(
             &config,
             "modules:\n  misbehave:\n    permissions:\n    - apiVersion: v1\n      kind: ConfigMap\n      verbs: [get, list, watch, patch]\n      namespaces: [allowed]\n",

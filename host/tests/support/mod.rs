@@ -20,6 +20,8 @@ pub struct Env {
     pub kubeconfig: PathBuf,
     pub hosts: Vec<Child>,
     pub logs: Vec<PathBuf>,
+    /// The compile cache the `rekon` processes use.
+    pub cache: PathBuf,
 }
 
 impl Drop for Env {
@@ -42,13 +44,38 @@ impl Env {
         server
             .write_kubeconfig(&kubeconfig)
             .expect("writing the kubeconfig");
+        let cache = dir.path().join("cache");
         Env {
             server,
             dir,
             kubeconfig,
             hosts: Vec::new(),
             logs: Vec::new(),
+            cache,
         }
+    }
+
+    /// Uses the compile cache shared by the tests of this run
+    /// (`target/rekon-test-cache`) instead of this test's own: big
+    /// components (JavaScript, Python) then compile once per run.
+    pub fn use_shared_cache(&mut self) {
+        self.cache = PathBuf::from(path("target/rekon-test-cache"));
+    }
+
+    /// Compiles `module` into the cache with `rekon check` (same engine
+    /// settings as `rekon run`), so the host's start is a cached load.
+    pub fn warm_cache(&self, module: &str) {
+        let output = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .arg("check")
+            .arg(module)
+            .env("REKON_CACHE_DIR", &self.cache)
+            .output()
+            .expect("starting rekon check");
+        assert!(
+            output.status.success(),
+            "rekon check {module}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
 
     pub fn store(&self) -> Store {
@@ -66,7 +93,7 @@ impl Env {
             .arg("--kubeconfig")
             .arg(&self.kubeconfig)
             .args(extra)
-            .env("REKON_CACHE_DIR", self.dir.path().join("cache"))
+            .env("REKON_CACHE_DIR", &self.cache)
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).expect("a log file"))
