@@ -17,6 +17,10 @@ use tokio::sync::mpsc;
 /// How long a directory must be quiet before it is rescanned.
 pub const DEBOUNCE: Duration = Duration::from_millis(50);
 
+/// How long module ConfigMaps must be quiet before they are read: the
+/// parts of one `kubectl apply` arrive within milliseconds of each other.
+pub const CONFIGMAP_QUIET: Duration = Duration::from_millis(100);
+
 /// A change of a module source.
 #[derive(Clone, Debug)]
 pub enum SourceEvent {
@@ -58,7 +62,7 @@ pub fn parse_configmap_origin(origin: &str) -> Option<(&str, &str)> {
 /// the shared informers, in `namespaces` (all when empty): sends an `Upsert`
 /// for every complete module, an `Invalid` for a broken one, a `Remove` when
 /// a module's ConfigMap goes. Changes are evaluated once the ConfigMaps
-/// have been quiet for [`DEBOUNCE`], so the parts of one `kubectl apply`
+/// have been quiet for [`CONFIGMAP_QUIET`], so the parts of one `kubectl apply`
 /// arrive together.
 pub(crate) async fn watch_configmaps(
     informers: Arc<crate::informer::Informers>,
@@ -144,7 +148,7 @@ pub(crate) async fn watch_configmaps(
             return;
         }
         loop {
-            match tokio::time::timeout(DEBOUNCE * 4, changes.recv()).await {
+            match tokio::time::timeout(CONFIGMAP_QUIET, changes.recv()).await {
                 Ok(Ok(_)) | Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {
                     continue;
                 }
