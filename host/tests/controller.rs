@@ -237,16 +237,8 @@ mod configmap_sync {
 
         // A ConfigMap of that name that is not a copy is left alone, with
         // a CopyConflict Warning Event on the source.
-        let events = env.resource("events.k8s.io", "v1", "Event");
         let event = env
-            .wait("the CopyConflict Event", || {
-                env.store()
-                    .list(&events, &Default::default())
-                    .ok()?
-                    .items
-                    .into_iter()
-                    .find(|e| e["reason"] == "CopyConflict")
-            })
+            .event("the CopyConflict Event", |e| e["reason"] == "CopyConflict")
             .await;
         assert_eq!(event["type"], "Warning");
         assert_eq!(event["regarding"]["name"], "shared");
@@ -465,16 +457,8 @@ mod failures {
                 .is_some(),
             "the Secret survived"
         );
-        let events = env.resource("events.k8s.io", "v1", "Event");
         let event = env
-            .wait("the Warning event", || {
-                env.store()
-                    .list(&events, &Default::default())
-                    .ok()?
-                    .items
-                    .into_iter()
-                    .find(|e| e["reason"] == "PermissionDenied")
-            })
+            .event("the Warning event", |e| e["reason"] == "PermissionDenied")
             .await;
         assert_eq!(event["type"], "Warning");
         assert_eq!(event["regarding"]["name"], "intruder");
@@ -550,15 +534,9 @@ mod operator {
                 .filter(|c| c["data"]["reconciled"] == "true")
         })
         .await;
-        let events = env.resource("events.k8s.io", "v1", "Event");
         let event = env
-            .wait("the Warning event for the narrowed call", || {
-                env.store()
-                    .list(&events, &Default::default())
-                    .ok()?
-                    .items
-                    .into_iter()
-                    .find(|e| e["reason"] == "PermissionDenied" && e["regarding"]["name"] == "no")
+            .event("the Warning event for the narrowed call", |e| {
+                e["reason"] == "PermissionDenied" && e["regarding"]["name"] == "no"
             })
             .await;
         assert!(

@@ -220,15 +220,9 @@ async fn modules_ship_as_configmaps_whole_or_in_parts_and_bad_versions_are_refus
     for document in mixed.iter().rev() {
         env.apply(document.clone());
     }
-    let events = env.resource("events.k8s.io", "v1", "Event");
     let event = env
-        .wait("the ModuleRejected event", || {
-            env.store()
-                .list(&events, &Default::default())
-                .ok()?
-                .items
-                .into_iter()
-                .find(|e| e["reason"] == "ModuleRejected")
+        .event("the ModuleRejected event", |e| {
+            e["reason"] == "ModuleRejected"
         })
         .await;
     assert_eq!(event["type"], "Warning");

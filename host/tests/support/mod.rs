@@ -176,6 +176,22 @@ impl Env {
     }
 }
 
+impl Env {
+    /// Waits for an events.k8s.io Event that `matches`, and returns it.
+    pub async fn event(&self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
+        let events = self.resource("events.k8s.io", "v1", "Event");
+        self.wait(what, || {
+            self.store()
+                .list(&events, &Default::default())
+                .ok()?
+                .items
+                .into_iter()
+                .find(|e| matches(e))
+        })
+        .await
+    }
+}
+
 /// A path in the repository.
 pub fn path(relative: &str) -> String {
     format!("{}/../{relative}", env!("CARGO_MANIFEST_DIR"))
