@@ -451,28 +451,34 @@ async fn run_watch(
             }
             watcher::Event::InitDone => {
                 let fresh = relist.take().unwrap_or_default();
-                let old = std::mem::replace(
-                    &mut *objects.write().expect("informer cache lock"),
-                    fresh.clone(),
-                );
-                for (key, object) in &old {
-                    if !fresh.contains_key(key) {
-                        let _ = changes.send(Change::Deleted(object.clone()));
+                // What the (re)list changed, against what the cache held.
+                let mut relisted = Vec::new();
+                {
+                    let current = objects.read().expect("informer cache lock");
+                    for (key, object) in current.iter() {
+                        if !fresh.contains_key(key) {
+                            relisted.push(Change::Deleted(object.clone()));
+                        }
+                    }
+                    for (key, object) in &fresh {
+                        let unchanged = current
+                            .get(key)
+                            .is_some_and(|o| o.resource_version == object.resource_version);
+                        if !unchanged {
+                            relisted.push(Change::Applied {
+                                object: object.clone(),
+                                initial: true,
+                            });
+                        }
                     }
                 }
-                for (key, object) in &fresh {
-                    let unchanged = old
-                        .get(key)
-                        .is_some_and(|o| o.resource_version == object.resource_version);
-                    if !unchanged {
-                        let _ = changes.send(Change::Applied {
-                            object: object.clone(),
-                            initial: true,
-                        });
-                    }
+                let count = fresh.len();
+                *objects.write().expect("informer cache lock") = fresh;
+                for change in relisted {
+                    let _ = changes.send(change);
                 }
                 if !*ready.borrow() {
-                    tracing::info!(%kind, objects = fresh.len(), "informer synced");
+                    tracing::info!(%kind, objects = count, "informer synced");
                 }
                 ready.send_replace(true);
             }
