@@ -97,23 +97,24 @@ pub trait Cluster: Send + Sync + 'static {
     ) -> Result<(), ApiError>;
 }
 
-/// The verbs of a host call, as a permission checks them.
+/// Every verb with its name, as manifests, logs and the operator's
+/// configuration spell it.
+pub(crate) const VERBS: [(Verbs, &str); 7] = [
+    (Verbs::GET, "get"),
+    (Verbs::LIST, "list"),
+    (Verbs::WATCH, "watch"),
+    (Verbs::CREATE, "create"),
+    (Verbs::UPDATE, "update"),
+    (Verbs::PATCH, "patch"),
+    (Verbs::DELETE, "delete"),
+];
+
+/// The name of a single verb.
 fn verb_name(verb: Verbs) -> &'static str {
-    if verb == Verbs::GET {
-        "get"
-    } else if verb == Verbs::LIST {
-        "list"
-    } else if verb == Verbs::CREATE {
-        "create"
-    } else if verb == Verbs::UPDATE {
-        "update"
-    } else if verb == Verbs::PATCH {
-        "patch"
-    } else if verb == Verbs::DELETE {
-        "delete"
-    } else {
-        "watch"
-    }
+    VERBS
+        .iter()
+        .find(|(v, _)| *v == verb)
+        .map_or("?", |(_, name)| name)
 }
 
 /// Whether `permissions` allow `verb` on `kind` in `namespace`. Versions are

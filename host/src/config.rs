@@ -20,7 +20,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::bindings::{Gvk, Permission, Verbs};
+use crate::bindings::{Gvk, Permission, VERBS, Verbs};
 
 /// Why a configuration file was refused.
 #[derive(Debug, thiserror::Error)]
@@ -136,20 +136,15 @@ impl ModuleConfig {
                 let mut verbs = Verbs::empty();
                 for verb in &p.verbs {
                     verbs |= match verb.as_str() {
-                        "get" => Verbs::GET,
-                        "list" => Verbs::LIST,
-                        "watch" => Verbs::WATCH,
-                        "create" => Verbs::CREATE,
-                        "update" => Verbs::UPDATE,
-                        "patch" => Verbs::PATCH,
-                        "delete" => Verbs::DELETE,
                         "*" => Verbs::all(),
-                        other => {
-                            return Err(ConfigError::Verb {
+                        name => VERBS
+                            .iter()
+                            .find(|(_, n)| *n == name)
+                            .map(|(v, _)| *v)
+                            .ok_or_else(|| ConfigError::Verb {
                                 module: module.to_string(),
-                                verb: other.to_string(),
-                            });
-                        }
+                                verb: name.to_string(),
+                            })?,
                     };
                 }
                 Ok(Permission {

@@ -2,26 +2,18 @@
 
 use serde_json::{Value, json};
 
-use crate::bindings::{Gvk, Manifest, Mapping, ObjectRef, Verbs, api_version};
+use crate::bindings::{Gvk, Manifest, Mapping, ObjectRef, VERBS, Verbs, api_version};
 
 fn kind_json(kind: &Gvk) -> Value {
     json!({ "apiVersion": api_version(kind), "kind": kind.kind })
 }
 
 fn verbs_json(verbs: Verbs) -> Vec<&'static str> {
-    [
-        (Verbs::GET, "get"),
-        (Verbs::LIST, "list"),
-        (Verbs::WATCH, "watch"),
-        (Verbs::CREATE, "create"),
-        (Verbs::UPDATE, "update"),
-        (Verbs::PATCH, "patch"),
-        (Verbs::DELETE, "delete"),
-    ]
-    .into_iter()
-    .filter(|(v, _)| verbs.contains(*v))
-    .map(|(_, name)| name)
-    .collect()
+    VERBS
+        .into_iter()
+        .filter(|(v, _)| verbs.contains(*v))
+        .map(|(_, name)| name)
+        .collect()
 }
 
 /// A manifest as JSON, as `rekon check` prints it.
