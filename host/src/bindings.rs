@@ -400,6 +400,11 @@ pub fn display_kind(kind: &Gvk) -> String {
     }
 }
 
+/// The group and version of an apiVersion (`v1` -> `("", "v1")`).
+pub(crate) fn split_api_version(api_version: &str) -> (&str, &str) {
+    api_version.rsplit_once('/').unwrap_or(("", api_version))
+}
+
 /// An [`ObjectRef`] as JSON.
 pub fn object_ref_json(target: &ObjectRef) -> Value {
     json!({

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::bindings::{Gvk, Permission, VERBS, Verbs};
+use crate::bindings::{Gvk, Permission, VERBS, Verbs, split_api_version};
 
 /// Why a configuration file was refused.
 #[derive(Debug, thiserror::Error)]
@@ -129,10 +129,7 @@ impl ModuleConfig {
         permissions
             .iter()
             .map(|p| {
-                let (group, version) = p
-                    .api_version
-                    .rsplit_once('/')
-                    .unwrap_or(("", &p.api_version));
+                let (group, version) = split_api_version(&p.api_version);
                 let mut verbs = Verbs::empty();
                 for verb in &p.verbs {
                     verbs |= match verb.as_str() {

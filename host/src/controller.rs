@@ -343,10 +343,6 @@ fn initial_reason(role: &Role) -> Reason {
     }
 }
 
-fn group_of(api_version: &str) -> &str {
-    api_version.rsplit_once('/').map_or("", |(g, _)| g)
-}
-
 /// The primary objects a change concerns.
 fn keys(role: &Role, object: &Cached, primary: &Informer, primary_kind: &Gvk) -> Vec<Key> {
     let namespaced = primary.resolved.namespaced;
@@ -363,7 +359,7 @@ fn keys(role: &Role, object: &Cached, primary: &Informer, primary_kind: &Gvk) ->
             .filter(|o| {
                 o.controller
                     && o.kind == primary_kind.kind
-                    && group_of(&o.api_version) == primary_kind.group
+                    && crate::bindings::split_api_version(&o.api_version).0 == primary_kind.group
             })
             .map(|o| key(object.namespace.as_deref(), &o.name))
             .collect()

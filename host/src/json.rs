@@ -2,7 +2,9 @@
 
 use serde_json::{Value, json};
 
-use crate::bindings::{Gvk, Manifest, Mapping, ObjectRef, VERBS, Verbs, api_version};
+use crate::bindings::{
+    Gvk, Manifest, Mapping, ObjectRef, VERBS, Verbs, api_version, split_api_version,
+};
 
 fn kind_json(kind: &Gvk) -> Value {
     json!({ "apiVersion": api_version(kind), "kind": kind.kind })
@@ -50,7 +52,7 @@ pub fn manifest_json(manifest: &Manifest) -> Value {
 /// apiVersion, kind and metadata.name.
 pub fn object_ref_of(object: &Value) -> Option<ObjectRef> {
     let api_version = object["apiVersion"].as_str()?;
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let (group, version) = split_api_version(api_version);
     Some(ObjectRef {
         kind: Gvk {
             group: group.to_string(),

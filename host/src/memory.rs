@@ -46,7 +46,7 @@ impl MemoryCluster {
     pub fn seed(&self, object: Value) -> Result<Value, ApiError> {
         let api_version = object["apiVersion"].as_str().unwrap_or_default();
         let kind = object["kind"].as_str().unwrap_or_default();
-        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let (group, version) = crate::bindings::split_api_version(api_version);
         if !kind.is_empty()
             && kind != "CustomResourceDefinition"
             && self.store.resource_for_kind(group, version, kind).is_none()
