@@ -189,11 +189,17 @@ struct ConfigMapArgs {
 #[derive(Debug, clap::Args)]
 struct LeaderArgs {
     /// Reconcile only while holding the leader Lease (for several replicas).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "scale_out")]
     leader_elect: bool,
-    /// Name of the leader Lease.
-    #[arg(long, default_value = "rekon-leader")]
-    lease_name: String,
+    /// Spread the modules across the replicas: each module reconciles on the
+    /// replica holding its own Lease, and each replica holds at most
+    /// ceil(modules / replicas) of them.
+    #[arg(long)]
+    scale_out: bool,
+    /// Name of the leader Lease (default `rekon-leader`); with --scale-out,
+    /// the prefix of the Leases' names (default `rekon`).
+    #[arg(long)]
+    lease_name: Option<String>,
     /// Namespace of the leader Lease (default: $POD_NAMESPACE, else `default`).
     #[arg(long, env = "POD_NAMESPACE", default_value = "default")]
     lease_namespace: String,
@@ -357,19 +363,27 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         if let Some(addr) = metrics_addr {
             builder = builder.metrics_addr(*addr);
         }
-        if leader.leader_elect {
+        if leader.leader_elect || leader.scale_out {
             if leader.renew_deadline >= leader.lease_duration {
                 bail!("--renew-deadline must be shorter than --lease-duration");
             }
-            builder = builder.leader_election(
-                crate::LeaderConfig::new(leader.lease_namespace.clone(), identity)
-                    .name(leader.lease_name.clone())
-                    .timing(
-                        leader.lease_duration,
-                        leader.renew_deadline,
-                        leader.retry_period,
-                    ),
-            );
+            let default_name = if leader.scale_out {
+                "rekon"
+            } else {
+                "rekon-leader"
+            };
+            let config = crate::LeaderConfig::new(leader.lease_namespace.clone(), identity)
+                .name(leader.lease_name.as_deref().unwrap_or(default_name))
+                .timing(
+                    leader.lease_duration,
+                    leader.renew_deadline,
+                    leader.retry_period,
+                );
+            builder = if leader.scale_out {
+                builder.scale_out(config)
+            } else {
+                builder.leader_election(config)
+            };
         }
         for dir in module_dir {
             builder = builder.watch_dir(dir.clone());

@@ -10,13 +10,15 @@ use tokio::sync::watch;
 use tracing::Instrument as _;
 
 use crate::bindings::{
-    Action, Cluster, EventType, Gvk, Mapping, ObjectRef, Reason, Request, display_kind,
+    Action, ApiError, Cluster, EventType, Gvk, Mapping, ObjectRef, PatchType, Propagation, Reason,
+    Request, display_kind,
 };
 use crate::dispatch::Dispatcher;
 use crate::informer::{Cached, Change, Informer, Informers};
 use crate::leader::Leadership;
 use crate::module::DispatchOptions;
 use crate::queue::{Lease, Outcome, QueueConfig, WorkQueue};
+use crate::scaleout::ModuleLeases;
 use crate::telemetry::{CallLabels, InformerLabel, KindLabels, Metrics, ModuleLabel, ResultLabels};
 
 /// A primary object: namespace (none when cluster-scoped) and name.
@@ -62,10 +64,47 @@ enum Role {
 #[derive(Clone)]
 pub(crate) struct Shared {
     pub informers: Arc<Informers>,
-    /// Host calls: the informer caches and the API server.
+    /// Host calls: the informer caches and the API server (each controller
+    /// fences the writes by its module's leadership).
     pub cluster: Arc<dyn Cluster>,
-    pub leadership: Leadership,
+    pub leaders: Leaders,
     pub metrics: Arc<Metrics>,
+}
+
+/// What decides whether a module reconciles on this replica.
+#[derive(Clone)]
+pub(crate) enum Leaders {
+    /// One leadership for the whole host (always leading without election).
+    Host(Leadership),
+    /// One Lease per module, spread across the replicas (scale-out mode).
+    Modules(ModuleLeases),
+}
+
+impl Leaders {
+    /// The leadership `module` reconciles under.
+    pub fn for_module(&self, module: &str) -> Leadership {
+        match self {
+            Leaders::Host(leadership) => leadership.clone(),
+            Leaders::Modules(leases) => leases.for_module(module),
+        }
+    }
+
+    /// Whether this replica speaks for `module` (reports about it): it
+    /// leads it, or, in scale-out mode, nobody serves it (`None`).
+    pub fn speaks_for(&self, module: Option<&str>) -> bool {
+        match (self, module) {
+            (Leaders::Host(leadership), _) => leadership.is_leading(),
+            (Leaders::Modules(leases), Some(module)) => leases.leads(module),
+            (Leaders::Modules(_), None) => true,
+        }
+    }
+
+    /// `module` is unloaded: in scale-out mode, its Lease is given up.
+    pub fn unload(&self, module: &str) {
+        if let Leaders::Modules(leases) = self {
+            leases.unload(module);
+        }
+    }
 }
 
 /// Runs a module's controller until `stop` turns true. Its informers sync
@@ -80,6 +119,16 @@ pub(crate) async fn run(
     let informers = shared.informers.clone();
     let manifest = module.manifest().clone();
     let name = manifest.name.clone();
+    // This module's writes are refused whenever it does not lead here.
+    let leadership = shared.leaders.for_module(&name);
+    let shared = Shared {
+        cluster: Arc::new(Fenced {
+            inner: shared.cluster.clone(),
+            leadership: leadership.clone(),
+            module: name.clone(),
+        }),
+        ..shared
+    };
     // Resolve and start the informers; a kind that is not served yet (a
     // CRD still to come) is retried without restarting anything.
     let subscriptions = loop {
@@ -126,11 +175,15 @@ pub(crate) async fn run(
     let label = ModuleLabel {
         module: name.clone(),
     };
-    let mut leading = shared.leadership.subscribe();
+    let mut leading = leadership.subscribe();
+    // Without election the leadership never changes (its sender is gone).
+    let mut elected = leading.has_changed().is_ok();
+    let leader_gauge = shared.metrics.module_leader.get_or_create(&label).clone();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut workers = tokio::task::JoinSet::new();
     loop {
-        let lead = shared.leadership.is_leading();
+        let lead = leadership.is_leading();
+        leader_gauge.set(i64::from(lead));
         tokio::select! {
             lease = queue.next(), if lead => {
                 let Some(lease) = lease else { break };
@@ -142,11 +195,13 @@ pub(crate) async fn run(
                     lease,
                 ));
             }
-            _ = leading.changed() => {
+            changed = leading.changed(), if elected => {
                 // Writes of reconciles in flight are refused once leadership
                 // is lost; they fail and are retried when leading again.
-                if !*leading.borrow() {
-                    tracing::warn!(module = %name, "not leading: reconciles paused");
+                if changed.is_err() {
+                    elected = false;
+                } else if !*leading.borrow() {
+                    tracing::info!(module = %name, "not leading: reconciles paused");
                 }
             }
             _ = tick.tick() => {
@@ -169,6 +224,7 @@ pub(crate) async fn run(
     }
     // In-flight reconciles finish on the version they started with.
     while workers.join_next().await.is_some() {}
+    shared.metrics.module_leader.remove(&label);
     tracing::info!(module = %name, "controller stopped");
 }
 
@@ -491,4 +547,109 @@ async fn reconcile_one(
         _ => {}
     }
     queue.finish(lease, queue_outcome);
+}
+
+/// A module's view of the cluster: reads pass, writes are refused unless
+/// the module leads on this replica (so a replica that lost, or could not
+/// renew, a Lease never writes alongside the new holder).
+struct Fenced {
+    inner: Arc<dyn Cluster>,
+    leadership: Leadership,
+    module: String,
+}
+
+impl Fenced {
+    fn check(&self) -> Result<(), ApiError> {
+        if self.leadership.is_leading() {
+            Ok(())
+        } else {
+            Err(crate::bindings::api_error(
+                503,
+                "ServiceUnavailable",
+                &format!(
+                    "this replica does not lead module {}: it does not write to the cluster",
+                    self.module
+                ),
+            ))
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Cluster for Fenced {
+    async fn get(&self, target: &ObjectRef) -> Result<String, ApiError> {
+        self.inner.get(target).await
+    }
+
+    async fn list(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> Result<Vec<String>, ApiError> {
+        self.inner.list(kind, namespace, label_selector).await
+    }
+
+    async fn create(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        object: &str,
+        field_manager: &str,
+    ) -> Result<String, ApiError> {
+        self.check()?;
+        self.inner
+            .create(kind, namespace, object, field_manager)
+            .await
+    }
+
+    async fn replace(
+        &self,
+        target: &ObjectRef,
+        object: &str,
+        status: bool,
+        field_manager: &str,
+    ) -> Result<String, ApiError> {
+        self.check()?;
+        self.inner
+            .replace(target, object, status, field_manager)
+            .await
+    }
+
+    async fn patch(
+        &self,
+        target: &ObjectRef,
+        patch_type: &PatchType,
+        body: &str,
+        status: bool,
+        field_manager: &str,
+    ) -> Result<String, ApiError> {
+        self.check()?;
+        self.inner
+            .patch(target, patch_type, body, status, field_manager)
+            .await
+    }
+
+    async fn delete(
+        &self,
+        target: &ObjectRef,
+        propagation: Option<Propagation>,
+    ) -> Result<(), ApiError> {
+        self.check()?;
+        self.inner.delete(target, propagation).await
+    }
+
+    async fn record_event(
+        &self,
+        regarding: &ObjectRef,
+        event_type: EventType,
+        reason: &str,
+        message: &str,
+        component: &str,
+    ) -> Result<(), ApiError> {
+        self.check()?;
+        self.inner
+            .record_event(regarding, event_type, reason, message, component)
+            .await
+    }
 }

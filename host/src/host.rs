@@ -8,15 +8,17 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::config::HostConfig;
-use crate::controller::{self, ControllerOptions, Shared};
+use crate::controller::{self, ControllerOptions, Leaders, Shared};
 use crate::dispatch::{DispatchStats, Dispatcher, NativeReconciler, Target};
 use crate::engine::{Engine, EngineConfig, EngineError};
 use crate::informer::Informers;
 use crate::kube_cluster::KubeCluster;
 use crate::leader::{Elector, LeaderConfig, Leadership};
 use crate::module::{Module, ModuleError};
+use crate::scaleout::ModuleLeases;
 use crate::source::SourceEvent;
 use crate::telemetry::{InfoLabels, Metrics, ReasonLabel};
+use futures::FutureExt as _;
 
 /// Why a host could not start.
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +75,7 @@ pub struct HostBuilder {
     natives: Vec<NativeReconciler>,
     metrics_addr: Option<std::net::SocketAddr>,
     leader: Option<LeaderConfig>,
+    scale_out: bool,
     dirs: Vec<std::path::PathBuf>,
     configmaps: Option<Vec<String>>,
 }
@@ -132,6 +135,17 @@ impl HostBuilder {
     /// without it, the host always reconciles.
     pub fn leader_election(mut self, config: LeaderConfig) -> Self {
         self.leader = Some(config);
+        self.scale_out = false;
+        self
+    }
+
+    /// Spreads the modules across the replicas instead (see
+    /// [`crate::scaleout`]): each module reconciles on the replica holding
+    /// its Lease `<config.name>-module-<module>`, and every replica holds
+    /// at most `ceil(modules / replicas)` of them.
+    pub fn scale_out(mut self, config: LeaderConfig) -> Self {
+        self.leader = Some(config);
+        self.scale_out = true;
         self
     }
 
@@ -189,19 +203,36 @@ impl HostBuilder {
         };
         // Candidates campaign once their modules are loaded (below).
         let (election_stop, election_stopped) = watch::channel(false);
-        let (leadership, elector) = match self.leader {
+        let (leaders, election) = match self.leader {
+            Some(config) if self.scale_out => {
+                let leases = ModuleLeases::new(config.renew_deadline);
+                let run = crate::scaleout::run(
+                    client.clone(),
+                    config,
+                    leases.clone(),
+                    metrics.clone(),
+                    election_stopped,
+                );
+                (Leaders::Modules(leases), Some(run.boxed()))
+            }
             Some(config) => {
                 let (elector, leadership) = Elector::new(client.clone(), config);
-                (leadership, Some(elector))
+                tokio::spawn(track_leadership(leadership.clone(), metrics.clone()));
+                (
+                    Leaders::Host(leadership),
+                    Some(elector.run(election_stopped).boxed()),
+                )
             }
-            None => (Leadership::always(), None),
+            None => {
+                metrics.leader.set(1);
+                (Leaders::Host(Leadership::always()), None)
+            }
         };
-        tokio::spawn(track_leadership(leadership.clone(), metrics.clone()));
         let informers = Arc::new(Informers::new(client));
         let shared = Shared {
             informers: informers.clone(),
-            cluster: Arc::new(KubeCluster::new(informers.clone(), leadership.clone())),
-            leadership,
+            cluster: Arc::new(KubeCluster::new(informers.clone())),
+            leaders,
             metrics: metrics.clone(),
         };
         let stats = Arc::new(DispatchStats::default());
@@ -276,7 +307,7 @@ impl HostBuilder {
             let controllers = registry.running.len() + registry.natives_running.len();
             metrics.modules_loaded(controllers);
         }
-        let election = elector.map(|elector| tokio::spawn(elector.run(election_stopped)));
+        let election = election.map(tokio::spawn);
         let reloader = {
             let registry = registry.clone();
             tokio::spawn(async move {
@@ -486,7 +517,10 @@ impl Registry {
             .lock()
             .expect("failures lock")
             .push(format!("{origin}: {message}"));
-        if let Some((namespace, name)) = crate::source::parse_configmap_origin(origin) {
+        let serving_name = self.origins.get(origin).and_then(|o| o.name.as_deref());
+        if let Some((namespace, name)) = crate::source::parse_configmap_origin(origin)
+            && self.shared.leaders.speaks_for(serving_name)
+        {
             let regarding = crate::bindings::ObjectRef {
                 kind: crate::bindings::Gvk {
                     group: String::new(),
@@ -534,6 +568,7 @@ impl Registry {
             return;
         };
         old.controller.stop().await;
+        self.shared.leaders.unload(&name);
         self.shared
             .metrics
             .module_info
@@ -721,6 +756,7 @@ impl Host {
             return false;
         };
         running.controller.stop().await;
+        registry.shared.leaders.unload(name);
         registry.origins.remove(&running.origin);
         true
     }

@@ -11,26 +11,20 @@ use crate::bindings::{
     ApiError, Cluster, EventType, Gvk, ObjectRef, PatchType, Propagation, api_error, display_kind,
 };
 use crate::informer::{Informer, Informers, Resolved};
-use crate::leader::Leadership;
 use crate::memory::event_object;
 
 /// How long a read waits for an informer's first list.
 const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Serves host calls from the informer caches and the API server. Writes
-/// are refused unless this replica leads, so a replica that lost (or could
-/// not renew) the leader Lease never writes alongside the new leader.
+/// Serves host calls from the informer caches and the API server. (Each
+/// module's controller fences its writes by its leadership.)
 pub(crate) struct KubeCluster {
     informers: Arc<Informers>,
-    leadership: Leadership,
 }
 
 impl KubeCluster {
-    pub fn new(informers: Arc<Informers>, leadership: Leadership) -> KubeCluster {
-        KubeCluster {
-            informers,
-            leadership,
-        }
+    pub fn new(informers: Arc<Informers>) -> KubeCluster {
+        KubeCluster { informers }
     }
 
     async fn informer(&self, kind: &Gvk) -> Result<Arc<Informer>, ApiError> {
@@ -61,13 +55,6 @@ impl KubeCluster {
     }
 
     async fn send(&self, request: http::Request<Vec<u8>>) -> Result<String, ApiError> {
-        if !self.leadership.is_leading() {
-            return Err(api_error(
-                503,
-                "ServiceUnavailable",
-                "this replica is not the leader: it does not write to the cluster",
-            ));
-        }
         self.informers
             .client()
             .request_text(request)

@@ -1,19 +1,24 @@
-//! Leader election on a coordination.k8s.io/v1 Lease, as client-go does it:
-//! the leader renews the Lease every retry period; a candidate takes it over
+//! Leader election on coordination.k8s.io/v1 Leases, as client-go does it:
+//! the holder renews its Lease every retry period; a candidate takes it over
 //! when it has not seen it change for a whole lease duration.
 //!
-//! Safety: a leader that has not renewed within the renew deadline (shorter
+//! Two modes use it: one Lease for the whole host ([`Elector`], `rekon run
+//! --leader-elect`), or one Lease per module spread across the replicas
+//! ([`crate::scaleout`], `rekon run --scale-out`).
+//!
+//! Safety: a holder that has not renewed within the renew deadline (shorter
 //! than the lease duration) stops at once — its [`Leadership::is_leading`]
 //! turns false before any other replica may take the Lease over, and the
-//! host refuses writes from then on, so two replicas never write at once.
-//! The deadline is measured on the monotonic clock, which keeps running
-//! while a process is frozen.
+//! host refuses its writes from then on, so two replicas never write for
+//! the same module at once. The deadline is measured on the monotonic
+//! clock, which keeps running while a process is frozen.
 
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use kube::api::{Api, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
@@ -21,7 +26,7 @@ use tokio::sync::watch;
 /// lease, 10 s renew deadline, 2 s retry period.
 #[derive(Clone, Debug)]
 pub struct LeaderConfig {
-    /// Lease name.
+    /// Lease name (in scale-out mode: the prefix of every Lease name).
     pub name: String,
     /// Lease namespace.
     pub namespace: String,
@@ -65,7 +70,8 @@ impl LeaderConfig {
     }
 }
 
-/// Whether this replica leads, shared with the controllers and the writes.
+/// Whether this replica leads (the whole host, or one module in scale-out
+/// mode), shared with the controllers and the writes.
 #[derive(Clone, Debug)]
 pub struct Leadership {
     state: Arc<Mutex<State>>,
@@ -77,6 +83,15 @@ struct State {
     /// When the Lease was last renewed by us (None: not leading).
     renewed: Option<Instant>,
     renew_deadline: Duration,
+}
+
+impl State {
+    fn leading(&self) -> bool {
+        self.renew_deadline == Duration::MAX
+            || self
+                .renewed
+                .is_some_and(|at| at.elapsed() < self.renew_deadline)
+    }
 }
 
 impl Leadership {
@@ -96,13 +111,7 @@ impl Leadership {
     /// Leading now: the Lease was renewed within the renew deadline (always
     /// true without election).
     pub fn is_leading(&self) -> bool {
-        let state = self.state.lock().expect("leadership lock");
-        if state.renew_deadline == Duration::MAX {
-            return true;
-        }
-        state
-            .renewed
-            .is_some_and(|at| at.elapsed() < state.renew_deadline)
+        self.state.lock().expect("leadership lock").leading()
     }
 
     /// A receiver that changes when leadership is gained or lost.
@@ -111,14 +120,74 @@ impl Leadership {
     }
 }
 
-/// Runs an election until `stop`; then releases the Lease if held.
-pub(crate) struct Elector {
-    config: LeaderConfig,
-    api: Api<kube::api::DynamicObject>,
+/// The election's side of a [`Leadership`]: records renewals and losses.
+#[derive(Debug)]
+pub(crate) struct Holder {
     state: Arc<Mutex<State>>,
     changes: watch::Sender<bool>,
-    /// The Lease as last seen, and when (monotonic) it was first seen so.
-    observed: Option<(Value, Instant)>,
+}
+
+impl Holder {
+    /// A holder that does not lead yet, and the leadership it drives.
+    pub fn new(renew_deadline: Duration) -> (Holder, Leadership) {
+        let state = Arc::new(Mutex::new(State {
+            renewed: None,
+            renew_deadline,
+        }));
+        let (changes, receiver) = watch::channel(false);
+        let leadership = Leadership {
+            state: state.clone(),
+            changes: receiver,
+        };
+        (Holder { state, changes }, leadership)
+    }
+
+    /// The Lease was renewed by a request started at `at`.
+    pub fn renewed(&self, at: Instant) {
+        self.state.lock().expect("leadership lock").renewed = Some(at);
+    }
+
+    /// The Lease is someone else's (or given up): stop leading now.
+    pub fn lost(&self) {
+        self.state.lock().expect("leadership lock").renewed = None;
+    }
+
+    /// Leading now (renewed within the renew deadline).
+    pub fn leading(&self) -> bool {
+        self.state.lock().expect("leadership lock").leading()
+    }
+
+    /// Tells subscribers when leading changed since the last call: returns
+    /// the new value if it did. A deadline passed counts as a loss.
+    pub fn publish(&self) -> Option<bool> {
+        let leading = self.leading();
+        if !leading {
+            self.lost();
+        }
+        let previous = *self.changes.borrow();
+        (leading != previous).then(|| {
+            self.changes.send_replace(leading);
+            leading
+        })
+    }
+}
+
+/// Lease reads and writes of one replica, with what it has observed of each
+/// Lease: expiry is judged on our own clock (when did we first see the Lease
+/// as it is now?), never on the clocks of other machines.
+pub(crate) struct Leases {
+    api: Api<DynamicObject>,
+    namespace: String,
+    identity: String,
+    lease_duration: Duration,
+    observed: HashMap<String, (Value, Instant)>,
+}
+
+/// The holder a Lease names ("" when free).
+pub(crate) fn holder_of(lease: &DynamicObject) -> &str {
+    lease.data["spec"]["holderIdentity"]
+        .as_str()
+        .unwrap_or_default()
 }
 
 fn micro_time(at: chrono::DateTime<chrono::Utc>) -> String {
@@ -126,8 +195,8 @@ fn micro_time(at: chrono::DateTime<chrono::Utc>) -> String {
     at.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }
 
-impl Elector {
-    pub fn new(client: kube::Client, config: LeaderConfig) -> (Elector, Leadership) {
+impl Leases {
+    pub fn new(client: kube::Client, config: &LeaderConfig) -> Leases {
         let resource = kube::api::ApiResource {
             group: "coordination.k8s.io".into(),
             version: "v1".into(),
@@ -135,141 +204,104 @@ impl Elector {
             kind: "Lease".into(),
             plural: "leases".into(),
         };
-        let api = Api::namespaced_with(client, &config.namespace, &resource);
-        let state = Arc::new(Mutex::new(State {
-            renewed: None,
-            renew_deadline: config.renew_deadline,
-        }));
-        let (changes, receiver) = watch::channel(false);
-        let leadership = Leadership {
-            state: state.clone(),
-            changes: receiver,
-        };
-        (
-            Elector {
-                config,
-                api,
-                state,
-                changes,
-                observed: None,
-            },
-            leadership,
-        )
-    }
-
-    fn set_renewed(&self, at: Option<Instant>) {
-        self.state.lock().expect("leadership lock").renewed = at;
-    }
-
-    fn leading(&self) -> bool {
-        let state = self.state.lock().expect("leadership lock");
-        state
-            .renewed
-            .is_some_and(|at| at.elapsed() < state.renew_deadline)
-    }
-
-    /// Runs until `stop` turns true.
-    pub async fn run(mut self, mut stop: watch::Receiver<bool>) {
-        loop {
-            let was_leading = *self.changes.borrow();
-            let attempt_started = Instant::now();
-            match self.try_acquire_or_renew().await {
-                Ok(true) => self.set_renewed(Some(attempt_started)),
-                Ok(false) => self.set_renewed(None),
-                Err(error) => {
-                    tracing::warn!(lease = %self.config.name, error = %error, "cannot reach the leader Lease");
-                }
-            }
-            let leading = self.leading();
-            if leading != was_leading {
-                if leading {
-                    tracing::info!(identity = %self.config.identity, lease = %self.config.name, "became the leader");
-                } else {
-                    tracing::warn!(identity = %self.config.identity, lease = %self.config.name, "stopped leading");
-                    self.set_renewed(None);
-                }
-                self.changes.send_replace(leading);
-            }
-            // While leading, wake up in time to step down at the deadline
-            // if renewals keep failing.
-            let wait = self.config.retry_period;
-            tokio::select! {
-                _ = tokio::time::sleep(wait) => {}
-                _ = stop.wait_for(|s| *s) => break,
-            }
+        Leases {
+            api: Api::namespaced_with(client, &config.namespace, &resource),
+            namespace: config.namespace.clone(),
+            identity: config.identity.clone(),
+            lease_duration: config.lease_duration,
+            observed: HashMap::new(),
         }
-        if self.leading() {
-            self.release().await;
-        }
-        self.set_renewed(None);
-        self.changes.send_replace(false);
     }
 
-    /// One round: returns whether we hold the Lease after it.
-    async fn try_acquire_or_renew(&mut self) -> Result<bool, kube::Error> {
-        let now = chrono::Utc::now();
-        let me = &self.config.identity;
-        let duration_s = self.config.lease_duration.as_secs().max(1);
-        let current = match self.api.get_opt(&self.config.name).await? {
-            None => {
-                let lease = json!({
-                    "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": { "name": self.config.name, "namespace": self.config.namespace },
-                    "spec": {
-                        "holderIdentity": me,
-                        "leaseDurationSeconds": duration_s,
-                        "acquireTime": micro_time(now),
-                        "renewTime": micro_time(now),
-                        "leaseTransitions": 0,
-                    },
-                });
-                let object = serde_json::from_value(lease).expect("a Lease is a valid object");
-                return match self.api.create(&PostParams::default(), &object).await {
-                    Ok(_) => Ok(true),
-                    Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
-                    Err(error) => Err(error),
-                };
-            }
-            Some(lease) => lease,
-        };
-        let spec = current.data["spec"].clone();
-        let holder = spec["holderIdentity"].as_str().unwrap_or_default();
-        // Expiry is judged on our own clock: when did we first see the
-        // Lease as it is now? (Clocks of other machines are not trusted.)
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    pub async fn get(&self, name: &str) -> Result<Option<DynamicObject>, kube::Error> {
+        self.api.get_opt(name).await
+    }
+
+    pub async fn list(&self, selector: &str) -> Result<Vec<DynamicObject>, kube::Error> {
+        Ok(self
+            .api
+            .list(&ListParams::default().labels(selector))
+            .await?
+            .items)
+    }
+
+    /// How long `lease` has looked as it does now, to us.
+    pub fn unchanged_for(&mut self, lease: &DynamicObject) -> Duration {
+        let spec = &lease.data["spec"];
         let record = json!([
             spec["holderIdentity"],
             spec["renewTime"],
             spec["leaseTransitions"]
         ]);
-        let observed_at = match &self.observed {
-            Some((seen, at)) if *seen == record => *at,
+        let name = lease.metadata.name.clone().unwrap_or_default();
+        match self.observed.get(&name) {
+            Some((seen, at)) if *seen == record => at.elapsed(),
             _ => {
-                self.observed = Some((record, Instant::now()));
-                Instant::now()
+                self.observed.insert(name, (record, Instant::now()));
+                Duration::ZERO
             }
-        };
-        let lease_duration = spec["leaseDurationSeconds"]
+        }
+    }
+
+    /// Free to take: nobody holds it, or its holder has not renewed it for
+    /// a whole lease duration (as we observed).
+    pub fn expired(&mut self, lease: &DynamicObject) -> bool {
+        let duration = lease.data["spec"]["leaseDurationSeconds"]
             .as_u64()
             .map(Duration::from_secs)
-            .unwrap_or(self.config.lease_duration);
-        let expired = observed_at.elapsed() >= lease_duration;
-        if holder != me && !holder.is_empty() && !expired {
+            .unwrap_or(self.lease_duration);
+        holder_of(lease).is_empty() || self.unchanged_for(lease) >= duration
+    }
+
+    /// One round on Lease `name` as last read (`current`; None: it does not
+    /// exist): creates it, renews it, or takes it over if it expired.
+    /// Returns whether we hold it afterwards.
+    pub async fn acquire_or_renew(
+        &mut self,
+        name: &str,
+        current: Option<&DynamicObject>,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<bool, kube::Error> {
+        let now = micro_time(chrono::Utc::now());
+        let duration_s = self.lease_duration.as_secs().max(1);
+        let Some(current) = current else {
+            let lease = json!({
+                "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": { "name": name, "namespace": self.namespace, "labels": labels },
+                "spec": {
+                    "holderIdentity": self.identity,
+                    "leaseDurationSeconds": duration_s,
+                    "acquireTime": now,
+                    "renewTime": now,
+                    "leaseTransitions": 0,
+                },
+            });
+            let object = serde_json::from_value(lease).expect("a Lease is a valid object");
+            return match self.api.create(&PostParams::default(), &object).await {
+                Ok(_) => Ok(true),
+                Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+                Err(error) => Err(error),
+            };
+        };
+        let holder = holder_of(current);
+        if holder != self.identity && !self.expired(current) {
             return Ok(false);
         }
         let mut lease = current.clone();
-        let transitions = spec["leaseTransitions"].as_i64().unwrap_or(0);
-        lease.data["spec"]["renewTime"] = json!(micro_time(now));
-        lease.data["spec"]["leaseDurationSeconds"] = json!(duration_s);
-        if holder != me {
-            lease.data["spec"]["holderIdentity"] = json!(me);
-            lease.data["spec"]["acquireTime"] = json!(micro_time(now));
-            lease.data["spec"]["leaseTransitions"] = json!(transitions + 1);
+        let spec = &mut lease.data["spec"];
+        spec["renewTime"] = json!(now);
+        spec["leaseDurationSeconds"] = json!(duration_s);
+        if holder != self.identity {
+            let transitions = spec["leaseTransitions"].as_i64().unwrap_or(0);
+            spec["holderIdentity"] = json!(self.identity);
+            spec["acquireTime"] = json!(now);
+            spec["leaseTransitions"] = json!(transitions + 1);
         }
-        match self
-            .api
-            .replace(&self.config.name, &PostParams::default(), &lease)
-            .await
-        {
+        match self.api.replace(name, &PostParams::default(), &lease).await {
             Ok(_) => Ok(true),
             // Someone else wrote the Lease first: they win this round.
             Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
@@ -277,25 +309,95 @@ impl Elector {
         }
     }
 
-    /// Gives the Lease up so a standby takes over at once.
-    async fn release(&self) {
-        let Ok(Some(mut lease)) = self.api.get_opt(&self.config.name).await else {
+    /// Gives Lease `name` up (if we hold it) so another replica takes it
+    /// at once.
+    pub async fn release(&self, name: &str) {
+        let Ok(Some(mut lease)) = self.api.get_opt(name).await else {
             return;
         };
-        if lease.data["spec"]["holderIdentity"] != self.config.identity.as_str() {
+        if holder_of(&lease) != self.identity {
             return;
         }
         lease.data["spec"]["holderIdentity"] = Value::Null;
         lease.data["spec"]["leaseDurationSeconds"] = json!(1);
-        match self
-            .api
-            .replace(&self.config.name, &PostParams::default(), &lease)
-            .await
-        {
-            Ok(_) => tracing::info!(lease = %self.config.name, "released the leader Lease"),
+        match self.api.replace(name, &PostParams::default(), &lease).await {
+            Ok(_) => tracing::info!(lease = %name, "released the Lease"),
             Err(error) => {
-                tracing::warn!(lease = %self.config.name, error = %error, "cannot release the leader Lease")
+                tracing::warn!(lease = %name, error = %error, "cannot release the Lease")
             }
         }
+    }
+
+    /// Deletes Lease `name` (best effort).
+    pub async fn delete(&mut self, name: &str) {
+        self.observed.remove(name);
+        if let Err(error) = self.api.delete(name, &DeleteParams::default()).await {
+            tracing::debug!(lease = %name, error = %error, "cannot delete the Lease");
+        }
+    }
+}
+
+/// Runs the election of one Lease for the whole host until `stop`; then
+/// releases the Lease if held.
+pub(crate) struct Elector {
+    config: LeaderConfig,
+    leases: Leases,
+    holder: Holder,
+}
+
+impl Elector {
+    pub fn new(client: kube::Client, config: LeaderConfig) -> (Elector, Leadership) {
+        let leases = Leases::new(client, &config);
+        let (holder, leadership) = Holder::new(config.renew_deadline);
+        (
+            Elector {
+                config,
+                leases,
+                holder,
+            },
+            leadership,
+        )
+    }
+
+    /// Runs until `stop` turns true.
+    pub async fn run(mut self, mut stop: watch::Receiver<bool>) {
+        let name = self.config.name.clone();
+        loop {
+            let attempt_started = Instant::now();
+            let round = match self.leases.get(&name).await {
+                Ok(current) => {
+                    self.leases
+                        .acquire_or_renew(&name, current.as_ref(), &BTreeMap::new())
+                        .await
+                }
+                Err(error) => Err(error),
+            };
+            match round {
+                Ok(true) => self.holder.renewed(attempt_started),
+                Ok(false) => self.holder.lost(),
+                Err(error) => {
+                    tracing::warn!(lease = %name, error = %error, "cannot reach the leader Lease");
+                }
+            }
+            match self.holder.publish() {
+                Some(true) => {
+                    tracing::info!(identity = %self.config.identity, lease = %name, "became the leader")
+                }
+                Some(false) => {
+                    tracing::warn!(identity = %self.config.identity, lease = %name, "stopped leading")
+                }
+                None => {}
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(self.config.retry_period) => {}
+                _ = stop.wait_for(|s| *s) => break,
+            }
+        }
+        if self.holder.leading() {
+            self.holder.lost();
+            self.leases.release(&name).await;
+        }
+        self.holder.lost();
+        self.holder.publish();
     }
 }

@@ -13,6 +13,9 @@
 //! - [`Module::reconcile`]: one reconcile on a fresh instance, with host calls
 //!   served by a [`Cluster`] backend — [`MemoryCluster`] holds a cluster in
 //!   memory (the store of the in-memory API server).
+//! - [`Host::builder`]: the whole controller host (informers, queues, one
+//!   controller per module, live reload), with leader election
+//!   ([`leader`]) or modules spread across replicas ([`scaleout`]).
 //!
 //! ```no_run
 //! # async fn run() -> anyhow::Result<()> {
@@ -52,6 +55,7 @@ mod memory;
 pub mod module;
 pub mod pack;
 pub mod queue;
+pub mod scaleout;
 pub mod source;
 pub mod telemetry;
 

@@ -80,6 +80,7 @@ pub struct Metrics {
     pub(crate) module_info: Family<InfoLabels, Gauge>,
     pub(crate) load_failures: Family<ReasonLabel, Counter>,
     pub(crate) leader: Gauge,
+    pub(crate) module_leader: Family<ModuleLabel, Gauge>,
     pub(crate) informer_objects: Family<InformerLabel, Gauge>,
     ready: AtomicBool,
     controllers_expected: AtomicUsize,
@@ -168,8 +169,14 @@ impl Metrics {
         let leader = Gauge::default();
         registry.register(
             "leader",
-            "1 when this replica leads (or runs without election), else 0",
+            "1 when this replica leads (or runs without election; in scale-out mode, holds at least one module Lease), else 0",
             leader.clone(),
+        );
+        let module_leader = Family::<ModuleLabel, Gauge>::default();
+        registry.register(
+            "module_leader",
+            "1 while a module reconciles on this replica (it leads, holds the module's Lease in scale-out mode, or runs without election), else 0",
+            module_leader.clone(),
         );
         let informer_objects = Family::<InformerLabel, Gauge>::default();
         registry.register(
@@ -189,6 +196,7 @@ impl Metrics {
             module_info,
             load_failures,
             leader,
+            module_leader,
             informer_objects,
             ready: AtomicBool::new(false),
             controllers_expected: AtomicUsize::new(0),

@@ -6,6 +6,10 @@
 use rekon_sdk::k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use rekon_sdk::prelude::*;
 
+/// The module's name. Tests make differently named copies of this module by
+/// replacing every `misbehave` in the component with another name of the
+/// same length (which renames [`MODE_KEY`] too).
+pub const NAME: &str = "misbehave";
 /// The annotation (or label) that picks the mode.
 pub const MODE_KEY: &str = "misbehave.rekon.dev/mode";
 /// The annotation giving a size in bytes for `huge-error` and `huge-log`
@@ -58,11 +62,15 @@ pub enum Mode {
     PermanentError,
     /// `requeue`: return requeue-after `size` milliseconds (default 1000).
     Requeue,
+    /// `stamp`: merge-patch `data.<module name>: BUILD_MARK` into the
+    /// ConfigMap (only if not there yet) and return done. Differently named
+    /// copies of the module stamp the same ConfigMap side by side.
+    Stamp,
 }
 
 impl Mode {
     /// Every mode with its name.
-    pub const ALL: [(&'static str, Mode); 13] = [
+    pub const ALL: [(&'static str, Mode); 14] = [
         ("ok", Mode::Ok),
         ("trap", Mode::Trap),
         ("panic", Mode::Panic),
@@ -76,6 +84,7 @@ impl Mode {
         ("error", Mode::Error),
         ("permanent-error", Mode::PermanentError),
         ("requeue", Mode::Requeue),
+        ("stamp", Mode::Stamp),
     ];
 
     /// The mode called `name`.
@@ -107,7 +116,7 @@ pub struct Misbehave;
 #[rekon_sdk::reconciler]
 impl Reconciler for Misbehave {
     fn manifest() -> Manifest {
-        Manifest::new("misbehave", Gvk::of::<ConfigMap>()).version(env!("CARGO_PKG_VERSION"))
+        Manifest::new(NAME, Gvk::of::<ConfigMap>()).version(env!("CARGO_PKG_VERSION"))
     }
 
     fn reconcile(req: Request) -> Result<Action, Error> {
@@ -139,6 +148,7 @@ impl Reconciler for Misbehave {
             Mode::Requeue => Ok(Action::RequeueAfter(
                 size.map_or(1000, |s| u64::try_from(s).unwrap_or(u64::MAX)),
             )),
+            Mode::Stamp => stamp(&req, &object),
         }
     }
 }
@@ -153,6 +163,19 @@ fn behave(req: &Request, object: &Value) -> Result<Action, Error> {
         )?;
     }
     api::info("misbehave: behaved");
+    Ok(Action::Done)
+}
+
+fn stamp(req: &Request, object: &Value) -> Result<Action, Error> {
+    let name = std::hint::black_box(NAME);
+    let mark = std::hint::black_box(BUILD_MARK);
+    if object["data"][name] != mark {
+        api::patch_dyn(
+            &req.target,
+            &PatchType::Merge,
+            &json!({"data": {name: mark}}),
+        )?;
+    }
     Ok(Action::Done)
 }
 

@@ -1,7 +1,7 @@
 //! The `misbehave` modes that return (the others trap, spin or exhaust
 //! memory, and are tested against the real runtime by the host's tests).
 
-use misbehave::{MODE_KEY, Misbehave, Mode, SIZE_KEY, VICTIM};
+use misbehave::{BUILD_MARK, MODE_KEY, Misbehave, Mode, NAME, SIZE_KEY, VICTIM};
 use rekon_sdk::k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use rekon_sdk::prelude::*;
 use rekon_sdk::testing::{FakeCluster, Verb};
@@ -30,6 +30,24 @@ fn ok_mode_patches_the_configmap_once() {
     cluster.take_writes();
     assert_eq!(run(&cluster, "plain"), Ok(Action::Done));
     assert!(cluster.writes().is_empty(), "already reconciled: no write");
+}
+
+#[test]
+fn stamp_mode_writes_its_own_key_once_and_leaves_the_others() {
+    let cluster = seeded("s", &format!("{MODE_KEY}: stamp"));
+    assert_eq!(run(&cluster, "s"), Ok(Action::Done));
+    let cm: ConfigMap = cluster.get(Some("default"), "s").expect("cm");
+    let data = cm.data.expect("data");
+    assert_eq!(data[NAME], BUILD_MARK);
+    assert!(
+        !data.contains_key("reconciled"),
+        "stamp is not ok: {data:?}"
+    );
+    assert_eq!(cluster.writes()[0].verb, Verb::MergePatch);
+
+    cluster.take_writes();
+    assert_eq!(run(&cluster, "s"), Ok(Action::Done));
+    assert!(cluster.writes().is_empty(), "already stamped: no write");
 }
 
 #[test]

@@ -214,3 +214,19 @@ pub fn free_port() -> u16 {
         .expect("its address")
         .port()
 }
+
+/// A copy of the `misbehave` module named `name` (9 bytes, like
+/// `misbehave`): every `misbehave` in the component is replaced, so the copy
+/// also reads its mode from the annotation `<name>.rekon.dev/mode`.
+pub fn misbehave_named(name: &str) -> Vec<u8> {
+    let from = misbehave::NAME.as_bytes();
+    assert_eq!(name.len(), from.len(), "a name of the same length");
+    let mut bytes = std::fs::read(rekon_test_artifacts::MISBEHAVE).expect("misbehave is built");
+    let mut at = 0;
+    while let Some(found) = bytes[at..].windows(from.len()).position(|w| w == from) {
+        let start = at + found;
+        bytes[start..start + from.len()].copy_from_slice(name.as_bytes());
+        at = start + from.len();
+    }
+    bytes
+}
