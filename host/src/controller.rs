@@ -417,26 +417,26 @@ fn keys(role: &Role, object: &Cached, primary: &Informer, primary_kind: &Gvk) ->
                     && o.kind == primary_kind.kind
                     && crate::bindings::split_api_version(&o.api_version).0 == primary_kind.group
             })
-            .map(|o| key(object.namespace.as_deref(), &o.name))
+            .map(|o| key(object.namespace(), &o.name))
             .collect()
     };
     match role {
-        Role::Primary => vec![key(object.namespace.as_deref(), &object.name)],
+        Role::Primary => vec![key(object.namespace(), object.name())],
         Role::Owned | Role::Watched(Mapping::OwnerReference) => by_owner(),
         Role::Watched(Mapping::Label(label)) => match object.label(label) {
             Some(value) => match value.split_once('/') {
                 Some((ns, name)) => vec![key(Some(ns), name)],
-                None => vec![key(object.namespace.as_deref(), value)],
+                None => vec![key(object.namespace(), value)],
             },
             None => Vec::new(),
         },
         Role::Watched(Mapping::SameName) => {
-            vec![key(object.namespace.as_deref(), &object.name)]
+            vec![key(object.namespace(), object.name())]
         }
         Role::Watched(Mapping::AllPrimaries) => primary
             .list(None)
             .iter()
-            .map(|p| key(p.namespace.as_deref(), &p.name))
+            .map(|p| key(p.namespace(), p.name()))
             .collect(),
     }
 }
@@ -462,7 +462,7 @@ async fn reconcile_one(
                 && manifest
                     .finalizer
                     .as_ref()
-                    .is_some_and(|f| object.finalizers.contains(f)) =>
+                    .is_some_and(|f| object.has_finalizer(f)) =>
         {
             Reason::Finalizing
         }

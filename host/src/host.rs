@@ -585,7 +585,7 @@ impl Registry {
             let stuck = primary
                 .list(None)
                 .iter()
-                .filter(|o| o.finalizers.contains(finalizer))
+                .filter(|o| o.has_finalizer(finalizer))
                 .count();
             if stuck > 0 {
                 tracing::warn!(

@@ -2,23 +2,24 @@
 //! whole process, whatever the number of modules that need it, with a cache
 //! of the objects it has seen.
 //!
-//! The cache keeps each object as compact JSON text, with managedFields and
-//! the last-applied annotation stripped, plus the few fields the controller
-//! indexes (labels, owner references, finalizers): it is what guests read,
-//! with no re-encoding, and it costs little more memory than the JSON itself.
+//! The cache keeps each object in the compact form of [`crate::cached`]: its
+//! JSON text (what guests read, with no re-encoding) and the few fields the
+//! controller indexes, for little more memory than the JSON itself.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, TypeMeta};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::discovery::Scope;
 use kube::runtime::WatchStreamExt as _;
 use kube::runtime::watcher;
 use tokio::sync::{broadcast, watch};
 
 use crate::bindings::{Gvk, display_kind};
+pub(crate) use crate::cached::Cached;
+use crate::cached::Objects;
 
 /// Why a kind could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -68,93 +69,6 @@ impl Resolved {
     }
 }
 
-/// One controller owner reference of a cached object.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Owner {
-    pub api_version: String,
-    pub kind: String,
-    pub name: String,
-    pub controller: bool,
-}
-
-/// An object in an informer's cache.
-#[derive(Debug)]
-pub(crate) struct Cached {
-    pub namespace: Option<String>,
-    pub name: String,
-    pub resource_version: Box<str>,
-    /// Labels, sorted by key (exact-size: caches hold many objects).
-    labels: Box<[(Box<str>, Box<str>)]>,
-    pub owners: Vec<Owner>,
-    pub finalizers: Vec<String>,
-    pub deleting: bool,
-    /// The object as compact JSON, managedFields and last-applied stripped.
-    pub json: Box<str>,
-}
-
-impl Cached {
-    fn from_object(mut object: DynamicObject, resource: &ApiResource) -> Cached {
-        object.metadata.managed_fields = None;
-        if let Some(annotations) = object.metadata.annotations.as_mut() {
-            annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
-            if annotations.is_empty() {
-                object.metadata.annotations = None;
-            }
-        }
-        object.types = Some(TypeMeta {
-            api_version: resource.api_version.clone(),
-            kind: resource.kind.clone(),
-        });
-        let meta = &object.metadata;
-        // BTreeMap: already sorted by key.
-        let labels = meta
-            .labels
-            .iter()
-            .flatten()
-            .map(|(k, v)| (k.as_str().into(), v.as_str().into()))
-            .collect();
-        let owners = meta
-            .owner_references
-            .iter()
-            .flatten()
-            .map(|o| Owner {
-                api_version: o.api_version.clone(),
-                kind: o.kind.clone(),
-                name: o.name.clone(),
-                controller: o.controller.unwrap_or(false),
-            })
-            .collect();
-        Cached {
-            namespace: meta.namespace.clone(),
-            name: meta.name.clone().unwrap_or_default(),
-            resource_version: meta.resource_version.as_deref().unwrap_or_default().into(),
-            labels,
-            owners,
-            finalizers: meta.finalizers.clone().unwrap_or_default(),
-            deleting: meta.deletion_timestamp.is_some(),
-            json: serde_json::to_string(&object)
-                .expect("a DynamicObject serializes")
-                .into_boxed_str(),
-        }
-    }
-
-    /// The value of a label.
-    pub fn label(&self, key: &str) -> Option<&str> {
-        self.labels
-            .binary_search_by(|(k, _)| (**k).cmp(key))
-            .ok()
-            .map(|i| &*self.labels[i].1)
-    }
-
-    /// The cache key: namespace ("" when cluster-scoped) and name.
-    pub fn key(&self) -> (String, String) {
-        (
-            self.namespace.clone().unwrap_or_default(),
-            self.name.clone(),
-        )
-    }
-}
-
 /// A change seen by an informer.
 #[derive(Clone, Debug)]
 pub(crate) enum Change {
@@ -163,8 +77,6 @@ pub(crate) enum Change {
     /// Deleted.
     Deleted(Arc<Cached>),
 }
-
-type Objects = BTreeMap<(String, String), Arc<Cached>>;
 
 /// One shared list+watch and its cache. Stops watching when the last
 /// holder drops it.
@@ -213,21 +125,15 @@ impl Informer {
     /// One object.
     pub fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<Cached>> {
         let objects = self.objects.read().expect("informer cache lock");
-        objects
-            .get(&(namespace.unwrap_or_default().to_string(), name.to_string()))
-            .cloned()
+        objects.get(namespace.unwrap_or_default(), name).cloned()
     }
 
     /// Every object (in one namespace), ordered by namespace then name.
     pub fn list(&self, namespace: Option<&str>) -> Vec<Arc<Cached>> {
         let objects = self.objects.read().expect("informer cache lock");
         match namespace {
-            Some(ns) => objects
-                .range((ns.to_string(), String::new())..)
-                .take_while(|((n, _), _)| n == ns)
-                .map(|(_, o)| o.clone())
-                .collect(),
-            None => objects.values().cloned().collect(),
+            Some(ns) => objects.in_namespace(ns).cloned().collect(),
+            None => objects.iter().cloned().collect(),
         }
     }
 
@@ -373,17 +279,25 @@ impl Informers {
 
 const CHANGES_CAPACITY: usize = 16 << 10;
 
+/// Objects per page of a (re)list. Each page is decoded whole before its
+/// objects are cached, and the allocator keeps the memory that decoding
+/// took: with client-go's 500 per page, a synced cache of 10k 1 KB
+/// ConfigMaps costs about 1.5 times their JSON in resident memory, with
+/// 100 about 1.1 times (`cargo bench --bench pipeline`), for a few more
+/// list requests.
+const LIST_PAGE: u32 = 100;
+
 fn start(
     client: kube::Client,
     gvk: Gvk,
     resolved: Resolved,
     label_selector: Option<String>,
 ) -> Informer {
-    let objects = Arc::new(RwLock::new(Objects::new()));
+    let objects = Arc::new(RwLock::new(Objects::default()));
     let (changes, _) = broadcast::channel(CHANGES_CAPACITY);
     let (ready_tx, ready) = watch::channel(false);
     let api: Api<DynamicObject> = Api::all_with(client, &resolved.resource);
-    let mut config = watcher::Config::default();
+    let mut config = watcher::Config::default().page_size(LIST_PAGE);
     if let Some(selector) = &label_selector {
         config = config.labels(selector);
     }
@@ -442,12 +356,10 @@ async fn run_watch(
             }
         };
         match event {
-            watcher::Event::Init => relist = Some(Objects::new()),
+            watcher::Event::Init => relist = Some(Objects::default()),
             watcher::Event::InitApply(object) => {
                 let cached = Arc::new(Cached::from_object(object, &resource));
-                relist
-                    .get_or_insert_with(Objects::new)
-                    .insert(cached.key(), cached);
+                relist.get_or_insert_with(Objects::default).insert(cached);
             }
             watcher::Event::InitDone => {
                 let fresh = relist.take().unwrap_or_default();
@@ -455,15 +367,20 @@ async fn run_watch(
                 let mut relisted = Vec::new();
                 {
                     let current = objects.read().expect("informer cache lock");
-                    for (key, object) in current.iter() {
-                        if !fresh.contains_key(key) {
+                    fn key(o: &Cached) -> (&str, &str) {
+                        (o.namespace().unwrap_or_default(), o.name())
+                    }
+                    for object in current.iter() {
+                        let (namespace, name) = key(object);
+                        if fresh.get(namespace, name).is_none() {
                             relisted.push(Change::Deleted(object.clone()));
                         }
                     }
-                    for (key, object) in &fresh {
+                    for object in fresh.iter() {
+                        let (namespace, name) = key(object);
                         let unchanged = current
-                            .get(key)
-                            .is_some_and(|o| o.resource_version == object.resource_version);
+                            .get(namespace, name)
+                            .is_some_and(|o| o.resource_version() == object.resource_version());
                         if !unchanged {
                             relisted.push(Change::Applied {
                                 object: object.clone(),
@@ -487,7 +404,7 @@ async fn run_watch(
                 objects
                     .write()
                     .expect("informer cache lock")
-                    .insert(cached.key(), cached.clone());
+                    .insert(cached.clone());
                 let _ = changes.send(Change::Applied {
                     object: cached,
                     initial: false,
@@ -498,7 +415,7 @@ async fn run_watch(
                 objects
                     .write()
                     .expect("informer cache lock")
-                    .remove(&cached.key());
+                    .remove(&cached);
                 let _ = changes.send(Change::Deleted(cached));
             }
         }

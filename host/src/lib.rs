@@ -41,6 +41,7 @@
 #![deny(missing_docs)]
 
 mod bindings;
+mod cached;
 pub mod cli;
 pub mod config;
 mod controller;

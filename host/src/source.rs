@@ -96,9 +96,8 @@ pub(crate) async fn watch_configmaps(
             .iter()
             .filter(|c| {
                 namespaces.is_empty()
-                    || c.namespace
-                        .as_ref()
-                        .is_some_and(|ns| namespaces.contains(ns))
+                    || c.namespace()
+                        .is_some_and(|ns| namespaces.iter().any(|n| n == ns))
             })
             .filter_map(|c| serde_json::from_str(&c.json).ok())
             .collect();
