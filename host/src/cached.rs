@@ -53,34 +53,71 @@ pub(crate) struct Cached {
     pub deleting: bool,
 }
 
-/// Writes a JSON string to `out` and returns where its contents are, or
-/// appends them to `side` if the JSON form is escaped.
-fn push_string(out: &mut String, side: &mut String, text: &str) -> Span {
-    let encoded = serde_json::to_string(text).expect("a string serializes");
-    let start = out.len() + 1;
-    out.push_str(&encoded);
-    if encoded.len() == text.len() + 2 {
-        Span {
-            start: start as u32,
-            end: (start + text.len()) as u32,
-        }
-    } else {
-        let start = side.len();
-        side.push_str(text);
-        Span {
-            start: start as u32 | SIDE,
-            end: side.len() as u32 | SIDE,
-        }
-    }
+/// Writes JSON text, locating strings as it goes.
+struct Writer {
+    out: Vec<u8>,
+    side: String,
 }
 
-fn push_value(out: &mut String, value: &Value) {
-    out.push_str(&serde_json::to_string(value).expect("a JSON value serializes"));
+impl Writer {
+    /// Writes a JSON string and returns where its contents are (in the
+    /// side buffer if the JSON form is escaped).
+    fn string(&mut self, text: &str) -> Span {
+        let start = self.out.len() + 1;
+        self.value(text);
+        if self.out.len() == start + text.len() + 1 {
+            Span {
+                start: start as u32,
+                end: (start + text.len()) as u32,
+            }
+        } else {
+            let start = self.side.len();
+            self.side.push_str(text);
+            Span {
+                start: start as u32 | SIDE,
+                end: self.side.len() as u32 | SIDE,
+            }
+        }
+    }
+
+    fn value<T: serde::Serialize + ?Sized>(&mut self, value: &T) {
+        serde_json::to_writer(&mut self.out, value).expect("a JSON value serializes");
+    }
+
+    /// Writes `,"key":` (no comma before the first field of an object).
+    fn key(&mut self, key: &str, first: &mut bool) {
+        if !std::mem::take(first) {
+            self.out.push(b',');
+        }
+        self.string(key);
+        self.out.push(b':');
+    }
+
+    /// Writes an optional field, as serde would (absent when `None`).
+    fn field<T: serde::Serialize>(&mut self, key: &str, value: &Option<T>, first: &mut bool) {
+        if let Some(value) = value {
+            self.key(key, first);
+            self.value(value);
+        }
+    }
+
+    /// Writes an optional string field and returns where it is.
+    fn string_field(&mut self, key: &str, value: &Option<String>, first: &mut bool) -> Span {
+        match value {
+            Some(value) => {
+                self.key(key, first);
+                self.string(value)
+            }
+            None => Span::default(),
+        }
+    }
 }
 
 impl Cached {
     /// The cached form of `object`, served as `resource`.
     pub fn from_object(mut object: DynamicObject, resource: &ApiResource) -> Cached {
+        // Never written: managedFields (big, and of no use to reconcilers)
+        // and the last-applied annotation (a copy of the object).
         let meta = &mut object.metadata;
         meta.managed_fields = None;
         if let Some(annotations) = meta.annotations.as_mut() {
@@ -108,71 +145,71 @@ impl Cached {
             .collect();
         let deleting = meta.deletion_timestamp.is_some();
 
-        // The same text as serde_json gives for the object (keys sorted
-        // within metadata and the body), with the indexed strings located.
-        let mut out = String::with_capacity(1024);
-        let mut side = String::new();
-        let mut spans = vec![Span::default(); 3];
-        out.push_str("{\"apiVersion\":");
-        push_string(&mut out, &mut side, &resource.api_version);
-        out.push_str(",\"kind\":");
-        push_string(&mut out, &mut side, &resource.kind);
-        out.push_str(",\"metadata\":{");
-        let Value::Object(fields) =
-            serde_json::to_value(&object.metadata).expect("metadata serializes")
-        else {
-            unreachable!("metadata serializes to an object")
+        // The same text as serde_json gives for the object (fields in the
+        // order k8s-openapi and serde_json write them), with the indexed
+        // strings located on the way.
+        let mut w = Writer {
+            out: Vec::with_capacity(1024),
+            side: String::new(),
         };
-        for (i, (key, value)) in fields.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            push_string(&mut out, &mut side, key);
-            out.push(':');
-            match (key.as_str(), value) {
-                ("namespace", Value::String(s)) => spans[0] = push_string(&mut out, &mut side, s),
-                ("name", Value::String(s)) => spans[1] = push_string(&mut out, &mut side, s),
-                ("resourceVersion", Value::String(s)) => {
-                    spans[2] = push_string(&mut out, &mut side, s);
+        w.out.extend_from_slice(b"{\"apiVersion\":");
+        w.string(&resource.api_version);
+        w.out.extend_from_slice(b",\"kind\":");
+        w.string(&resource.kind);
+        w.out.extend_from_slice(b",\"metadata\":{");
+        let meta = &object.metadata;
+        let first = &mut true;
+        w.field("annotations", &meta.annotations, first);
+        w.field("creationTimestamp", &meta.creation_timestamp, first);
+        w.field(
+            "deletionGracePeriodSeconds",
+            &meta.deletion_grace_period_seconds,
+            first,
+        );
+        w.field("deletionTimestamp", &meta.deletion_timestamp, first);
+        w.field("finalizers", &meta.finalizers, first);
+        w.field("generateName", &meta.generate_name, first);
+        w.field("generation", &meta.generation, first);
+        let mut labels = Vec::new();
+        if let Some(map) = &meta.labels {
+            w.key("labels", first);
+            w.out.push(b'{');
+            for (i, (key, value)) in map.iter().enumerate() {
+                if i > 0 {
+                    w.out.push(b',');
                 }
-                ("labels", Value::Object(labels)) => {
-                    out.push('{');
-                    for (j, (k, v)) in labels.iter().enumerate() {
-                        if j > 0 {
-                            out.push(',');
-                        }
-                        let key = push_string(&mut out, &mut side, k);
-                        out.push(':');
-                        match v {
-                            Value::String(v) => {
-                                let value = push_string(&mut out, &mut side, v);
-                                spans.extend([key, value]);
-                            }
-                            other => push_value(&mut out, other),
-                        }
-                    }
-                    out.push('}');
-                }
-                (_, value) => push_value(&mut out, value),
+                let key = w.string(key);
+                w.out.push(b':');
+                labels.extend([key, w.string(value)]);
             }
+            w.out.push(b'}');
         }
-        out.push('}');
+        let name = w.string_field("name", &meta.name, first);
+        let namespace = w.string_field("namespace", &meta.namespace, first);
+        w.field("ownerReferences", &meta.owner_references, first);
+        let resource_version = w.string_field("resourceVersion", &meta.resource_version, first);
+        w.field("selfLink", &meta.self_link, first);
+        w.field("uid", &meta.uid, first);
+        w.out.push(b'}');
         if let Value::Object(body) = &object.data {
             for (key, value) in body {
                 if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
                     continue;
                 }
-                out.push(',');
-                push_string(&mut out, &mut side, key);
-                out.push(':');
-                push_value(&mut out, value);
+                w.out.push(b',');
+                w.string(key);
+                w.out.push(b':');
+                w.value(value);
             }
         }
-        out.push('}');
+        w.out.push(b'}');
+        let mut spans = vec![namespace, name, resource_version];
+        spans.extend(labels);
+        let json = String::from_utf8(w.out).expect("serde_json writes UTF-8");
         Cached {
-            json: out.into_boxed_str(),
+            json: json.into_boxed_str(),
             spans: spans.into_boxed_slice(),
-            side: side.into_boxed_str(),
+            side: w.side.into_boxed_str(),
             owners,
             finalizers,
             deleting,
@@ -363,6 +400,10 @@ mod tests {
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {
                 "name": "web", "namespace": "shop", "resourceVersion": "42",
+                "uid": "u0", "generation": 3, "generateName": "we",
+                "creationTimestamp": "2026-01-01T00:00:00Z",
+                "deletionTimestamp": "2026-01-02T00:00:00Z",
+                "deletionGracePeriodSeconds": 30, "selfLink": "/api/v1/x",
                 "labels": { "b": "2", "a": "1" },
                 "annotations": {
                     "kubectl.kubernetes.io/last-applied-configuration": "{}",
@@ -393,6 +434,7 @@ mod tests {
         assert_eq!(cached.label("c"), None);
         assert!(cached.has_finalizer("demo.rekon.dev/cleanup"));
         assert!(cached.owners[0].controller);
+        assert!(cached.deleting);
     }
 
     #[test]
