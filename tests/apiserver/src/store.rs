@@ -15,6 +15,7 @@ mod patch;
 pub mod selector;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use base64::Engine as _;
@@ -1094,42 +1095,51 @@ impl Store {
         } else {
             None
         };
-        let mut matched: Vec<(&ObjKey, &Value)> = Vec::new();
+        // A range read from where the previous page stopped (or the
+        // namespace's first object), like etcd serves a paginated list:
+        // a page costs its own objects, not the whole collection.
+        let after: Option<ObjKey> = start.map(|s| match s.split_once('/') {
+            Some((ns, name)) => (ns.to_string(), name.to_string()),
+            None => (String::new(), s),
+        });
+        let first = ns_filter.map(|ns| (ns.to_string(), String::new()));
+        let lower = match (after, first) {
+            (Some(after), Some(first)) if first > after => Bound::Included(first),
+            (Some(after), _) => Bound::Excluded(after),
+            (None, Some(first)) => Bound::Included(first),
+            (None, None) => Bound::Unbounded,
+        };
+        let limit = opts.limit.filter(|l| *l > 0).unwrap_or(usize::MAX);
+        // remainingItemCount is only given without selectors (as upstream).
+        let count_rest = labels.is_empty() && fields.is_empty();
+        let mut page: Vec<Value> = Vec::new();
+        let mut last: Option<&ObjKey> = None;
+        let mut more = 0u64;
         if let Some(m) = g.objects.get(&res.key()) {
-            for (k, o) in m.iter() {
+            for (k, o) in m.range((lower, Bound::Unbounded)) {
                 if ns_filter.is_some_and(|ns| ns != k.0) {
+                    break;
+                }
+                if !(labels.matches(o) && fields.matches(o)) {
                     continue;
                 }
-                if let Some(s) = &start
-                    && list_key(&k.0, &k.1).as_str() <= s.as_str()
-                {
-                    continue;
-                }
-                if labels.matches(o) && fields.matches(o) {
-                    matched.push((k, o));
+                if page.len() < limit {
+                    page.push(present(res, o));
+                    last = Some(k);
+                } else {
+                    more += 1;
+                    if !count_rest {
+                        break;
+                    }
                 }
             }
         }
-        let total = matched.len();
-        let limit = opts.limit.filter(|l| *l > 0).unwrap_or(usize::MAX);
-        let page: Vec<Value> = matched
-            .iter()
-            .take(limit)
-            .map(|(_, o)| present(res, o))
-            .collect();
-        let (continue_token, remaining) = if total > page.len() {
-            let (k, _) = matched[page.len() - 1];
-            let remaining = if labels.is_empty() && fields.is_empty() {
-                Some((total - page.len()) as u64)
-            } else {
-                None
-            };
-            (
+        let (continue_token, remaining) = match last {
+            Some(k) if more > 0 => (
                 Some(encode_continue(list_rv, &list_key(&k.0, &k.1))),
-                remaining,
-            )
-        } else {
-            (None, None)
+                count_rest.then_some(more),
+            ),
+            _ => (None, None),
         };
         Ok(ObjectList {
             items: page,
