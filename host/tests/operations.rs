@@ -284,6 +284,11 @@ mod telemetry {
             Some(1.0)
         );
         assert_eq!(line("rekon_leader "), Some(1.0));
+        assert_eq!(
+            line("rekon_module_leader{module=\"app\"}"),
+            Some(1.0),
+            "{metrics}"
+        );
         let info: Vec<&str> = metrics
             .lines()
             .filter(|l| l.starts_with("rekon_module_info{"))
@@ -291,6 +296,47 @@ mod telemetry {
         assert_eq!(info.len(), 2, "{info:?}");
         assert_eq!(http_get(port, "/nothing").map(|r| r.0), Some(404));
     }
+}
+
+/// CPU time (user + system) a process has used so far.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the process runs");
+    // Fields after the command name (which is in parentheses).
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    let output = std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .expect("getconf");
+    let per_second: u64 = String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(100);
+    Duration::from_secs_f64(ticks as f64 / per_second as f64)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_host_uses_almost_no_cpu() {
+    let mut env = Env::new().await;
+    env.apply_file(&path("guests/app/manifests/crd.yaml"));
+    let host = env.run(&[rekon_test_artifacts::APP], &[]);
+    env.apply(app("idle", 1));
+    reconciled(&env, "idle").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pid = env.hosts[host].id();
+    let before = cpu_time(pid);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let used = cpu_time(pid) - before;
+    // A controller that polls instead of waiting burns a whole core.
+    assert!(
+        used < Duration::from_millis(400),
+        "the idle host used {used:?} of CPU in 2 s"
+    );
 }
 
 mod deploy {
