@@ -235,6 +235,16 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
+/// Prints a line of output. A reader that went away (`rekon check m.wasm |
+/// head -1`) is not an error: the rest is dropped.
+fn say(text: impl std::fmt::Display) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    match writeln!(std::io::stdout().lock(), "{text}") {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
 /// This replica's default identity: host name and process id.
 fn default_identity() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -431,7 +441,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     .with_context(|| format!("cannot load {origin}"))?;
                 let mut out = manifest_json(module.manifest());
                 out["digest"] = json!(module.digest());
-                println!("{}", serde_json::to_string_pretty(&out)?);
+                say(serde_json::to_string_pretty(&out)?)?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -455,7 +465,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             let documents = crate::pack::pack(&bytes, name, namespace, encoding, *part_size)?;
             for document in documents {
-                print!("---\n{}", serde_yaml::to_string(&document)?);
+                say(format_args!(
+                    "---\n{}",
+                    serde_yaml::to_string(&document)?.trim_end()
+                ))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -475,7 +488,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 )
                 .await;
             for call in &outcome.calls {
-                println!("{}", serde_json::to_string(call)?);
+                say(serde_json::to_string(call)?)?;
             }
             let (result, code) = match &outcome.result {
                 Ok(action) => (json!({ "ok": action_json(action) }), ExitCode::SUCCESS),
@@ -488,7 +501,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     ExitCode::from(2),
                 ),
             };
-            println!("{}", json!({ "result": result }));
+            say(json!({ "result": result }))?;
             Ok(code)
         }
         Command::Bench {
@@ -523,14 +536,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             let (p50, p99) = (at(0.50), at(0.99));
             if *as_json {
-                println!(
-                    "{}",
-                    json!({ "module": module.name(), "iterations": iterations,
-                        "p50_us": p50, "p99_us": p99,
-                        "load_ms": module.compile_time().as_secs_f64() * 1e3 })
-                );
+                say(json!({ "module": module.name(), "iterations": iterations,
+                    "p50_us": p50, "p99_us": p99,
+                    "load_ms": module.compile_time().as_secs_f64() * 1e3 }))?;
             } else {
-                println!(
+                say(format_args!(
                     "{}: {} reconciles, fresh instance each: p50 {:.1} µs, p99 {:.1} µs \
                      (module loaded in {:.1} ms, {:?})",
                     module.name(),
@@ -539,7 +549,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     p99,
                     module.compile_time().as_secs_f64() * 1e3,
                     module.compile_source(),
-                );
+                ))?;
             }
             Ok(ExitCode::SUCCESS)
         }

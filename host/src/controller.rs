@@ -157,11 +157,10 @@ pub(crate) async fn run(
 
     let informers_used: Vec<Arc<Informer>> = subscriptions.iter().map(|s| s.0.clone()).collect();
     let mut feeders = Vec::new();
-    for (informer, role, receiver) in subscriptions {
+    for (informer, role) in subscriptions {
         feeders.push(tokio::spawn(feed(
             informer,
             role,
-            receiver,
             primary.clone(),
             manifest.primary.clone(),
             queue.clone(),
@@ -228,11 +227,7 @@ pub(crate) async fn run(
     tracing::info!(module = %name, "controller stopped");
 }
 
-type Subscription = (
-    Arc<Informer>,
-    Role,
-    tokio::sync::broadcast::Receiver<Change>,
-);
+type Subscription = (Arc<Informer>, Role);
 
 async fn subscribe(
     module: &Dispatcher,
@@ -254,8 +249,7 @@ async fn subscribe(
     let mut subscriptions = Vec::new();
     for (kind, selector, role) in wanted {
         let informer = informers.informer(&kind, selector.as_deref()).await?;
-        let receiver = informer.subscribe();
-        subscriptions.push((informer, role, receiver));
+        subscriptions.push((informer, role));
     }
     Ok(subscriptions)
 }
@@ -264,16 +258,18 @@ async fn subscribe(
 async fn feed(
     informer: Arc<Informer>,
     role: Role,
-    mut changes: tokio::sync::broadcast::Receiver<Change>,
     primary: Arc<Informer>,
     primary_kind: Gvk,
     queue: WorkQueue<Key, Reason>,
     reloaded: bool,
 ) {
-    // What the informer already holds (it may have synced before we
-    // subscribed); changes then arrive on the channel. Duplicates are
-    // merged by the queue.
+    // Once the first list is in: subscribe, then take what the cache holds;
+    // later changes arrive on the channel (one made between the two is
+    // seen twice, and merged by the queue while pending). Subscribing only
+    // now keeps the first list's burst of changes out of the channel: the
+    // list below covers it, and the same object would run twice otherwise.
     informer.wait_ready().await;
+    let mut changes = informer.subscribe();
     let enqueue_all = |reason| {
         for object in informer.list(None) {
             for key in keys(&role, &object, &primary, &primary_kind) {
@@ -486,7 +482,8 @@ async fn reconcile_one(
         version = %manifest.version,
         digest = %module.short_digest(),
         namespace = namespace.as_deref().unwrap_or(""),
-        name = %name,
+        // Not `name`: JSON logs already use that key for the span's name.
+        object = %name,
         reason = reason_name(reason),
         attempt = lease.attempt,
     );

@@ -298,6 +298,42 @@ mod telemetry {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_carry_the_reconcile_span_without_duplicate_keys() {
+    let mut env = Env::new().await;
+    env.apply_file(&path("guests/app/manifests/crd.yaml"));
+    env.run(&[rekon_test_artifacts::APP], &["--log-format", "json"]);
+    env.apply(app("logged", 1));
+    reconciled(&env, "logged").await;
+    let log = env
+        .wait("a reconcile logged", || {
+            let log = env.log();
+            log.contains("\"reconciled\"").then_some(log)
+        })
+        .await;
+    let mut reconciles = 0;
+    for line in log.lines() {
+        let record: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        if record["span"]["name"] != "reconcile" {
+            continue;
+        }
+        reconciles += 1;
+        assert_eq!(record["span"]["module"], "app", "{line}");
+        assert_eq!(record["span"]["object"], "logged", "{line}");
+        assert_eq!(record["span"]["namespace"], "default", "{line}");
+        // Every span object (the current one and the list) has one `name`.
+        for span in line.split("{").skip(1) {
+            let span = span.split('}').next().unwrap_or_default();
+            assert!(
+                span.matches("\"name\":").count() <= 1,
+                "a duplicate key in {line}"
+            );
+        }
+    }
+    assert!(reconciles > 0, "no reconcile span in the log:\n{log}");
+}
+
 /// CPU time (user + system) a process has used so far.
 fn cpu_time(pid: u32) -> Duration {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the process runs");

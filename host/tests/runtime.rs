@@ -120,6 +120,28 @@ mod check {
         assert!(manifest["finalizer"].is_string());
         assert_eq!(manifest["digest"].as_str().unwrap().len(), 64);
     }
+
+    #[test]
+    fn a_reader_that_goes_away_is_not_an_error() {
+        // `rekon check app.wasm | head -0`: the pipe closes before the
+        // manifest is written.
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .args(["check", rekon_test_artifacts::APP])
+            .env("REKON_CACHE_DIR", dir.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        assert!(
+            output.status.success() && !stderr(&output).contains("panicked"),
+            "{:?}: {}",
+            output.status,
+            stderr(&output)
+        );
+    }
 }
 
 mod cache {
