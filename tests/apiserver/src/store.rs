@@ -130,8 +130,27 @@ impl ResourceInfo {
             ))
     }
 
+    /// Where its objects are stored: events.k8s.io/v1 Events are core/v1
+    /// Events, as upstream (see [`event_view`]).
     fn key(&self) -> (String, String) {
+        if self.is_events_api() {
+            return (String::new(), self.plural.clone());
+        }
         (self.group.clone(), self.plural.clone())
+    }
+
+    /// events.k8s.io Events: a view of core/v1 Events.
+    fn is_events_api(&self) -> bool {
+        self.group == "events.k8s.io" && self.plural == "events"
+    }
+
+    /// `o` (as stored) as this resource's clients see its fields.
+    fn view<'a>(&self, o: &'a Value) -> std::borrow::Cow<'a, Value> {
+        if self.is_events_api() {
+            std::borrow::Cow::Owned(event_view(o))
+        } else {
+            std::borrow::Cow::Borrowed(o)
+        }
     }
 }
 
@@ -573,8 +592,11 @@ impl Subscription {
             };
             ns_ok && self.labels.matches(o) && self.fields.matches(o)
         };
-        let now = matches(&ev.object);
-        let before = ev.old.as_ref().map(&matches).unwrap_or(false);
+        let now = matches(&self.res.view(&ev.object));
+        let before = ev
+            .old
+            .as_ref()
+            .is_some_and(|old| matches(&self.res.view(old)));
         let event_type = match (ev.event_type, before, now) {
             (EventType::Deleted, _, true) => EventType::Deleted,
             (EventType::Deleted, _, false) => return true,
@@ -686,8 +708,74 @@ const META_ORDER: &[&str] = &[
     "managedFields",
 ];
 
+/// Fields core/v1 Events and events.k8s.io/v1 Events name differently:
+/// (core/v1, events.k8s.io/v1). The others are the same.
+const EVENT_FIELDS: [(&str, &str); 7] = [
+    ("involvedObject", "regarding"),
+    ("message", "note"),
+    ("source", "deprecatedSource"),
+    ("firstTimestamp", "deprecatedFirstTimestamp"),
+    ("lastTimestamp", "deprecatedLastTimestamp"),
+    ("count", "deprecatedCount"),
+    ("reportingComponent", "reportingController"),
+];
+
+/// A stored (core/v1) Event as events.k8s.io/v1 shows it: fields renamed,
+/// empty optional ones left out, and the deprecated ones as upstream writes
+/// them (`deprecatedSource: {}`, timestamps `null`).
+fn event_view(core: &Value) -> Value {
+    let Some(fields) = core.as_object() else {
+        return core.clone();
+    };
+    let mut out = Map::new();
+    for (key, value) in fields {
+        let key = EVENT_FIELDS
+            .iter()
+            .find(|(c, _)| c == key)
+            .map_or(key.as_str(), |(_, e)| e);
+        let empty = match key {
+            "reportingController" | "reportingInstance" => value == "",
+            "deprecatedCount" => value == 0 || value.is_null(),
+            _ => false,
+        };
+        if !empty {
+            out.insert(key.to_string(), value.clone());
+        }
+    }
+    for (key, default) in [
+        ("eventTime", Value::Null),
+        ("deprecatedSource", json!({})),
+        ("deprecatedFirstTimestamp", Value::Null),
+        ("deprecatedLastTimestamp", Value::Null),
+    ] {
+        out.entry(key).or_insert(default);
+    }
+    Value::Object(out)
+}
+
+/// An events.k8s.io/v1 Event as it is stored (core/v1 field names). A core
+/// one is left as it is.
+fn event_stored(view: Value) -> Value {
+    let Value::Object(fields) = view else {
+        return view;
+    };
+    Value::Object(
+        fields
+            .into_iter()
+            .map(|(key, value)| {
+                let key = EVENT_FIELDS
+                    .iter()
+                    .find(|(_, e)| *e == key)
+                    .map_or(key, |(c, _)| c.to_string());
+                (key, value)
+            })
+            .collect(),
+    )
+}
+
 /// The object as clients see it: `kind`, `apiVersion`, `metadata` first.
 fn present(res: &ResourceInfo, o: &Value) -> Value {
+    let o = &*res.view(o);
     let mut out = Map::new();
     out.insert("kind".into(), json!(res.kind));
     out.insert("apiVersion".into(), json!(res.api_version()));
@@ -1120,7 +1208,8 @@ impl Store {
                 if ns_filter.is_some_and(|ns| ns != k.0) {
                     break;
                 }
-                if !(labels.matches(o) && fields.matches(o)) {
+                let seen = res.view(o);
+                if !(labels.matches(&seen) && fields.matches(&seen)) {
                     continue;
                 }
                 if page.len() < limit {
@@ -1568,9 +1657,14 @@ impl Inner {
         &mut self,
         res: &ResourceInfo,
         event_type: EventType,
-        mut obj: Value,
+        obj: Value,
         old: Option<Value>,
     ) -> Value {
+        let (mut obj, old) = if res.is_events_api() {
+            (event_stored(obj), old.map(event_stored))
+        } else {
+            (obj, old)
+        };
         canonical_bytes(res, &mut obj);
         self.rv += 1;
         let rv = self.rv;
@@ -1891,7 +1985,7 @@ impl Inner {
         let ns = self.resolve_ns(res, namespace, &obj, name)?;
         let existing = self
             .find(res, &ns, name)
-            .cloned()
+            .map(|o| res.view(o).into_owned())
             .ok_or_else(|| Status::not_found(res, name))?;
         if let Some(rv) = meta(&obj, "resourceVersion").filter(|s| !s.is_empty()) {
             if rv.parse::<u64>().is_err() {
@@ -2127,7 +2221,7 @@ impl Inner {
     ) -> Result<Value, Status> {
         let existing = self
             .find(res, ns, name)
-            .cloned()
+            .map(|o| res.view(o).into_owned())
             .ok_or_else(|| Status::not_found(res, name))?;
         let mut doc = existing.clone();
         match ptype {
@@ -2187,7 +2281,7 @@ impl Inner {
         }
         let sub = opts.subresource.as_deref();
         let applied = ownable(res, &config, sub);
-        let existing = self.find(res, ns, name).cloned();
+        let existing = self.find(res, ns, name).map(|o| res.view(o).into_owned());
         let mut live = existing
             .clone()
             .unwrap_or_else(|| json!({"metadata": {"name": name}}));

@@ -605,3 +605,82 @@ fn binary_data_with_line_breaks_is_served_canonical() {
     let stored = s.get(&res, Some("default"), "bin").unwrap();
     assert_eq!(stored["binaryData"]["blob"], "aGVsbG8gd29ybGQ=");
 }
+
+#[test]
+fn events_are_one_set_of_objects_through_both_apis() {
+    let s = store();
+    let core = s.resource_for_kind("", "v1", "Event").unwrap();
+    let events = s.resource_for_kind("events.k8s.io", "v1", "Event").unwrap();
+    let (_, core_watch) = s
+        .watch_channel(&core, &ListOptions::default(), None)
+        .unwrap();
+    let regarding =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "namespace": "default", "name": "demo"});
+    s.create(
+        &events,
+        Some("default"),
+        json!({"apiVersion": "events.k8s.io/v1", "kind": "Event",
+            "metadata": {"name": "demo.1"}, "eventTime": "2026-11-22T12:14:00.800911Z",
+            "regarding": regarding, "reason": "Synced", "action": "Reconcile",
+            "note": "synced", "type": "Normal",
+            "reportingController": "rekon-app", "reportingInstance": "replica-a"}),
+        &opts("t"),
+    )
+    .unwrap();
+    // Read back through core/v1: the same object, with core field names.
+    let as_core = s.get(&core, Some("default"), "demo.1").unwrap();
+    assert_eq!(as_core["apiVersion"], "v1");
+    assert_eq!(as_core["involvedObject"]["name"], "demo");
+    assert_eq!(as_core["message"], "synced");
+    assert_eq!(as_core["reportingComponent"], "rekon-app");
+    assert!(as_core.get("note").is_none() && as_core.get("regarding").is_none());
+    let listed = s.list(&core, &ListOptions::default()).unwrap();
+    assert_eq!(listed.items.len(), 1);
+    let seen: Vec<_> = core_watch.try_iter().collect();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].object["message"], "synced");
+
+    // A core/v1 Event read through events.k8s.io/v1, and patched there.
+    s.create(
+        &core,
+        Some("default"),
+        json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "demo.2"},
+            "involvedObject": regarding, "reason": "Updated", "message": "updated",
+            "source": {"component": "kref"}, "count": 1, "type": "Normal",
+            "reportingComponent": "kref", "reportingInstance": ""}),
+        &opts("t"),
+    )
+    .unwrap();
+    let as_events = s.get(&events, Some("default"), "demo.2").unwrap();
+    assert_eq!(as_events["apiVersion"], "events.k8s.io/v1");
+    assert_eq!(as_events["regarding"]["name"], "demo");
+    assert_eq!(as_events["note"], "updated");
+    assert_eq!(as_events["deprecatedSource"]["component"], "kref");
+    assert_eq!(as_events["deprecatedCount"], 1);
+    assert_eq!(as_events["eventTime"], Value::Null);
+    assert!(as_events.get("reportingInstance").is_none());
+    s.patch(
+        &events,
+        Some("default"),
+        "demo.2",
+        &PatchType::Merge,
+        br#"{"note":"updated twice","deprecatedCount":2}"#,
+        &opts("t"),
+    )
+    .unwrap();
+    let as_core = s.get(&core, Some("default"), "demo.2").unwrap();
+    assert_eq!(
+        (as_core["message"].clone(), as_core["count"].clone()),
+        (json!("updated twice"), json!(2))
+    );
+    let by_field = s
+        .list(
+            &events,
+            &ListOptions {
+                field_selector: Some("regarding.name=demo".into()),
+                ..ListOptions::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(by_field.items.len(), 2);
+}

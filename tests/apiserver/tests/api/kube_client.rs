@@ -657,15 +657,18 @@ async fn events_in_both_apis_and_delete_collection() {
         .create(&PostParams::default(), &ev)
         .await
         .unwrap();
-    assert_eq!(
-        new_events
-            .list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .len(),
-        1
-    );
+    // One set of Events through both APIs, as upstream.
+    let through_new = new_events.list(&ListParams::default()).await.unwrap();
+    assert_eq!(through_new.items.len(), 3);
+    let e1 = through_new
+        .items
+        .iter()
+        .find(|e| e.metadata.name.as_deref() == Some("e1"))
+        .expect("a core/v1 Event listed through events.k8s.io/v1");
+    assert_eq!(e1.note.as_deref(), Some("m"));
+    let n1 = events.get("n1").await.unwrap();
+    assert_eq!(n1.reporting_component.as_deref(), Some("rekon"));
+    assert_eq!(n1.involved_object.name.as_deref(), Some("target"));
 
     let cms: Api<ConfigMap> = Api::namespaced(t.client.clone(), "default");
     for i in 0..3 {
