@@ -42,8 +42,8 @@ const SIDE: u32 = 1 << 31;
 pub(crate) struct Cached {
     /// The object as compact JSON, managedFields and last-applied stripped.
     pub json: Box<str>,
-    /// Namespace (empty when cluster-scoped), name, resourceVersion, then
-    /// the labels as key and value, sorted by key.
+    /// Namespace (empty when cluster-scoped), name, resourceVersion, uid,
+    /// then the labels as key and value, sorted by key.
     spans: Box<[Span]>,
     /// Strings that needed escaping in the JSON text (none, for objects a
     /// real API server validated).
@@ -189,7 +189,7 @@ impl Cached {
         w.field("ownerReferences", &meta.owner_references, first);
         let resource_version = w.string_field("resourceVersion", &meta.resource_version, first);
         w.field("selfLink", &meta.self_link, first);
-        w.field("uid", &meta.uid, first);
+        let uid = w.string_field("uid", &meta.uid, first);
         w.out.push(b'}');
         if let Value::Object(body) = &object.data {
             for (key, value) in body {
@@ -203,7 +203,7 @@ impl Cached {
             }
         }
         w.out.push(b'}');
-        let mut spans = vec![namespace, name, resource_version];
+        let mut spans = vec![namespace, name, resource_version, uid];
         spans.extend(labels);
         let json = String::from_utf8(w.out).expect("serde_json writes UTF-8");
         Cached {
@@ -239,9 +239,14 @@ impl Cached {
         self.text(self.spans[2])
     }
 
+    /// The uid (empty if the object has none).
+    pub fn uid(&self) -> &str {
+        self.text(self.spans[3])
+    }
+
     /// The value of a label.
     pub fn label(&self, key: &str) -> Option<&str> {
-        let labels = &self.spans[3..];
+        let labels = &self.spans[4..];
         let count = labels.len() / 2;
         let mut low = 0;
         let mut high = count;
@@ -429,6 +434,7 @@ mod tests {
         assert_eq!(cached.namespace(), Some("shop"));
         assert_eq!(cached.name(), "web");
         assert_eq!(cached.resource_version(), "42");
+        assert_eq!(cached.uid(), "u0");
         assert_eq!(cached.label("a"), Some("1"));
         assert_eq!(cached.label("b"), Some("2"));
         assert_eq!(cached.label("c"), None);

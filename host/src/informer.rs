@@ -268,6 +268,17 @@ impl Informers {
         Ok(informer)
     }
 
+    /// An object from a running informer of its kind (none is started).
+    pub fn cached(&self, kind: &Gvk, namespace: Option<&str>, name: &str) -> Option<Arc<Cached>> {
+        let key = InformerKey {
+            group: kind.group.clone(),
+            version: kind.version.clone(),
+            kind: kind.kind.clone(),
+            label_selector: None,
+        };
+        self.running(&key)?.get(namespace, name)
+    }
+
     fn running(&self, key: &InformerKey) -> Option<Arc<Informer>> {
         self.informers
             .lock()

@@ -257,7 +257,19 @@ impl Cluster for KubeCluster {
         message: &str,
         component: &str,
     ) -> Result<(), ApiError> {
-        let event = event_object(regarding, event_type, reason, message, component);
+        let cached = self.informers.cached(
+            &regarding.kind,
+            regarding.namespace.as_deref(),
+            &regarding.name,
+        );
+        let event = event_object(
+            regarding,
+            cached.as_ref().map(|c| c.uid()),
+            event_type,
+            reason,
+            message,
+            component,
+        );
         let namespace = event["metadata"]["namespace"].as_str().unwrap_or("default");
         let request = kube::core::Request::new(format!(
             "/apis/events.k8s.io/v1/namespaces/{namespace}/events"

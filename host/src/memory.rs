@@ -112,13 +112,14 @@ fn status_options(field_manager: &str, status: bool) -> WriteOptions {
 /// The events.k8s.io/v1 Event a module records about an object.
 pub(crate) fn event_object(
     regarding: &ObjectRef,
+    uid: Option<&str>,
     event_type: EventType,
     reason: &str,
     message: &str,
     component: &str,
 ) -> Value {
     let now = chrono::Utc::now();
-    json!({
+    let mut event = json!({
         "apiVersion": "events.k8s.io/v1",
         "kind": "Event",
         "metadata": {
@@ -138,7 +139,12 @@ pub(crate) fn event_object(
             "namespace": regarding.namespace,
             "name": regarding.name,
         },
-    })
+    });
+    // With the uid, `kubectl describe` lists the Event under the object.
+    if let Some(uid) = uid.filter(|u| !u.is_empty()) {
+        event["regarding"]["uid"] = json!(uid);
+    }
+    event
 }
 
 #[async_trait::async_trait]
@@ -264,7 +270,23 @@ impl Cluster for MemoryCluster {
         message: &str,
         component: &str,
     ) -> Result<(), ApiError> {
-        let event = event_object(regarding, event_type, reason, message, component);
+        let uid = self
+            .resource(&regarding.kind)
+            .and_then(|res| {
+                self.store
+                    .get(&res, regarding.namespace.as_deref(), &regarding.name)
+                    .map_err(from_status)
+            })
+            .ok()
+            .and_then(|o| o["metadata"]["uid"].as_str().map(str::to_string));
+        let event = event_object(
+            regarding,
+            uid.as_deref(),
+            event_type,
+            reason,
+            message,
+            component,
+        );
         self.store
             .apply_object(event)
             .map(|_| ())

@@ -475,6 +475,18 @@ mod failures {
             .await;
         assert_eq!(event["type"], "Warning");
         assert_eq!(event["regarding"]["name"], "intruder");
+        // The uid ties it to this object: `kubectl describe` lists it.
+        assert_eq!(event["regarding"]["uid"], cm["metadata"]["uid"], "{event}");
+        let core = env
+            .get(
+                "",
+                "v1",
+                "Event",
+                Some("default"),
+                event["metadata"]["name"].as_str().unwrap(),
+            )
+            .expect("the same Event through core/v1");
+        assert_eq!(core["involvedObject"]["name"], "intruder");
         assert!(
             event["note"].as_str().unwrap().contains("delete"),
             "{event}"

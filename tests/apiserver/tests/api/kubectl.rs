@@ -342,3 +342,67 @@ async fn next_line(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildS
         .expect("read")
         .expect("a line")
 }
+
+#[tokio::test]
+async fn events_recorded_through_events_k8s_io_show_in_get_and_describe() {
+    let t = common::start().await;
+    let d = t.dir.path();
+    let cm = write(
+        d,
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: target\n  namespace: default\n",
+    );
+    ok(&t, &["apply", "-f", &cm]).await;
+    let store = t.server.store();
+    let configmaps = store.resource_for_kind("", "v1", "ConfigMap").unwrap();
+    let uid = store.get(&configmaps, Some("default"), "target").unwrap()["metadata"]["uid"].clone();
+    // What rekon records: an events.k8s.io/v1 Event about the object.
+    let events = store
+        .resource_for_kind("events.k8s.io", "v1", "Event")
+        .unwrap();
+    store
+        .apply_object(serde_json::json!({
+            "apiVersion": "events.k8s.io/v1", "kind": "Event",
+            "metadata": { "name": "target.1", "namespace": "default" },
+            "eventTime": chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
+            "type": "Warning", "reason": "PermissionDenied", "action": "PermissionDenied",
+            "note": "1 call(s) denied", "reportingController": "rekon-misbehave",
+            "reportingInstance": "replica-a",
+            "regarding": { "apiVersion": "v1", "kind": "ConfigMap", "namespace": "default",
+                "name": "target", "uid": uid },
+        }))
+        .unwrap();
+    assert!(store.get(&events, Some("default"), "target.1").is_ok());
+
+    let table = ok(&t, &["get", "events", "-n", "default"]).await;
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(
+        header,
+        ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"],
+        "{table}"
+    );
+    let row = lines.next().unwrap_or_default();
+    for cell in [
+        "Warning",
+        "PermissionDenied",
+        "configmap/target",
+        "1 call(s) denied",
+    ] {
+        assert!(row.contains(cell), "{cell} missing from {table}");
+    }
+    let wide = ok(&t, &["get", "events", "-n", "default", "-o", "wide"]).await;
+    assert!(wide.contains("rekon-misbehave, replica-a"), "{wide}");
+
+    let described = ok(&t, &["describe", "configmap", "target", "-n", "default"]).await;
+    assert!(
+        described.contains("PermissionDenied") && described.contains("1 call(s) denied"),
+        "{described}"
+    );
+}
