@@ -6,6 +6,7 @@
 
 mod control;
 mod discovery;
+mod protobuf;
 mod table;
 
 use std::convert::Infallible;
@@ -862,7 +863,16 @@ async fn dispatch(
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("")
                 .to_string();
-            let body = read_body(req).await;
+            let mut body = read_body(req).await;
+            let mut ct = ct;
+            // kubectl's imperative creates send protobuf: the kinds decoded
+            // here go on as JSON.
+            if ct.contains("protobuf")
+                && let Ok(object) = protobuf::to_json(&body)
+            {
+                body = object.to_string().into_bytes().into();
+                ct = "application/json".to_string();
+            }
             if ct.contains("protobuf") || ct.contains("cbor") {
                 return status_response(
                     &Status {

@@ -406,3 +406,50 @@ async fn events_recorded_through_events_k8s_io_show_in_get_and_describe() {
         "{described}"
     );
 }
+
+#[tokio::test]
+async fn imperative_creates_in_protobuf() {
+    let t = common::start().await;
+    assert_eq!(
+        ok(&t, &["create", "namespace", "shop"]).await.trim(),
+        "namespace/shop created"
+    );
+    ok(
+        &t,
+        &[
+            "create",
+            "configmap",
+            "settings",
+            "-n",
+            "shop",
+            "--from-literal=color=blue",
+        ],
+    )
+    .await;
+    ok(
+        &t,
+        &[
+            "create",
+            "secret",
+            "generic",
+            "token",
+            "-n",
+            "shop",
+            "--from-literal=key=s3cret",
+        ],
+    )
+    .await;
+    let store = t.server.store();
+    let get = |kind: &str, name: &str| {
+        let res = store.resource_for_kind("", "v1", kind).unwrap();
+        let ns = (kind != "Namespace").then_some("shop");
+        store.get(&res, ns, name).unwrap()
+    };
+    assert_eq!(get("Namespace", "shop")["status"]["phase"], "Active");
+    assert_eq!(get("ConfigMap", "settings")["data"]["color"], "blue");
+    assert_eq!(get("Secret", "token")["data"]["key"], "czNjcmV0");
+    assert_eq!(get("Secret", "token")["type"], "Opaque");
+    // Kinds the server cannot decode from protobuf are refused, clearly.
+    let (success, _, err) = kubectl(&t, &["create", "deployment", "web", "--image=nginx"]).await;
+    assert!(!success && err.contains("unknown format"), "{err}");
+}
