@@ -5,6 +5,8 @@
 //! Run without `--bench` (as `cargo test --all-targets` does) it makes one
 //! quick pass, to check it still works.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,10 +17,7 @@ use rekon_host::{
 use serde_json::{Value, json};
 
 fn emit(metric: &str, value: f64, unit: &str) {
-    println!(
-        "{}",
-        json!({ "bench": "dispatch", "metric": metric, "value": (value * 1000.0).round() / 1000.0, "unit": unit })
-    );
+    common::emit("dispatch", metric, value, unit);
 }
 
 /// An App of about `size` bytes of JSON (the bulk in an annotation, as
@@ -64,32 +63,10 @@ async fn steady(module: &Module, size: usize) -> (Arc<dyn Cluster>, Request) {
     (cluster, request)
 }
 
-fn rss_kb() -> f64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: f64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0.0);
-    pages * 4.0
-}
-
 /// Mean microseconds per reconcile with a fresh instance.
 async fn fresh_us(module: &Module, size: usize, iterations: usize) -> f64 {
     let (cluster, request) = steady(module, size).await;
-    for _ in 0..iterations / 10 + 1 {
-        let outcome = module
-            .reconcile(cluster.clone(), &request, DispatchOptions::default())
-            .await;
-        outcome.result.expect("the app guest reconciles");
-    }
-    let started = Instant::now();
-    for _ in 0..iterations {
-        let _ = module
-            .reconcile(cluster.clone(), &request, DispatchOptions::default())
-            .await;
-    }
-    started.elapsed().as_secs_f64() * 1e6 / iterations as f64
+    common::fresh_reconcile_us(module, &cluster, &request, iterations).await
 }
 
 /// Mean microseconds per reconcile on one reused instance.
@@ -232,12 +209,12 @@ fn main() {
         emit("throughput_2t_per_s", two, "1/s");
         emit("throughput_2t_over_1t", two / one, "ratio");
 
-        let before = rss_kb();
+        let before = common::rss_mb() * 1024.0;
         let mut loaded = Vec::with_capacity(copies);
         for _ in 0..copies {
             loaded.push(Module::load(&engine, &bytes).await.expect("loading a copy"));
         }
-        let after = rss_kb();
+        let after = common::rss_mb() * 1024.0;
         emit("rss_per_module_kb", (after - before) / copies as f64, "KiB");
         drop(loaded);
     });

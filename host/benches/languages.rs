@@ -15,6 +15,8 @@
 //! Run without `--bench` (as `cargo test --all-targets` does) it makes one
 //! quick pass without the uncached compiles, to check it still works.
 
+mod common;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -26,10 +28,7 @@ use rekon_host::{
 use serde_json::{Value, json};
 
 fn emit(metric: &str, value: f64, unit: &str) {
-    println!(
-        "{}",
-        json!({ "bench": "languages", "metric": metric, "value": (value * 1000.0).round() / 1000.0, "unit": unit })
-    );
+    common::emit("languages", metric, value, unit);
 }
 
 /// A cluster with two target namespaces and a source ConfigMap (about
@@ -76,20 +75,7 @@ async fn steady(module: &Module) -> (Arc<dyn Cluster>, Request) {
 /// Mean microseconds per steady-state reconcile, fresh instance each time.
 async fn reconcile_us(module: &Module, iterations: usize) -> f64 {
     let (cluster, request) = steady(module).await;
-    for _ in 0..iterations / 10 + 1 {
-        let outcome = module
-            .reconcile(cluster.clone(), &request, DispatchOptions::default())
-            .await;
-        outcome.result.expect("the guest reconciles");
-    }
-    let started = Instant::now();
-    for _ in 0..iterations {
-        let outcome = module
-            .reconcile(cluster.clone(), &request, DispatchOptions::default())
-            .await;
-        debug_assert!(outcome.result.is_ok());
-    }
-    started.elapsed().as_secs_f64() * 1e6 / iterations as f64
+    common::fresh_reconcile_us(module, &cluster, &request, iterations).await
 }
 
 /// Mean microseconds per reconcile of a ConfigMap that is not a source
@@ -110,20 +96,11 @@ async fn noop_us(module: &Module, iterations: usize) -> f64 {
         attempt: 0,
     };
     let cluster: Arc<dyn Cluster> = Arc::new(cluster);
-    for _ in 0..iterations / 10 + 1 {
-        let outcome = module
-            .reconcile(cluster.clone(), &request, DispatchOptions::default())
-            .await;
-        assert!(outcome.host_calls.is_empty(), "{:?}", outcome.host_calls);
-        outcome.result.expect("the guest reconciles");
-    }
-    let started = Instant::now();
-    for _ in 0..iterations {
-        let _ = module
-            .reconcile(cluster.clone(), &request, DispatchOptions::default())
-            .await;
-    }
-    started.elapsed().as_secs_f64() * 1e6 / iterations as f64
+    let outcome = module
+        .reconcile(cluster.clone(), &request, DispatchOptions::default())
+        .await;
+    assert!(outcome.host_calls.is_empty(), "{:?}", outcome.host_calls);
+    common::fresh_reconcile_us(module, &cluster, &request, iterations).await
 }
 
 fn main() {

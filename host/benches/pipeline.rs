@@ -37,6 +37,8 @@
 //!   resident memory during the sync, divided by the size of the
 //!   ConfigMaps' JSON as the server lists them.
 
+mod common;
+
 use std::collections::HashSet;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::process::{Child, ChildStdout, Command, Stdio};
@@ -86,21 +88,7 @@ fn sizes(full: bool) -> Sizes {
 }
 
 fn emit(metric: &str, value: f64, unit: &str) {
-    println!(
-        "{}",
-        json!({ "bench": "pipeline", "metric": metric, "value": (value * 1000.0).round() / 1000.0, "unit": unit })
-    );
-}
-
-/// Resident memory of this process, MiB (`/proc/self/statm`).
-fn rss_mb() -> f64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: f64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0.0);
-    pages * 4096.0 / (1024.0 * 1024.0)
+    common::emit("pipeline", metric, value, unit);
 }
 
 /// CPU time (user + system) a process has used, in seconds
@@ -260,7 +248,7 @@ fn pipeline(logic: Logic, sizes: &Sizes) {
         ),
         Logic::Native => builder.native(native::app()),
     };
-    let baseline = rss_mb();
+    let baseline = common::rss_mb();
     let host = runtime.block_on(builder.start()).expect("the host starts");
     assert!(host.failures().is_empty(), "{:?}", host.failures());
     let server_pid = server.child.id().to_string();
@@ -268,7 +256,7 @@ fn pipeline(logic: Logic, sizes: &Sizes) {
     let started = Instant::now();
     server.wait_observed(sizes.apps);
     let seconds = started.elapsed().as_secs_f64();
-    let rss = rss_mb() - baseline;
+    let rss = common::rss_mb() - baseline;
     let host_cpu = cpu_seconds("self") - host_cpu;
     let server_cpu = cpu_seconds(&server_pid) - server_cpu;
     assert!(
@@ -770,11 +758,11 @@ fn cache_cost(sizes: &Sizes) {
             version: "v1".into(),
             kind: "ConfigMap".into(),
         };
-        let before = rss_mb();
+        let before = common::rss_mb();
         let informer = SyncedInformer::start(client.clone(), &config_maps)
             .await
             .expect("syncing ConfigMaps");
-        let rss = rss_mb() - before;
+        let rss = common::rss_mb() - before;
         assert_eq!(informer.len(), sizes.config_maps);
         let cached = informer.json_bytes();
         let request = http::Request::get("/api/v1/configmaps")

@@ -29,6 +29,8 @@
 //! Run without `--bench` (as `cargo test --all-targets` does) it makes one
 //! quick pass with tiny counts, to check it still works.
 
+mod common;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -40,10 +42,7 @@ use serde_json::{Value, json};
 const DEADLINE: Duration = Duration::from_secs(60);
 
 fn emit(metric: &str, value: f64, unit: &str) {
-    println!(
-        "{}",
-        json!({ "bench": "reload", "metric": metric, "value": (value * 1000.0).round() / 1000.0, "unit": unit })
-    );
+    common::emit("reload", metric, value, unit);
 }
 
 /// The build mark of version `n` of a series (`d`isk, `c`onfigmap,
