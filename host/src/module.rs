@@ -439,20 +439,10 @@ fn classify(
         };
     }
     let stderr = state.stderr_text();
-    let panic = state.panic_message.clone().or_else(|| {
-        // Rust's default panic hook: "thread '<unnamed>' panicked at src/lib.rs:1:2:\nmessage"
-        stderr.find("panicked at").map(|at| {
-            let rest = &stderr[at + "panicked at".len()..];
-            let message = rest.split_once('\n').map_or(rest, |(_, m)| m);
-            message
-                .lines()
-                .take_while(|l| !l.starts_with("note:"))
-                .collect::<Vec<_>>()
-                .join("\n")
-                .trim()
-                .to_string()
-        })
-    });
+    let panic = state
+        .panic_message
+        .clone()
+        .or_else(|| panic_from_stderr(&stderr));
     match error.downcast_ref::<Trap>() {
         Some(Trap::StackOverflow) => ReconcileError::StackOverflow,
         Some(Trap::Interrupt) => ReconcileError::Timeout { limit: budget },
@@ -520,4 +510,53 @@ fn validate_manifest(manifest: &Manifest) -> Result<(), String> {
         return Err("timeout-ms must be at least 1".into());
     }
     Ok(())
+}
+
+/// A panic reported on the guest's stderr by Rust's default panic hook
+/// (`thread '<unnamed>' panicked at src/lib.rs:1:2:` then the message),
+/// followed by what the guest wrote before it: a Python guest prints the
+/// exception's traceback there, then its runtime panics.
+fn panic_from_stderr(stderr: &str) -> Option<String> {
+    let at = stderr.find("panicked at")?;
+    let line_start = stderr[..at].rfind('\n').map_or(0, |n| n + 1);
+    let rest = &stderr[at + "panicked at".len()..];
+    let message = rest.split_once('\n').map_or(rest, |(_, m)| m);
+    let mut message = message
+        .lines()
+        .take_while(|l| !l.starts_with("note:"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_string();
+    let before = stderr[..line_start].trim();
+    if !before.is_empty() {
+        message.push('\n');
+        message.push_str(before);
+    }
+    Some(message)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_python_exception_reaches_the_panic_message() {
+        // What componentize-py writes when `reconcile` raises.
+        let stderr = "Traceback (most recent call last):\n  File \"/0/app.py\", line 90, in reconcile\nValueError: boom from python\n\nthread '<unnamed>' (1) panicked at runtime/src/lib.rs:1293:29:\nPython function threw an unexpected exception\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
+        let message = super::panic_from_stderr(stderr).unwrap();
+        assert!(
+            message.starts_with("Python function threw an unexpected exception\n"),
+            "{message}"
+        );
+        assert!(
+            message.contains("ValueError: boom from python"),
+            "{message}"
+        );
+        assert!(!message.contains("RUST_BACKTRACE"), "{message}");
+        let rust = "thread '<unnamed>' panicked at src/lib.rs:1:2:\nasked to panic\nnote: run with `RUST_BACKTRACE=1`\n";
+        assert_eq!(
+            super::panic_from_stderr(rust).as_deref(),
+            Some("asked to panic")
+        );
+        assert_eq!(super::panic_from_stderr("just a log line\n"), None);
+    }
 }
