@@ -480,6 +480,50 @@ mod deploy {
         })
         .await;
     }
+
+    #[test]
+    fn the_readme_scale_out_overlay_builds_with_kubectl() {
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(
+            std::path::Path::new(&path("deploy")),
+            &dir.path().join("deploy"),
+        );
+        std::fs::copy(
+            rekon_test_artifacts::APP,
+            dir.path().join("deploy/modules/app.wasm"),
+        )
+        .unwrap();
+        let readme = std::fs::read_to_string(path("README.md")).unwrap();
+        let overlay = readme
+            .split("```yaml\n")
+            .find(|block| block.starts_with("# rekon with its modules spread"))
+            .and_then(|block| block.split("```").next())
+            .expect("the README's scale-out overlay");
+        let overlay_dir = dir.path().join("scale-out");
+        std::fs::create_dir(&overlay_dir).unwrap();
+        std::fs::write(overlay_dir.join("kustomization.yaml"), overlay).unwrap();
+        let built = std::process::Command::new("kubectl")
+            .arg("kustomize")
+            .arg(&overlay_dir)
+            .output()
+            .expect("running kubectl");
+        let text = String::from_utf8_lossy(&built.stdout);
+        assert!(
+            built.status.success(),
+            "{}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        let deployment: serde_json::Value = serde_yaml::Deserializer::from_str(&text)
+            .map(|d| serde::Deserialize::deserialize(d).unwrap())
+            .find(|d: &serde_json::Value| d["kind"] == "Deployment")
+            .expect("the Deployment");
+        assert_eq!(deployment["spec"]["replicas"], 3);
+        let args = deployment["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
+        assert!(
+            args.contains("--scale-out") && !args.contains("--leader-elect"),
+            "{args}"
+        );
+    }
 }
 
 mod scale_out {
