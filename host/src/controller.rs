@@ -175,8 +175,8 @@ pub(crate) async fn run(
         module: name.clone(),
     };
     let mut leading = leadership.subscribe();
-    // Without election the leadership never changes (its sender is gone).
-    let mut elected = leading.has_changed().is_ok();
+    // A closed channel (its election ended) never changes again.
+    let mut watching = true;
     let leader_gauge = shared.metrics.module_leader.get_or_create(&label).clone();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut workers = tokio::task::JoinSet::new();
@@ -194,11 +194,11 @@ pub(crate) async fn run(
                     lease,
                 ));
             }
-            changed = leading.changed(), if elected => {
+            changed = leading.changed(), if watching => {
                 // Writes of reconciles in flight are refused once leadership
                 // is lost; they fail and are retried when leading again.
                 if changed.is_err() {
-                    elected = false;
+                    watching = false;
                 } else if !*leading.borrow() {
                     tracing::info!(module = %name, "not leading: reconciles paused");
                 }

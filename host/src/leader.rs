@@ -76,6 +76,9 @@ impl LeaderConfig {
 pub struct Leadership {
     state: Arc<Mutex<State>>,
     changes: watch::Receiver<bool>,
+    /// Without election, the sender nobody uses: kept so that the channel
+    /// stays open and `changed()` waits forever instead of failing at once.
+    _unchanging: Option<Arc<watch::Sender<bool>>>,
 }
 
 #[derive(Debug)]
@@ -97,14 +100,14 @@ impl State {
 impl Leadership {
     /// A leadership that always leads (no election).
     pub fn always() -> Leadership {
-        let (_tx, changes) = watch::channel(true);
-        // The sender is dropped: the value stays true forever.
+        let (sender, changes) = watch::channel(true);
         Leadership {
             state: Arc::new(Mutex::new(State {
                 renewed: None,
                 renew_deadline: Duration::MAX,
             })),
             changes,
+            _unchanging: Some(Arc::new(sender)),
         }
     }
 
@@ -138,6 +141,7 @@ impl Holder {
         let leadership = Leadership {
             state: state.clone(),
             changes: receiver,
+            _unchanging: None,
         };
         (Holder { state, changes }, leadership)
     }
@@ -393,11 +397,12 @@ impl Elector {
                 _ = stop.wait_for(|s| *s) => break,
             }
         }
-        if self.holder.leading() {
-            self.holder.lost();
-            self.leases.release(&name).await;
-        }
+        // Stop writing first, then give the Lease up.
+        let held = self.holder.leading();
         self.holder.lost();
         self.holder.publish();
+        if held {
+            self.leases.release(&name).await;
+        }
     }
 }
