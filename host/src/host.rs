@@ -500,11 +500,8 @@ impl Registry {
     /// `rekon_module_load_failures_total`, and a Warning Event on the
     /// ConfigMap it came from. What was serving keeps serving.
     async fn reject(&mut self, origin: &str, reason: &str, message: &str) {
-        let serving = self
-            .origins
-            .get(origin)
-            .and_then(|o| o.name.clone())
-            .unwrap_or_else(|| "nothing".to_string());
+        let serving_name = self.origins.get(origin).and_then(|o| o.name.clone());
+        let serving = serving_name.as_deref().unwrap_or("nothing");
         tracing::error!(%origin, error = %message, reason, %serving, "module refused; the last good version keeps serving");
         self.shared
             .metrics
@@ -517,9 +514,8 @@ impl Registry {
             .lock()
             .expect("failures lock")
             .push(format!("{origin}: {message}"));
-        let serving_name = self.origins.get(origin).and_then(|o| o.name.as_deref());
         if let Some((namespace, name)) = crate::source::parse_configmap_origin(origin)
-            && self.shared.leaders.speaks_for(serving_name)
+            && self.shared.leaders.speaks_for(serving_name.as_deref())
         {
             let regarding = crate::bindings::ObjectRef {
                 kind: crate::bindings::Gvk {

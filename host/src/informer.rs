@@ -185,6 +185,17 @@ struct InformerKey {
     label_selector: Option<String>,
 }
 
+impl InformerKey {
+    fn new(gvk: &Gvk, label_selector: Option<&str>) -> InformerKey {
+        InformerKey {
+            group: gvk.group.clone(),
+            version: gvk.version.clone(),
+            kind: gvk.kind.clone(),
+            label_selector: label_selector.map(str::to_string),
+        }
+    }
+}
+
 /// The process's informers, shared by every module.
 pub(crate) struct Informers {
     client: kube::Client,
@@ -242,12 +253,7 @@ impl Informers {
         gvk: &Gvk,
         label_selector: Option<&str>,
     ) -> Result<Arc<Informer>, ResolveError> {
-        let key = InformerKey {
-            group: gvk.group.clone(),
-            version: gvk.version.clone(),
-            kind: gvk.kind.clone(),
-            label_selector: label_selector.map(str::to_string),
-        };
+        let key = InformerKey::new(gvk, label_selector);
         if let Some(informer) = self.running(&key) {
             return Ok(informer);
         }
@@ -270,13 +276,8 @@ impl Informers {
 
     /// An object from a running informer of its kind (none is started).
     pub fn cached(&self, kind: &Gvk, namespace: Option<&str>, name: &str) -> Option<Arc<Cached>> {
-        let key = InformerKey {
-            group: kind.group.clone(),
-            version: kind.version.clone(),
-            kind: kind.kind.clone(),
-            label_selector: None,
-        };
-        self.running(&key)?.get(namespace, name)
+        self.running(&InformerKey::new(kind, None))?
+            .get(namespace, name)
     }
 
     fn running(&self, key: &InformerKey) -> Option<Arc<Informer>> {

@@ -80,9 +80,7 @@ impl ModuleLeases {
                 loaded: true,
             }
         });
-        if !slot.loaded {
-            slot.loaded = true;
-        }
+        slot.loaded = true;
         self.changed.notify_one();
         slot.leadership.clone()
     }
