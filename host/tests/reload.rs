@@ -12,14 +12,7 @@ use support::Env;
 /// The `misbehave` module with its build mark replaced: a second version
 /// of the same module that writes another `data.behaved-by`.
 fn version(mark: &str) -> Vec<u8> {
-    assert_eq!(mark.len(), misbehave::BUILD_MARK.len());
-    let mut bytes = std::fs::read(rekon_test_artifacts::MISBEHAVE).unwrap();
-    let at = bytes
-        .windows(mark.len())
-        .position(|w| w == misbehave::BUILD_MARK.as_bytes())
-        .expect("the build mark is in the component");
-    bytes[at..at + mark.len()].copy_from_slice(mark.as_bytes());
-    bytes
+    support::misbehave_with(misbehave::BUILD_MARK, mark)
 }
 
 /// Writes a module the way editors and `cp --remove-destination` do: to a

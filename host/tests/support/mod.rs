@@ -215,18 +215,32 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// The `misbehave` component with every `from` replaced by `to` (of the
+/// same length): tests make new versions (the build mark) and differently
+/// named copies (the name) of the module this way.
+pub fn misbehave_with(from: &str, to: &str) -> Vec<u8> {
+    let (from, to) = (from.as_bytes(), to.as_bytes());
+    assert_eq!(from.len(), to.len(), "a replacement of the same length");
+    let mut bytes = std::fs::read(rekon_test_artifacts::MISBEHAVE).expect("misbehave is built");
+    let mut at = 0;
+    let mut replaced = 0;
+    while let Some(found) = bytes[at..].windows(from.len()).position(|w| w == from) {
+        let start = at + found;
+        bytes[start..start + from.len()].copy_from_slice(to);
+        at = start + from.len();
+        replaced += 1;
+    }
+    assert!(
+        replaced > 0,
+        "{:?} is in the component",
+        String::from_utf8_lossy(from)
+    );
+    bytes
+}
+
 /// A copy of the `misbehave` module named `name` (9 bytes, like
 /// `misbehave`): every `misbehave` in the component is replaced, so the copy
 /// also reads its mode from the annotation `<name>.rekon.dev/mode`.
 pub fn misbehave_named(name: &str) -> Vec<u8> {
-    let from = misbehave::NAME.as_bytes();
-    assert_eq!(name.len(), from.len(), "a name of the same length");
-    let mut bytes = std::fs::read(rekon_test_artifacts::MISBEHAVE).expect("misbehave is built");
-    let mut at = 0;
-    while let Some(found) = bytes[at..].windows(from.len()).position(|w| w == from) {
-        let start = at + found;
-        bytes[start..start + from.len()].copy_from_slice(name.as_bytes());
-        at = start + from.len();
-    }
-    bytes
+    misbehave_with(misbehave::NAME, name)
 }
