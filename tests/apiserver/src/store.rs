@@ -592,7 +592,8 @@ impl Subscription {
             };
             ns_ok && self.labels.matches(o) && self.fields.matches(o)
         };
-        let now = matches(&self.res.view(&ev.object));
+        let object = self.res.view(&ev.object);
+        let now = matches(&object);
         let before = ev
             .old
             .as_ref()
@@ -608,7 +609,7 @@ impl Subscription {
         };
         (self.sink)(WatchEvent {
             event_type,
-            object: present(&self.res, &ev.object),
+            object: arrange(&self.res, &object),
         })
     }
 }
@@ -775,7 +776,12 @@ fn event_stored(view: Value) -> Value {
 
 /// The object as clients see it: `kind`, `apiVersion`, `metadata` first.
 fn present(res: &ResourceInfo, o: &Value) -> Value {
-    let o = &*res.view(o);
+    arrange(res, &res.view(o))
+}
+
+/// An object already in `res`'s field names ([`ResourceInfo::view`]), in
+/// the order clients see: `kind`, `apiVersion`, `metadata` first.
+fn arrange(res: &ResourceInfo, o: &Value) -> Value {
     let mut out = Map::new();
     out.insert("kind".into(), json!(res.kind));
     out.insert("apiVersion".into(), json!(res.api_version()));
@@ -1213,7 +1219,7 @@ impl Store {
                     continue;
                 }
                 if page.len() < limit {
-                    page.push(present(res, o));
+                    page.push(arrange(res, &seen));
                     last = Some(k);
                 } else {
                     more += 1;
