@@ -10,10 +10,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rekon_host::{
-    Cluster, DispatchOptions, Engine, EngineConfig, MemoryCluster, Module, Reason, Request,
-    object_ref_of,
-};
+use rekon_host::{Cluster, DispatchOptions, Engine, EngineConfig, MemoryCluster, Module, Request};
 use serde_json::{Value, json};
 
 fn emit(metric: &str, value: f64, unit: &str) {
@@ -46,12 +43,7 @@ fn app_object(size: usize) -> Value {
 async fn steady(module: &Module, size: usize) -> (Arc<dyn Cluster>, Request) {
     let cluster = MemoryCluster::default();
     let stored = cluster.seed(app_object(size)).expect("seeding the App");
-    let mut request = Request {
-        target: object_ref_of(&stored).expect("the App has a name"),
-        object: Some(stored.to_string()),
-        reason: Reason::Updated,
-        attempt: 0,
-    };
+    let mut request = common::updated(&stored);
     let cluster: Arc<dyn Cluster> = Arc::new(cluster);
     module
         .reconcile(cluster.clone(), &request, DispatchOptions::default())

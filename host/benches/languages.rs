@@ -22,8 +22,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rekon_host::{
-    Action, Cluster, DispatchOptions, Engine, EngineConfig, MemoryCluster, Module, Reason, Request,
-    object_ref_of,
+    Action, Cluster, DispatchOptions, Engine, EngineConfig, MemoryCluster, Module, Request,
 };
 use serde_json::{Value, json};
 
@@ -56,12 +55,7 @@ async fn steady(module: &Module) -> (Arc<dyn Cluster>, Request) {
             "data": data,
         }))
         .expect("seeding the source");
-    let mut request = Request {
-        target: object_ref_of(&stored).expect("the source has a name"),
-        object: Some(stored.to_string()),
-        reason: Reason::Updated,
-        attempt: 0,
-    };
+    let mut request = common::updated(&stored);
     let cluster: Arc<dyn Cluster> = Arc::new(cluster);
     let first = module
         .reconcile(cluster.clone(), &request, DispatchOptions::default())
@@ -89,12 +83,7 @@ async fn noop_us(module: &Module, iterations: usize) -> f64 {
             "data": { "region": "eu-west-1" },
         }))
         .expect("seeding a ConfigMap");
-    let request = Request {
-        target: object_ref_of(&stored).expect("the ConfigMap has a name"),
-        object: Some(stored.to_string()),
-        reason: Reason::Updated,
-        attempt: 0,
-    };
+    let request = common::updated(&stored);
     let cluster: Arc<dyn Cluster> = Arc::new(cluster);
     let outcome = module
         .reconcile(cluster.clone(), &request, DispatchOptions::default())

@@ -46,7 +46,7 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rekon_apiserver::{ApiServer, ListOptions, Store, WriteOptions};
+use rekon_apiserver::{ApiServer, ListOptions, ResourceInfo, RunningServer, Store, WriteOptions};
 use rekon_host::{EngineConfig, Host, NativeReconciler, SyncedInformer};
 use rekon_sdk::Reconciler as _;
 use serde_json::{Value, json};
@@ -374,19 +374,7 @@ fn serve_apps() {
                 )
                 .expect("watching Apps");
         }
-        let writes = WriteOptions {
-            field_manager: Some("bench".to_string()),
-            ..WriteOptions::default()
-        };
-        for index in 0..count {
-            store
-                .create(&resource, Some("default"), app(index), &writes)
-                .expect("creating an App");
-        }
-        server
-            .write_kubeconfig(&kubeconfig)
-            .expect("writing the kubeconfig");
-        say("ready");
+        seed_then_ready(&server, &resource, count, app, &kubeconfig);
         let report = async {
             let mut last = usize::MAX;
             let mut tick = tokio::time::interval(Duration::from_millis(50));
@@ -700,6 +688,31 @@ fn config_map(index: usize) -> Value {
     })
 }
 
+/// Creates `count` objects made by `object` in namespace `default`,
+/// writes the kubeconfig and says `ready`: the server process is set.
+fn seed_then_ready(
+    server: &RunningServer,
+    resource: &ResourceInfo,
+    count: usize,
+    object: fn(usize) -> Value,
+    kubeconfig: &str,
+) {
+    let store = server.store();
+    let writes = WriteOptions {
+        field_manager: Some("bench".to_string()),
+        ..WriteOptions::default()
+    };
+    for index in 0..count {
+        store
+            .create(resource, Some("default"), object(index), &writes)
+            .unwrap_or_else(|e| panic!("creating {} {index}: {}", resource.kind, e.message));
+    }
+    server
+        .write_kubeconfig(kubeconfig)
+        .expect("writing the kubeconfig");
+    say("ready");
+}
+
 /// A server process with `count` ConfigMaps; says `ready`, then serves
 /// until stdin closes.
 fn serve_config_maps() {
@@ -714,19 +727,7 @@ fn serve_config_maps() {
         let resource = store
             .resource_for_kind("", "v1", "ConfigMap")
             .expect("ConfigMaps are served");
-        let writes = WriteOptions {
-            field_manager: Some("bench".to_string()),
-            ..WriteOptions::default()
-        };
-        for index in 0..count {
-            store
-                .create(&resource, Some("default"), config_map(index), &writes)
-                .expect("creating a ConfigMap");
-        }
-        server
-            .write_kubeconfig(&kubeconfig)
-            .expect("writing the kubeconfig");
-        say("ready");
+        seed_then_ready(&server, &resource, count, config_map, &kubeconfig);
         stdin_closed().await;
         server.shutdown().await;
     });

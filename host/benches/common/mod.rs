@@ -51,3 +51,13 @@ pub async fn fresh_reconcile_us(
     }
     started.elapsed().as_secs_f64() * 1e6 / iterations as f64
 }
+
+/// The request of an update of `stored` (an object as a cluster holds it).
+pub fn updated(stored: &serde_json::Value) -> Request {
+    Request {
+        target: rekon_host::object_ref_of(stored).expect("the object has a kind and name"),
+        object: Some(stored.to_string()),
+        reason: rekon_host::Reason::Updated,
+        attempt: 0,
+    }
+}
