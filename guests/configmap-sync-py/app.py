@@ -9,7 +9,9 @@ all of them when the source is deleted or unlabelled (the finalizer
 ``rekon.dev/sync-cleanup`` guarantees it sees the deletion). It watches
 Namespaces (not owned) so that a copy appears as soon as a listed namespace
 is created. A ConfigMap of the same name that is not a copy is never
-overwritten: a ``CopyConflict`` Warning Event says so.
+overwritten: a ``CopyConflict`` Warning Event says so. A namespace being
+deleted is skipped like an absent one, and cleanup that finds a copy
+already gone goes on.
 
 The component exports ``manifest`` and ``reconcile`` (the world
 ``reconciler`` in wit/reconciler.wit) through the class ``WitWorld``; it
@@ -114,23 +116,33 @@ def sync(request: Request) -> Action_Done:
     current = add_finalizer(source)
     synced: List[str] = []
     for target in targets(current, ns):
-        if get_or_none(ObjectRef(kind=NAMESPACE, namespace=None, name=target)) is None:
+        # A namespace that does not exist yet, or is being deleted, gets no
+        # copy (a deleted namespace takes its copy with it).
+        namespace = get_or_none(ObjectRef(kind=NAMESPACE, namespace=None, name=target))
+        if namespace is None:
             log(Level.INFO, "target namespace does not exist yet", [("namespace", target)])
+            continue
+        if (namespace.get("metadata") or {}).get("deletionTimestamp"):
             continue
         existing = get_or_none(ObjectRef(kind=CONFIGMAP, namespace=target, name=name))
         if existing is not None and not is_copy_of(existing, ns, name):
-            cluster.record_event(
+            event(
                 request.target,
                 EventType.WARNING,
                 "CopyConflict",
                 f"{target}/{name} exists and is not a copy: left alone",
             )
             continue
-        cluster.patch(
-            ObjectRef(kind=CONFIGMAP, namespace=target, name=name),
-            PatchType_Apply(ApplyOptions(field_manager=None, force=True)),
-            json.dumps(copy(current, ns, name, target)),
-        )
+        try:
+            cluster.patch(
+                ObjectRef(kind=CONFIGMAP, namespace=target, name=name),
+                PatchType_Apply(ApplyOptions(field_manager=None, force=True)),
+                json.dumps(copy(current, ns, name, target)),
+            )
+        except Err as e:
+            if is_namespace_terminating(e):
+                continue  # its deletion started after the read above
+            raise
         synced.append(target)
     delete_copies(ns, name, synced)
     return Action_Done()
@@ -188,6 +200,24 @@ def delete_copies(ns: str, name: str, keep: List[str]) -> int:
 
 def is_not_found(e: Err) -> bool:
     return isinstance(e.value, ApiError) and e.value.code == 404
+
+
+def is_namespace_terminating(e: Err) -> bool:
+    """The namespace is being deleted: nothing new may be created in it."""
+    return (
+        isinstance(e.value, ApiError)
+        and e.value.code == 403
+        and "because it is being terminated" in e.value.message
+    )
+
+
+def event(regarding: ObjectRef, event_type: EventType, reason: str, message: str) -> None:
+    """Records an Event, best effort: the host writes Events in the
+    background and never fails a reconcile for one."""
+    try:
+        cluster.record_event(regarding, event_type, reason, message)
+    except Err as e:
+        log(Level.WARN, f"event {reason} not recorded: {e.value}", [])
 
 
 def get_or_none(target: ObjectRef) -> Optional[Any]:

@@ -35,6 +35,8 @@ pub use rekon::reconciler::types::{
 pub const MAX_CALL_PAYLOAD: usize = 3 << 20;
 /// Longest log message or reconcile error message kept from a guest.
 pub const MAX_MESSAGE: usize = 8 << 10;
+/// Longest Event reason (the API server's limit).
+pub const MAX_EVENT_REASON: usize = 128;
 /// How much of a guest's stderr is kept (panic messages land there).
 const STDERR_CAPACITY: usize = 16 << 10;
 
@@ -86,7 +88,10 @@ pub trait Cluster: Send + Sync + 'static {
         target: &ObjectRef,
         propagation: Option<Propagation>,
     ) -> Result<(), ApiError>;
-    /// Records an Event about an object, reported by `component`.
+    /// Records an Event about an object, reported by `component`. Best
+    /// effort: a backend hands the Event over and returns without waiting
+    /// for the API server, and answers an error only for an Event it
+    /// refuses itself.
     async fn record_event(
         &self,
         regarding: &ObjectRef,
@@ -226,6 +231,8 @@ pub struct HostState {
     pub(crate) panic_message: Option<String>,
     /// Calls refused for lack of permission, as messages.
     pub(crate) denied: Vec<String>,
+    /// The host calls that failed, oldest first (at most [`MAX_FAILED_CALLS`]).
+    pub(crate) failed_calls: Vec<FailedCall>,
     /// Time spent in host calls: not charged to the guest's CPU budget.
     pub(crate) host_time: Duration,
     pub(crate) started: Instant,
@@ -252,6 +259,7 @@ impl HostState {
             call_results: Vec::new(),
             panic_message: None,
             denied: Vec::new(),
+            failed_calls: Vec::new(),
             host_time: Duration::ZERO,
             started: Instant::now(),
             budget,
@@ -281,12 +289,16 @@ impl HostState {
 
     /// Checks the caller's permissions and runs `op` against the cluster,
     /// timing it as host time, recording it, inside a `host.cluster.<op>` span.
+    /// A failure is remembered with `name` (the object's, when the call
+    /// names one) for the reconcile's error report.
+    #[allow(clippy::too_many_arguments)]
     async fn call<T, F, Fut>(
         &mut self,
         call: &'static str,
         verb: Verbs,
         kind: &Gvk,
         namespace: Option<&str>,
+        name: Option<&str>,
         args: impl FnOnce() -> Value,
         op: F,
     ) -> Result<T, ApiError>
@@ -347,6 +359,13 @@ impl HostState {
                 Err(error) => error.reason.clone(),
             },
         ));
+        if let Err(error) = &result {
+            self.remember_failure(FailedCall {
+                call,
+                target: describe_target(kind, namespace, name),
+                error: error.clone(),
+            });
+        }
         // Parsing the answer back into JSON costs as much as the call's own
         // JSON work: only when recording.
         if self.context.as_ref().is_some_and(|c| c.record) {
@@ -357,6 +376,67 @@ impl HostState {
             self.record(call, args, recorded);
         }
         result
+    }
+}
+
+impl HostState {
+    fn remember_failure(&mut self, failed: FailedCall) {
+        if self.failed_calls.len() == MAX_FAILED_CALLS {
+            self.failed_calls.remove(0);
+        }
+        self.failed_calls.push(failed);
+    }
+
+    /// The failed host call a guest's error is put down to: the latest
+    /// whose API message the guest's message repeats (it passed the error
+    /// on), else the latest that is not a read of a missing object (which
+    /// guests usually handle).
+    pub(crate) fn blamed_call(&self, guest_message: &str) -> Option<&FailedCall> {
+        let failed = self.failed_calls.iter().rev();
+        failed
+            .clone()
+            .find(|f| !f.error.message.is_empty() && guest_message.contains(&f.error.message))
+            .or_else(|| {
+                failed
+                    .clone()
+                    .find(|f| !(f.error.code == 404 && matches!(f.call, "get" | "list")))
+            })
+    }
+}
+
+/// Most failed host calls remembered per reconcile.
+const MAX_FAILED_CALLS: usize = 16;
+
+/// A host call that failed during a reconcile.
+#[derive(Clone, Debug)]
+pub(crate) struct FailedCall {
+    /// The import: `get`, `patch`, `record-event`...
+    pub call: &'static str,
+    /// What it was about: `Deployment.apps/v1 default/web`.
+    pub target: String,
+    /// What the API server (or the host) answered.
+    pub error: ApiError,
+}
+
+impl std::fmt::Display for FailedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}: {} {}: {}",
+            self.call, self.target, self.error.code, self.error.reason, self.error.message
+        )
+    }
+}
+
+/// `Deployment.apps/v1 default/web`, `Namespace/v1 tenant-a`,
+/// `ConfigMap/v1 in default` (no name), `ConfigMap/v1 in every namespace`.
+fn describe_target(kind: &Gvk, namespace: Option<&str>, name: Option<&str>) -> String {
+    let kind = display_kind(kind);
+    match (namespace, name) {
+        (Some(ns), Some(name)) => format!("{kind} {ns}/{name}"),
+        (None, Some(name)) => format!("{kind} {name}"),
+        (Some(ns), None) => format!("{kind} in {ns}"),
+        (None, None) => format!("{kind} in every namespace"),
     }
 }
 
@@ -424,6 +504,19 @@ pub fn api_version(kind: &Gvk) -> String {
     }
 }
 
+/// `metadata.name` of an object's JSON, if it has one.
+fn object_name(object: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        name: Option<String>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Named {
+        metadata: Option<Meta>,
+    }
+    serde_json::from_str::<Named>(object).ok()?.metadata?.name
+}
+
 fn patch_type_json(patch_type: &PatchType) -> Value {
     match patch_type {
         PatchType::Merge => json!("merge"),
@@ -474,13 +567,18 @@ impl rekon::reconciler::types::Host for HostState {}
 
 impl rekon::reconciler::cluster::Host for HostState {
     async fn get(&mut self, target: ObjectRef) -> Result<String, ApiError> {
-        let (kind, ns) = (target.kind.clone(), target.namespace.clone());
+        let (kind, ns, name) = (
+            target.kind.clone(),
+            target.namespace.clone(),
+            target.name.clone(),
+        );
         let args = object_ref_json(&target);
         self.call(
             "get",
             Verbs::GET,
             &kind,
             ns.as_deref(),
+            Some(&name),
             || args,
             |cluster, _| async move { cluster.get(&target).await },
         )
@@ -507,6 +605,7 @@ impl rekon::reconciler::cluster::Host for HostState {
             Verbs::LIST,
             &kind.clone(),
             ns.as_deref(),
+            None,
             args,
             |cluster, _| async move {
                 cluster
@@ -535,11 +634,13 @@ impl rekon::reconciler::cluster::Host for HostState {
             }
         };
         let ns = namespace.clone();
+        let name = object_name(&object);
         self.call(
             "create",
             Verbs::CREATE,
             &kind.clone(),
             ns.as_deref(),
+            name.as_deref(),
             args,
             |cluster, manager| async move {
                 cluster
@@ -588,7 +689,11 @@ impl rekon::reconciler::cluster::Host for HostState {
         target: ObjectRef,
         propagation: Option<Propagation>,
     ) -> Result<(), ApiError> {
-        let (kind, ns) = (target.kind.clone(), target.namespace.clone());
+        let (kind, ns, name) = (
+            target.kind.clone(),
+            target.namespace.clone(),
+            target.name.clone(),
+        );
         let args = {
             let target = target.clone();
             move || {
@@ -602,6 +707,7 @@ impl rekon::reconciler::cluster::Host for HostState {
             Verbs::DELETE,
             &kind,
             ns.as_deref(),
+            Some(&name),
             args,
             |cluster, _| async move { cluster.delete(&target, propagation).await },
         )
@@ -616,7 +722,9 @@ impl rekon::reconciler::cluster::Host for HostState {
         message: String,
     ) -> Result<(), ApiError> {
         // Events are the host's business: every module may record them,
-        // about any object it can name.
+        // about any object it can name. They are best effort: the host
+        // refuses only what no API server would take, and never waits for
+        // the write (see `crate::events`).
         let started = Instant::now();
         let message = truncate(message, MAX_MESSAGE);
         let result = match &self.context {
@@ -624,6 +732,14 @@ impl rekon::reconciler::cluster::Host for HostState {
                 403,
                 "Forbidden",
                 "events cannot be recorded while a module describes itself (manifest)",
+            )),
+            Some(_) if reason.is_empty() || reason.len() > MAX_EVENT_REASON => Err(api_error(
+                422,
+                "Invalid",
+                &format!(
+                    "the Event's reason must be 1 to {MAX_EVENT_REASON} characters, not {}",
+                    reason.len()
+                ),
             )),
             Some(ctx) => {
                 let component = ctx.caller.field_manager();
@@ -667,7 +783,11 @@ impl HostState {
         if let Some(error) = too_large(&object) {
             return Err(error);
         }
-        let (kind, ns) = (target.kind.clone(), target.namespace.clone());
+        let (kind, ns, name) = (
+            target.kind.clone(),
+            target.namespace.clone(),
+            target.name.clone(),
+        );
         let args = {
             let target = target.clone();
             let object = object.clone();
@@ -682,6 +802,7 @@ impl HostState {
             Verbs::UPDATE,
             &kind,
             ns.as_deref(),
+            Some(&name),
             args,
             |cluster, manager| async move {
                 cluster.replace(&target, &object, status, &manager).await
@@ -701,7 +822,11 @@ impl HostState {
         if let Some(error) = too_large(&body) {
             return Err(error);
         }
-        let (kind, ns) = (target.kind.clone(), target.namespace.clone());
+        let (kind, ns, name) = (
+            target.kind.clone(),
+            target.namespace.clone(),
+            target.name.clone(),
+        );
         let args = {
             let target = target.clone();
             let patch = body.clone();
@@ -718,6 +843,7 @@ impl HostState {
             Verbs::PATCH,
             &kind,
             ns.as_deref(),
+            Some(&name),
             args,
             |cluster, manager| async move {
                 cluster

@@ -381,11 +381,11 @@ impl Objects {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
-    fn config_maps() -> ApiResource {
+    pub(crate) fn config_maps() -> ApiResource {
         ApiResource {
             group: String::new(),
             version: "v1".into(),

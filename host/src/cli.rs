@@ -245,14 +245,6 @@ fn say(text: impl std::fmt::Display) -> anyhow::Result<()> {
     }
 }
 
-/// This replica's default identity: host name and process id.
-fn default_identity() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "rekon".to_string());
-    format!("{host}-{}", std::process::id())
-}
-
 /// Runs the command line; the binary's `main`.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -357,10 +349,14 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             None => crate::HostConfig::default(),
         };
         let stop = signals()?;
-        let identity = leader.identity.clone().unwrap_or_else(default_identity);
+        let identity = leader
+            .identity
+            .clone()
+            .unwrap_or_else(crate::host::default_identity);
         let client = kube_client(kubeconfig.as_deref(), context.clone(), &identity).await?;
         let mut builder = crate::Host::builder()
             .client(client)
+            .identity(identity.clone())
             .engine_config(engine_config(&cli))
             .config(config)
             .backoff(

@@ -126,6 +126,7 @@ pub(crate) async fn run(
             inner: shared.cluster.clone(),
             leadership: leadership.clone(),
             module: name.clone(),
+            metrics: shared.metrics.clone(),
         }),
         ..shared
     };
@@ -269,48 +270,54 @@ async fn feed(
     // now keeps the first list's burst of changes out of the channel: the
     // list below covers it, and the same object would run twice otherwise.
     informer.wait_ready().await;
+    primary.wait_ready().await;
     let mut changes = informer.subscribe();
-    let enqueue_all = |reason| {
+    let enqueue_all = |reason, only_missing_primaries: bool| {
         for object in informer.list(None) {
             for key in keys(&role, &object, &primary, &primary_kind) {
+                if only_missing_primaries && primary.get(key.0.as_deref(), &key.1).is_some() {
+                    continue;
+                }
                 queue.add(key, reason);
             }
         }
     };
-    // A new version of the module sees every object again.
-    enqueue_all(match role {
-        Role::Primary if reloaded => Reason::ModuleReloaded,
-        _ => initial_reason(&role),
-    });
+    // Every primary is reconciled once at start: `added`, or
+    // `module-reloaded` for a new version of a running module. The
+    // primary's feeder queues them all; the others queue only the
+    // primaries their objects point to that are gone (their `deleted`
+    // reconcile), so nothing runs twice.
+    let initial = if reloaded {
+        Reason::ModuleReloaded
+    } else {
+        Reason::Added
+    };
+    enqueue_all(initial, !matches!(role, Role::Primary));
     loop {
-        match changes.recv().await {
-            Ok(Change::Applied { object, initial }) => {
-                let reason = match (&role, initial) {
-                    (Role::Primary, true) => Reason::Added,
-                    (Role::Primary, false) => Reason::Updated,
-                    (Role::Owned, _) => Reason::OwnedChanged,
-                    (Role::Watched(_), _) => Reason::WatchedChanged,
-                };
-                for key in keys(&role, &object, &primary, &primary_kind) {
-                    queue.add(key, reason);
-                }
-            }
-            Ok(Change::Deleted(object)) => {
-                let reason = match role {
-                    Role::Primary => Reason::Deleted,
-                    Role::Owned => Reason::OwnedChanged,
-                    Role::Watched(_) => Reason::WatchedChanged,
-                };
-                for key in keys(&role, &object, &primary, &primary_kind) {
-                    queue.add(key, reason);
-                }
-            }
+        let (object, reason) = match changes.recv().await {
+            Ok(Change::Added(object)) => (object, change_reason(&role, Reason::Added)),
+            Ok(Change::Updated(object)) => (object, change_reason(&role, Reason::Updated)),
+            Ok(Change::Deleted(object)) => (object, change_reason(&role, Reason::Deleted)),
             Err(RecvError::Lagged(missed)) => {
-                tracing::warn!(kind = %display_kind(&informer.gvk), missed, "fell behind the informer; requeueing everything");
-                enqueue_all(initial_reason(&role));
+                tracing::warn!(kind = %display_kind(&informer.gvk), missed, "fell behind the informer; looking at every object again");
+                enqueue_all(Reason::Resync, false);
+                continue;
             }
             Err(RecvError::Closed) => return,
+        };
+        for key in keys(&role, &object, &primary, &primary_kind) {
+            queue.add(key, reason);
         }
+    }
+}
+
+/// Why a change queues its primaries: the change itself for the primary
+/// kind, `owned-changed` or `watched-changed` for the others.
+fn change_reason(role: &Role, primary_reason: Reason) -> Reason {
+    match role {
+        Role::Primary => primary_reason,
+        Role::Owned => Reason::OwnedChanged,
+        Role::Watched(_) => Reason::WatchedChanged,
     }
 }
 
@@ -387,14 +394,6 @@ fn reason_name(reason: Reason) -> &'static str {
     }
 }
 
-fn initial_reason(role: &Role) -> Reason {
-    match role {
-        Role::Primary => Reason::Added,
-        Role::Owned => Reason::OwnedChanged,
-        Role::Watched(_) => Reason::WatchedChanged,
-    }
-}
-
 /// The primary objects a change concerns.
 fn keys(role: &Role, object: &Cached, primary: &Informer, primary_kind: &Gvk) -> Vec<Key> {
     let namespaced = primary.resolved.namespaced;
@@ -462,7 +461,8 @@ async fn reconcile_one(
         {
             Reason::Finalizing
         }
-        Some(_) if lease.reason == Reason::Deleted => Reason::Updated,
+        // Deleted, then created again before its reconcile.
+        Some(_) if lease.reason == Reason::Deleted => Reason::Added,
         Some(_) => lease.reason,
     };
     let target = ObjectRef {
@@ -487,55 +487,67 @@ async fn reconcile_one(
         reason = reason_name(reason),
         attempt = lease.attempt,
     );
-    let outcome = module
-        .reconcile(cluster.clone(), &request, DispatchOptions::default())
-        .instrument(span.clone())
-        .await;
-    let _entered = span.enter();
-    record_metrics(&shared.metrics, &manifest.name, waited, &outcome);
-    if !outcome.denied.is_empty() && cached.is_some() {
-        // Once per reconcile, however many calls were refused.
-        let message = format!(
-            "{} call(s) denied: {}",
-            outcome.denied.len(),
-            outcome.denied[0]
-        );
-        if let Err(error) = cluster
-            .record_event(
-                &target,
-                EventType::Warning,
-                "PermissionDenied",
-                &message,
-                &format!("rekon-{}", manifest.name),
-            )
-            .await
-        {
-            tracing::warn!(error = %error.message, "cannot record the PermissionDenied event");
-        }
-    }
-    let queue_outcome = match &outcome.result {
-        Ok(Action::Done) => {
-            tracing::info!(
-                elapsed_us = outcome.elapsed.as_micros() as u64,
-                "reconciled"
+    let component = format!("rekon-{}", manifest.name);
+    let queue_outcome = async {
+        let outcome = module
+            .reconcile(cluster.clone(), &request, DispatchOptions::default())
+            .await;
+        record_metrics(&shared.metrics, &manifest.name, waited, &outcome);
+        if !outcome.denied.is_empty() && cached.is_some() {
+            // Once per reconcile, however many calls were refused.
+            let message = format!(
+                "{} call(s) denied: {}",
+                outcome.denied.len(),
+                outcome.denied[0]
             );
-            Outcome::Done
+            let _ = cluster
+                .record_event(
+                    &target,
+                    EventType::Warning,
+                    "PermissionDenied",
+                    &message,
+                    &component,
+                )
+                .await;
         }
-        Ok(Action::RequeueAfter(ms)) => {
-            tracing::info!(
-                elapsed_us = outcome.elapsed.as_micros() as u64,
-                requeue_after_ms = ms,
-                "reconciled"
-            );
-            Outcome::RequeueAfter(Duration::from_millis(*ms))
-        }
-        Err(error) => {
-            tracing::warn!(error = %error, kind = error.metric_label(), retry = error.retry(), "reconcile failed");
-            Outcome::Failed {
-                retry: error.retry(),
+        let elapsed_us = outcome.elapsed.as_micros() as u64;
+        match &outcome.result {
+            Ok(Action::Done) => {
+                tracing::info!(elapsed_us, "reconciled");
+                Outcome::Done
+            }
+            Ok(Action::RequeueAfter(ms)) => {
+                tracing::info!(elapsed_us, requeue_after_ms = ms, "reconciled");
+                Outcome::RequeueAfter(Duration::from_millis(*ms))
+            }
+            Err(error) => {
+                let message = failure_message(error, outcome.failed_call.as_deref());
+                tracing::warn!(
+                    error = %error,
+                    call = outcome.failed_call.as_deref(),
+                    kind = error.metric_label(),
+                    retry = error.retry(),
+                    "reconcile failed"
+                );
+                if cached.is_some() {
+                    let _ = cluster
+                        .record_event(
+                            &target,
+                            EventType::Warning,
+                            "ReconcileFailed",
+                            &message,
+                            &component,
+                        )
+                        .await;
+                }
+                Outcome::Failed {
+                    retry: error.retry(),
+                }
             }
         }
-    };
+    }
+    .instrument(span)
+    .await;
     // The next run of this key, if the outcome schedules one, says why.
     let mut lease = lease;
     match queue_outcome {
@@ -546,6 +558,20 @@ async fn reconcile_one(
     queue.finish(lease, queue_outcome);
 }
 
+/// The note of a `ReconcileFailed` Event: what failed, naming the host
+/// call the failure is put down to when there is one.
+fn failure_message(error: &crate::module::ReconcileError, call: Option<&str>) -> String {
+    match (error, call) {
+        (crate::module::ReconcileError::Guest { message, .. }, Some(call)) => {
+            format!("host call {call}; the module said: {message}")
+        }
+        (crate::module::ReconcileError::Guest { message, .. }, None) => {
+            format!("the module failed: {message}")
+        }
+        (other, _) => other.to_string(),
+    }
+}
+
 /// A module's view of the cluster: reads pass, writes are refused unless
 /// the module leads on this replica (so a replica that lost, or could not
 /// renew, a Lease never writes alongside the new holder).
@@ -553,6 +579,7 @@ struct Fenced {
     inner: Arc<dyn Cluster>,
     leadership: Leadership,
     module: String,
+    metrics: Arc<Metrics>,
 }
 
 impl Fenced {
@@ -644,7 +671,12 @@ impl Cluster for Fenced {
         message: &str,
         component: &str,
     ) -> Result<(), ApiError> {
-        self.check()?;
+        // Events are best effort: one recorded without the lead is dropped.
+        if self.check().is_err() {
+            tracing::debug!(module = %self.module, reason, "event dropped: this replica does not lead the module");
+            crate::events::dropped_not_leading(&self.metrics);
+            return Ok(());
+        }
         self.inner
             .record_event(regarding, event_type, reason, message, component)
             .await

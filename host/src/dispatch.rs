@@ -125,6 +125,7 @@ impl Dispatcher {
                     calls: Vec::new(),
                     denied: Vec::new(),
                     host_calls: Vec::new(),
+                    failed_call: None,
                     elapsed: started.elapsed(),
                 }
             }

@@ -11,6 +11,7 @@ use crate::config::HostConfig;
 use crate::controller::{self, ControllerOptions, Leaders, Shared};
 use crate::dispatch::{DispatchStats, Dispatcher, NativeReconciler, Target};
 use crate::engine::{Engine, EngineConfig, EngineError};
+use crate::events::Recorder;
 use crate::informer::Informers;
 use crate::kube_cluster::KubeCluster;
 use crate::leader::{Elector, LeaderConfig, Leadership};
@@ -78,6 +79,7 @@ pub struct HostBuilder {
     scale_out: bool,
     dirs: Vec<std::path::PathBuf>,
     configmaps: Option<Vec<String>>,
+    identity: Option<String>,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -149,6 +151,13 @@ impl HostBuilder {
         self
     }
 
+    /// This replica's identity, in Events' `reportingInstance` (default:
+    /// the leader election's identity, else the host name and process id).
+    pub fn identity(mut self, identity: impl Into<String>) -> Self {
+        self.identity = Some(identity.into());
+        self
+    }
+
     /// Reconciles at once per module, overriding the modules' hints.
     pub fn concurrency(mut self, concurrency: usize) -> Self {
         self.controller.concurrency = Some(concurrency.max(1));
@@ -201,6 +210,11 @@ impl HostBuilder {
             }
             None => None,
         };
+        let identity = self
+            .identity
+            .or_else(|| self.leader.as_ref().map(|l| l.identity.clone()))
+            .unwrap_or_else(default_identity);
+        let recorder = Recorder::start(client.clone(), identity, metrics.clone());
         // Candidates campaign once their modules are loaded (below).
         let (election_stop, election_stopped) = watch::channel(false);
         let (leaders, election) = match self.leader {
@@ -231,7 +245,7 @@ impl HostBuilder {
         let informers = Arc::new(Informers::new(client));
         let shared = Shared {
             informers: informers.clone(),
-            cluster: Arc::new(KubeCluster::new(informers.clone())),
+            cluster: Arc::new(KubeCluster::new(informers.clone(), recorder.clone())),
             leaders,
             metrics: metrics.clone(),
         };
@@ -343,6 +357,7 @@ impl HostBuilder {
             election,
             telemetry,
             reloader,
+            recorder,
             _watchers: watchers,
         })
     }
@@ -638,6 +653,14 @@ async fn track_leadership(leadership: Leadership, metrics: Arc<Metrics>) {
     }
 }
 
+/// This replica's default identity: host name and process id.
+pub(crate) fn default_identity() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "rekon".to_string());
+    format!("{host}-{}", std::process::id())
+}
+
 /// An error and its sources, as one line.
 fn anyhow_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
@@ -701,6 +724,7 @@ pub struct Host {
     election: Option<tokio::task::JoinHandle<()>>,
     telemetry: Option<tokio::task::JoinHandle<()>>,
     reloader: tokio::task::JoinHandle<()>,
+    recorder: Recorder,
     _watchers: Vec<crate::source::DirWatcher>,
 }
 
@@ -777,6 +801,8 @@ impl Host {
         {
             tracing::warn!("reconciles still in flight after {SHUTDOWN_GRACE:?}: leaving them");
         }
+        // Repeats of Events not written yet (series counts) go out now.
+        self.recorder.flush(Duration::from_secs(2)).await;
         self.election_stop.send_replace(true);
         if let Some(election) = self.election {
             let _ = election.await;

@@ -69,13 +69,157 @@ impl Resolved {
     }
 }
 
-/// A change seen by an informer.
+/// A change seen by an informer, against what its cache held.
 #[derive(Clone, Debug)]
 pub(crate) enum Change {
-    /// Created or updated (`initial`: found by a (re)list).
-    Applied { object: Arc<Cached>, initial: bool },
-    /// Deleted.
+    /// An object the cache did not hold.
+    Added(Arc<Cached>),
+    /// An object the cache held, at another resourceVersion.
+    Updated(Arc<Cached>),
+    /// An object the cache held is gone.
     Deleted(Arc<Cached>),
+}
+
+/// Applies a watcher's events to a cache, synchronously, and says what each
+/// changed: the one place where the cache is written.
+///
+/// A (re)list is collected whole, then compared with the cache: objects it
+/// lacks are `Deleted`, new ones `Added`, and those whose resourceVersion
+/// moved `Updated`; unchanged objects make no change. A watch event changes
+/// one object; one the cache already holds at the same resourceVersion (a
+/// replay) makes no change.
+pub(crate) struct CacheWriter {
+    objects: Arc<RwLock<Objects>>,
+    relist: Option<Objects>,
+    synced: bool,
+}
+
+impl CacheWriter {
+    pub fn new(objects: Arc<RwLock<Objects>>) -> CacheWriter {
+        CacheWriter {
+            objects,
+            relist: None,
+            synced: false,
+        }
+    }
+
+    /// Whether a list has completed.
+    pub fn is_synced(&self) -> bool {
+        self.synced
+    }
+
+    /// Applies one event; returns what it changed.
+    pub fn apply(&mut self, event: watcher::Event<Arc<Cached>>) -> Vec<Change> {
+        match event {
+            watcher::Event::Init => {
+                self.relist = Some(Objects::default());
+                Vec::new()
+            }
+            watcher::Event::InitApply(object) => {
+                self.relist
+                    .get_or_insert_with(Objects::default)
+                    .insert(object);
+                Vec::new()
+            }
+            watcher::Event::InitDone => {
+                let fresh = self.relist.take().unwrap_or_default();
+                let changes = {
+                    let current = self.objects.read().expect("informer cache lock");
+                    diff(&current, &fresh)
+                };
+                *self.objects.write().expect("informer cache lock") = fresh;
+                self.synced = true;
+                changes
+            }
+            watcher::Event::Apply(object) => {
+                let mut objects = self.objects.write().expect("informer cache lock");
+                let previous = objects
+                    .get(object.namespace().unwrap_or_default(), object.name())
+                    .map(|o| o.resource_version() == object.resource_version());
+                objects.insert(object.clone());
+                match previous {
+                    None => vec![Change::Added(object)],
+                    Some(false) => vec![Change::Updated(object)],
+                    Some(true) => Vec::new(),
+                }
+            }
+            watcher::Event::Delete(object) => {
+                let mut objects = self.objects.write().expect("informer cache lock");
+                let held = objects
+                    .get(object.namespace().unwrap_or_default(), object.name())
+                    .is_some();
+                objects.remove(&object);
+                if held {
+                    vec![Change::Deleted(object)]
+                } else {
+                    Vec::new()
+                }
+            }
+        }
+    }
+}
+
+/// What replacing `current` by `fresh` changes.
+fn diff(current: &Objects, fresh: &Objects) -> Vec<Change> {
+    fn key(o: &Cached) -> (&str, &str) {
+        (o.namespace().unwrap_or_default(), o.name())
+    }
+    let mut changes = Vec::new();
+    for object in current.iter() {
+        let (namespace, name) = key(object);
+        if fresh.get(namespace, name).is_none() {
+            changes.push(Change::Deleted(object.clone()));
+        }
+    }
+    for object in fresh.iter() {
+        let (namespace, name) = key(object);
+        match current.get(namespace, name) {
+            None => changes.push(Change::Added(object.clone())),
+            Some(held) if held.resource_version() != object.resource_version() => {
+                changes.push(Change::Updated(object.clone()));
+            }
+            Some(_) => {}
+        }
+    }
+    changes
+}
+
+/// Retry delays of a failing list or watch: [`WATCH_RETRY_MIN`] doubling
+/// to [`WATCH_RETRY_MAX`], each scaled by a random factor between 0.5 and
+/// 1 (so replicas do not retry in step), back to the start after any
+/// success. Short, so a watch resumes within about a second of the API
+/// server answering again.
+struct WatchBackoff {
+    next: Duration,
+}
+
+/// The first retry delay of a failing watch.
+pub const WATCH_RETRY_MIN: Duration = Duration::from_millis(100);
+/// The longest retry delay of a failing watch.
+pub const WATCH_RETRY_MAX: Duration = Duration::from_secs(1);
+
+impl Iterator for WatchBackoff {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        let delay = self.next;
+        self.next = (delay * 2).min(WATCH_RETRY_MAX);
+        Some(delay.mul_f64(0.5 + random_unit() / 2.0))
+    }
+}
+
+impl kube::runtime::utils::Backoff for WatchBackoff {
+    fn reset(&mut self) {
+        self.next = WATCH_RETRY_MIN;
+    }
+}
+
+/// A random number in `[0, 1)`, from the standard library's hasher seeds.
+fn random_unit() -> f64 {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(0);
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// One shared list+watch and its cache. Stops watching when the last
@@ -335,7 +479,7 @@ fn start(
 }
 
 /// Lists and watches until aborted. The watcher relists on 410 Gone and
-/// after dropped watches, and backs off on API errors.
+/// resumes dropped watches; failures are retried with [`WatchBackoff`].
 async fn run_watch(
     api: Api<DynamicObject>,
     config: watcher::Config,
@@ -345,13 +489,18 @@ async fn run_watch(
     changes: broadcast::Sender<Change>,
     ready: watch::Sender<bool>,
 ) {
-    let stream = watcher(api, config).default_backoff();
+    let stream = watcher(api, config).backoff(WatchBackoff {
+        next: WATCH_RETRY_MIN,
+    });
     let mut stream = std::pin::pin!(stream);
-    let mut relist: Option<Objects> = None;
+    let mut writer = CacheWriter::new(objects);
     let mut failures = 0u32;
     while let Some(event) = stream.next().await {
         let event = match event {
             Ok(event) => {
+                if failures > 0 {
+                    tracing::info!(%kind, failures, "watch resumed");
+                }
                 failures = 0;
                 event
             }
@@ -367,72 +516,143 @@ async fn run_watch(
                 continue;
             }
         };
-        match event {
-            watcher::Event::Init => relist = Some(Objects::default()),
-            watcher::Event::InitApply(object) => {
-                let cached = Arc::new(Cached::from_object(object, &resource));
-                relist.get_or_insert_with(Objects::default).insert(cached);
-            }
-            watcher::Event::InitDone => {
-                let fresh = relist.take().unwrap_or_default();
-                // What the (re)list changed, against what the cache held.
-                let mut relisted = Vec::new();
-                {
-                    let current = objects.read().expect("informer cache lock");
-                    fn key(o: &Cached) -> (&str, &str) {
-                        (o.namespace().unwrap_or_default(), o.name())
-                    }
-                    for object in current.iter() {
-                        let (namespace, name) = key(object);
-                        if fresh.get(namespace, name).is_none() {
-                            relisted.push(Change::Deleted(object.clone()));
-                        }
-                    }
-                    for object in fresh.iter() {
-                        let (namespace, name) = key(object);
-                        let unchanged = current
-                            .get(namespace, name)
-                            .is_some_and(|o| o.resource_version() == object.resource_version());
-                        if !unchanged {
-                            relisted.push(Change::Applied {
-                                object: object.clone(),
-                                initial: true,
-                            });
-                        }
-                    }
-                }
-                let count = fresh.len();
-                *objects.write().expect("informer cache lock") = fresh;
-                for change in relisted {
-                    let _ = changes.send(change);
-                }
-                if !*ready.borrow() {
-                    tracing::info!(%kind, objects = count, "informer synced");
-                }
-                ready.send_replace(true);
-            }
-            watcher::Event::Apply(object) => {
-                let cached = Arc::new(Cached::from_object(object, &resource));
-                objects
-                    .write()
-                    .expect("informer cache lock")
-                    .insert(cached.clone());
-                let _ = changes.send(Change::Applied {
-                    object: cached,
-                    initial: false,
-                });
-            }
-            watcher::Event::Delete(object) => {
-                let cached = Arc::new(Cached::from_object(object, &resource));
-                objects
-                    .write()
-                    .expect("informer cache lock")
-                    .remove(&cached);
-                let _ = changes.send(Change::Deleted(cached));
-            }
+        let cache = |object| Arc::new(Cached::from_object(object, &resource));
+        let event = match event {
+            watcher::Event::Apply(o) => watcher::Event::Apply(cache(o)),
+            watcher::Event::Delete(o) => watcher::Event::Delete(cache(o)),
+            watcher::Event::Init => watcher::Event::Init,
+            watcher::Event::InitApply(o) => watcher::Event::InitApply(cache(o)),
+            watcher::Event::InitDone => watcher::Event::InitDone,
+        };
+        for change in writer.apply(event) {
+            let _ = changes.send(change);
+        }
+        if writer.is_synced() && !*ready.borrow() {
+            tracing::info!(%kind, "informer synced");
+            ready.send_replace(true);
         }
     }
     // The watcher stream never ends on its own; if it does, say so.
     tracing::error!(%kind, "informer stream ended");
     tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cached::tests::config_maps;
+    use serde_json::json;
+
+    fn cm(name: &str, rv: &str) -> Arc<Cached> {
+        let object = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default", "resourceVersion": rv},
+        });
+        Arc::new(Cached::from_object(
+            serde_json::from_value(object).expect("a ConfigMap"),
+            &config_maps(),
+        ))
+    }
+
+    /// `+name@rv`, `~name@rv`, `-name@rv` for Added, Updated, Deleted.
+    fn names(changes: &[Change]) -> Vec<String> {
+        changes
+            .iter()
+            .map(|c| match c {
+                Change::Added(o) => format!("+{}@{}", o.name(), o.resource_version()),
+                Change::Updated(o) => format!("~{}@{}", o.name(), o.resource_version()),
+                Change::Deleted(o) => format!("-{}@{}", o.name(), o.resource_version()),
+            })
+            .collect()
+    }
+
+    fn list(writer: &mut CacheWriter, objects: &[Arc<Cached>]) -> Vec<String> {
+        assert!(writer.apply(watcher::Event::Init).is_empty());
+        for object in objects {
+            let changes = writer.apply(watcher::Event::InitApply(object.clone()));
+            assert!(changes.is_empty(), "a list changes nothing before it ends");
+        }
+        names(&writer.apply(watcher::Event::InitDone))
+    }
+
+    #[test]
+    fn the_first_list_adds_everything_and_syncs() {
+        let objects = Arc::new(RwLock::new(Objects::default()));
+        let mut writer = CacheWriter::new(objects.clone());
+        assert!(!writer.is_synced());
+        assert_eq!(
+            list(&mut writer, &[cm("a", "1"), cm("b", "2")]),
+            ["+a@1", "+b@2"]
+        );
+        assert!(writer.is_synced());
+        assert_eq!(objects.read().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn watch_events_say_added_updated_or_deleted_against_the_cache() {
+        let objects = Arc::new(RwLock::new(Objects::default()));
+        let mut writer = CacheWriter::new(objects.clone());
+        list(&mut writer, &[cm("a", "1")]);
+        let mut apply = |o| names(&writer.apply(watcher::Event::Apply(o)));
+        assert_eq!(apply(cm("b", "2")), ["+b@2"], "created after the list");
+        assert_eq!(apply(cm("a", "3")), ["~a@3"]);
+        assert_eq!(apply(cm("a", "3")), Vec::<String>::new(), "a replay");
+        assert_eq!(
+            names(&writer.apply(watcher::Event::Delete(cm("b", "4")))),
+            ["-b@4"]
+        );
+        assert_eq!(
+            names(&writer.apply(watcher::Event::Delete(cm("never-seen", "5")))),
+            Vec::<String>::new(),
+            "nothing held, nothing deleted"
+        );
+        let held: Vec<String> = objects
+            .read()
+            .unwrap()
+            .iter()
+            .map(|o| format!("{}@{}", o.name(), o.resource_version()))
+            .collect();
+        assert_eq!(held, ["a@3"]);
+    }
+
+    #[test]
+    fn a_relist_reports_only_what_changed_while_the_watch_was_down() {
+        let objects = Arc::new(RwLock::new(Objects::default()));
+        let mut writer = CacheWriter::new(objects.clone());
+        list(
+            &mut writer,
+            &[cm("same", "1"), cm("edited", "2"), cm("removed", "3")],
+        );
+        // The watch failed; meanwhile one object changed, one went, one came.
+        assert_eq!(
+            list(
+                &mut writer,
+                &[cm("edited", "7"), cm("new", "8"), cm("same", "1")]
+            ),
+            ["-removed@3", "~edited@7", "+new@8"]
+        );
+        assert_eq!(objects.read().unwrap().len(), 3);
+        // The same list again changes nothing.
+        assert!(
+            list(
+                &mut writer,
+                &[cm("edited", "7"), cm("new", "8"), cm("same", "1")]
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn watch_retries_stay_short_and_start_over_after_a_success() {
+        use kube::runtime::utils::Backoff as _;
+        let mut backoff = WatchBackoff {
+            next: WATCH_RETRY_MIN,
+        };
+        let delays: Vec<Duration> = backoff.by_ref().take(10).collect();
+        assert!(delays[0] <= WATCH_RETRY_MIN && delays[0] >= WATCH_RETRY_MIN / 2);
+        assert!(delays.iter().all(|d| *d <= WATCH_RETRY_MAX), "{delays:?}");
+        assert!(delays[9] >= WATCH_RETRY_MAX / 2, "{delays:?}");
+        backoff.reset();
+        assert!(backoff.next().expect("a delay") <= WATCH_RETRY_MIN);
+    }
 }

@@ -10,21 +10,26 @@ use serde_json::Value;
 use crate::bindings::{
     ApiError, Cluster, EventType, Gvk, ObjectRef, PatchType, Propagation, api_error, display_kind,
 };
+use crate::events::{EventRecord, Recorder};
 use crate::informer::{Informer, Informers, Resolved};
-use crate::memory::event_object;
 
 /// How long a read waits for an informer's first list.
 const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Serves host calls from the informer caches and the API server. (Each
-/// module's controller fences its writes by its leadership.)
+/// Serves host calls from the informer caches and the API server; Events
+/// go to the background [`Recorder`]. (Each module's controller fences its
+/// writes by its leadership.)
 pub(crate) struct KubeCluster {
     informers: Arc<Informers>,
+    recorder: Recorder,
 }
 
 impl KubeCluster {
-    pub fn new(informers: Arc<Informers>) -> KubeCluster {
-        KubeCluster { informers }
+    pub fn new(informers: Arc<Informers>, recorder: Recorder) -> KubeCluster {
+        KubeCluster {
+            informers,
+            recorder,
+        }
     }
 
     async fn informer(&self, kind: &Gvk) -> Result<Arc<Informer>, ApiError> {
@@ -257,27 +262,22 @@ impl Cluster for KubeCluster {
         message: &str,
         component: &str,
     ) -> Result<(), ApiError> {
-        let cached = self.informers.cached(
-            &regarding.kind,
-            regarding.namespace.as_deref(),
-            &regarding.name,
-        );
-        let event = event_object(
-            regarding,
-            cached.as_ref().map(|c| c.uid()),
+        let uid = self
+            .informers
+            .cached(
+                &regarding.kind,
+                regarding.namespace.as_deref(),
+                &regarding.name,
+            )
+            .map(|c| c.uid().to_string());
+        self.recorder.record(EventRecord {
+            regarding: regarding.clone(),
+            uid,
             event_type,
-            reason,
-            message,
-            component,
-        );
-        let namespace = event["metadata"]["namespace"].as_str().unwrap_or("default");
-        let request = kube::core::Request::new(format!(
-            "/apis/events.k8s.io/v1/namespaces/{namespace}/events"
-        ));
-        self.send(build(
-            request.create(&PostParams::default(), event.to_string().into_bytes()),
-        )?)
-        .await
-        .map(|_| ())
+            reason: reason.to_string(),
+            message: message.to_string(),
+            component: component.to_string(),
+        });
+        Ok(())
     }
 }

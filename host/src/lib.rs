@@ -47,6 +47,7 @@ pub mod config;
 mod controller;
 mod dispatch;
 pub mod engine;
+mod events;
 mod host;
 mod informer;
 mod json;

@@ -3,11 +3,12 @@
 
 use rekon_apiserver::{ListOptions, ResourceInfo, Status, Store, StoreConfig, WriteOptions};
 use rekon_apiserver::{PatchType as StorePatch, Propagation as StorePropagation};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::bindings::{
     ApiError, Cluster, EventType, Gvk, ObjectRef, PatchType, Propagation, api_error, api_version,
 };
+use crate::events::event_object;
 
 /// A cluster held in memory, with Kubernetes semantics (resourceVersion,
 /// generation, finalizers, owner references, selectors): the same store the
@@ -107,44 +108,6 @@ fn status_options(field_manager: &str, status: bool) -> WriteOptions {
         subresource: status.then(|| "status".to_string()),
         ..WriteOptions::default()
     }
-}
-
-/// The events.k8s.io/v1 Event a module records about an object.
-pub(crate) fn event_object(
-    regarding: &ObjectRef,
-    uid: Option<&str>,
-    event_type: EventType,
-    reason: &str,
-    message: &str,
-    component: &str,
-) -> Value {
-    let now = chrono::Utc::now();
-    let mut event = json!({
-        "apiVersion": "events.k8s.io/v1",
-        "kind": "Event",
-        "metadata": {
-            "name": format!("{}.{:x}", regarding.name, now.timestamp_nanos_opt().unwrap_or_default()),
-            "namespace": regarding.namespace.clone().unwrap_or_else(|| "default".to_string()),
-        },
-        "eventTime": now.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
-        "reportingController": component,
-        "reportingInstance": component,
-        "action": reason,
-        "reason": reason,
-        "note": message,
-        "type": match event_type { EventType::Normal => "Normal", EventType::Warning => "Warning" },
-        "regarding": {
-            "apiVersion": api_version(&regarding.kind),
-            "kind": regarding.kind.kind,
-            "namespace": regarding.namespace,
-            "name": regarding.name,
-        },
-    });
-    // With the uid, `kubectl describe` lists the Event under the object.
-    if let Some(uid) = uid.filter(|u| !u.is_empty()) {
-        event["regarding"]["uid"] = json!(uid);
-    }
-    event
 }
 
 #[async_trait::async_trait]
@@ -287,9 +250,11 @@ impl Cluster for MemoryCluster {
             message,
             component,
         );
-        self.store
-            .apply_object(event)
-            .map(|_| ())
-            .map_err(from_status)
+        // Best effort, as in a cluster: an Event the store refuses (its
+        // namespace is being deleted) is dropped.
+        if let Err(status) = self.store.apply_object(event) {
+            tracing::debug!(reason, error = %status.message, "event dropped: the store refused it");
+        }
+        Ok(())
     }
 }

@@ -142,6 +142,12 @@ pub struct Outcome {
     pub denied: Vec<String>,
     /// Every host call made: its name and `ok` or the error's reason.
     pub host_calls: Vec<(&'static str, String)>,
+    /// When the guest returned an error: the failed host call it is put
+    /// down to, as `patch Deployment.apps/v1 default/web: 500
+    /// InternalError: ...` (the latest failed call whose message the
+    /// guest's error repeats, else the latest failed call that is not a
+    /// read of a missing object).
+    pub failed_call: Option<String>,
     /// Wall time of the whole reconcile, instantiation included.
     pub elapsed: Duration,
 }
@@ -348,11 +354,18 @@ impl Module {
         }
         .await;
         let state = store.into_data();
+        let failed_call = match &result {
+            Err(ReconcileError::Guest { message, .. }) => {
+                state.blamed_call(message).map(ToString::to_string)
+            }
+            _ => None,
+        };
         Outcome {
             result,
             calls: state.calls,
             denied: state.denied,
             host_calls: state.call_results,
+            failed_call,
             elapsed: started.elapsed(),
         }
     }

@@ -61,6 +61,12 @@ pub(crate) struct ReasonLabel {
     pub reason: String,
 }
 
+/// Labels: an outcome.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct ResultLabel {
+    pub result: String,
+}
+
 /// Labels: an informer's kind.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct InformerLabel {
@@ -82,6 +88,7 @@ pub struct Metrics {
     pub(crate) leader: Gauge,
     pub(crate) module_leader: Family<ModuleLabel, Gauge>,
     pub(crate) informer_objects: Family<InformerLabel, Gauge>,
+    pub(crate) events: Family<ResultLabel, Counter>,
     ready: AtomicBool,
     controllers_expected: AtomicUsize,
     controllers_synced: AtomicUsize,
@@ -184,6 +191,12 @@ impl Metrics {
             "Objects in each shared informer's cache",
             informer_objects.clone(),
         );
+        let events = Family::<ResultLabel, Counter>::default();
+        registry.register(
+            "events",
+            "Events recorded by modules and the host, by result (created, aggregated into a series, dropped_refused, dropped_rate_limited, dropped_queue_full, dropped_failed, dropped_not_leading)",
+            events.clone(),
+        );
         Metrics {
             registry,
             reconciles,
@@ -198,6 +211,7 @@ impl Metrics {
             leader,
             module_leader,
             informer_objects,
+            events,
             ready: AtomicBool::new(false),
             controllers_expected: AtomicUsize::new(0),
             controllers_synced: AtomicUsize::new(0),
@@ -217,6 +231,15 @@ impl Metrics {
         self.controllers_expected
             .store(controllers, Ordering::Relaxed);
         self.ready.store(true, Ordering::Relaxed);
+    }
+
+    /// Counts one Event by what became of it.
+    pub(crate) fn count_event(&self, result: &str) {
+        self.events
+            .get_or_create(&ResultLabel {
+                result: result.to_string(),
+            })
+            .inc();
     }
 
     /// One controller's primary cache has synced.

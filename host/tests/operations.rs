@@ -250,9 +250,9 @@ mod telemetry {
         reconciled(&env, "web").await;
         let metrics = env
             .wait("a guest failure counted", || {
-                http_get(port, "/metrics")
-                    .map(|r| r.1)
-                    .filter(|m| m.contains("rekon_guest_failures_total{"))
+                http_get(port, "/metrics").map(|r| r.1).filter(|m| {
+                    m.contains("rekon_guest_failures_total{") && m.contains("rekon_events_total{")
+                })
             })
             .await;
         let documented = documented_metrics();

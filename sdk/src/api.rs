@@ -342,14 +342,22 @@ where
 
 // ----- events and logs -----
 
-/// Records a Normal or Warning Event about `regarding`.
-pub fn event(
-    regarding: &ObjectRef,
-    event_type: EventType,
-    reason: &str,
-    message: &str,
-) -> Result<(), ApiError> {
-    raw::record_event(regarding, event_type, reason, message)
+/// Records a Normal or Warning Event about `regarding`, best effort.
+///
+/// The host writes Events in the background (aggregating repeats into one
+/// Event with a count) and never makes a reconcile wait for, or fail
+/// because of, an Event: one the API server refuses (in a namespace being
+/// deleted, say) is dropped. So this returns nothing to handle. The host
+/// refuses only an Event no API server would take (an empty reason or one
+/// over 128 characters); that is logged as a warning here.
+pub fn event(regarding: &ObjectRef, event_type: EventType, reason: &str, message: &str) {
+    if let Err(error) = raw::record_event(regarding, event_type, reason, message) {
+        raw::log(
+            Level::Warn,
+            &format!("event {reason:?} not recorded: {error}"),
+            &[],
+        );
+    }
 }
 
 /// Logs a message at `level` with key/value fields.

@@ -748,6 +748,17 @@ impl Backend for Inner {
         reason: &str,
         message: &str,
     ) -> Result<(), ApiError> {
+        // As the host: only an Event no API server would take is refused.
+        if reason.is_empty() || reason.len() > 128 {
+            return Err(ApiError::new(
+                422,
+                "Invalid",
+                format!(
+                    "the Event's reason must be 1 to 128 characters, not {}",
+                    reason.len()
+                ),
+            ));
+        }
         if !self.recording.get() {
             return Ok(());
         }

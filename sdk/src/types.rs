@@ -151,6 +151,14 @@ impl ApiError {
     pub fn is_invalid(&self) -> bool {
         self.code == 422
     }
+
+    /// The namespace is being deleted, so nothing new may be created in it
+    /// (403 with the API server's "is being terminated" message). A
+    /// reconciler should treat it as "nothing to do": the namespace's
+    /// objects are on their way out.
+    pub fn is_namespace_terminating(&self) -> bool {
+        self.code == 403 && self.message.contains("because it is being terminated")
+    }
 }
 
 impl fmt::Display for ApiError {

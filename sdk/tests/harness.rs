@@ -215,3 +215,40 @@ fn recording_can_be_turned_off_for_benchmarks() {
         "the write still happened"
     );
 }
+
+#[test]
+fn events_are_best_effort_and_a_bad_reason_is_only_logged() {
+    let cluster = FakeCluster::from_yaml(FIXTURES).expect("fixtures");
+    let target = ObjectRef::new(Gvk::of::<ConfigMap>(), Some("apps"), "one");
+    cluster.run(|| {
+        api::event(&target, EventType::Normal, "Synced", "all good");
+        api::event(&target, EventType::Warning, "", "no reason given");
+        api::event(&target, EventType::Warning, &"R".repeat(129), "too long");
+    });
+    let events = cluster.events();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].reason, "Synced");
+    let warnings: Vec<String> = cluster
+        .logs()
+        .into_iter()
+        .filter(|l| l.level == Level::Warn)
+        .map(|l| l.message)
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].contains("not recorded"), "{warnings:?}");
+}
+
+#[test]
+fn a_namespace_being_deleted_refuses_new_objects_recognisably() {
+    let cluster = FakeCluster::from_yaml(FIXTURES).expect("fixtures");
+    cluster.run(|| {
+        api::delete_dyn(&Gvk::new("", "v1", "Namespace"), None, "apps").expect("deleting");
+        let copy = serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "late", "namespace": "apps"},
+        });
+        let error = api::apply_value(&copy, true).expect_err("refused");
+        assert!(error.is_namespace_terminating(), "{error}");
+        assert!(!ApiError::new(403, "Forbidden", "no").is_namespace_terminating());
+    });
+}

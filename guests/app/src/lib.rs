@@ -104,7 +104,7 @@ impl Reconciler for AppReconciler {
                     set_condition(&mut status.conditions, condition);
                     if status != current {
                         api::patch_status_dyn(&req.target, &json!({ "status": status }))?;
-                        api::event(&req.target, EventType::Warning, "InvalidSpec", &message)?;
+                        api::event(&req.target, EventType::Warning, "InvalidSpec", &message);
                     }
                     return Err(Error::permanent(format!("{}: {message}", req.target)));
                 }
@@ -115,8 +115,17 @@ impl Reconciler for AppReconciler {
         let name = req.name();
 
         let owner = serde_json::to_value(owner)?;
-        let applied = api::apply_value(&deployment(ns, name, &spec, &owner), true)?;
-        api::apply_value(&service(ns, name, &spec, &owner), true)?;
+        let applied = match api::apply_value(&deployment(ns, name, &spec, &owner), true) {
+            Ok(applied) => applied,
+            // The namespace is being deleted: so is this App, and its
+            // finalizing reconcile follows. Nothing to do until then.
+            Err(e) if e.is_namespace_terminating() => return Ok(Action::Done),
+            Err(e) => return Err(e.into()),
+        };
+        match api::apply_value(&service(ns, name, &spec, &owner), true) {
+            Err(e) if e.is_namespace_terminating() => return Ok(Action::Done),
+            other => other?,
+        };
         let ready = applied
             .pointer("/status/readyReplicas")
             .and_then(Value::as_i64)
@@ -157,6 +166,9 @@ pub fn desired_status(
     status
 }
 
+/// Cleans up behind a deleted App, the way a finalizer should: what is
+/// already gone is not an error, the Event is best effort, and a namespace
+/// being deleted does not stop the finalizer from being removed.
 fn finalize(req: &Request, app: &Value) -> Result<Action, Error> {
     if !api::has_finalizer(app, FINALIZER) {
         return Ok(Action::Done);
@@ -178,7 +190,7 @@ fn finalize(req: &Request, app: &Value) -> Result<Action, Error> {
         },
         req.name()
     );
-    api::event(&req.target, EventType::Normal, "CleanedUp", &message)?;
+    api::event(&req.target, EventType::Normal, "CleanedUp", &message);
     api::remove_finalizer(app, FINALIZER)?;
     Ok(Action::Done)
 }

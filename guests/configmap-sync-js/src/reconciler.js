@@ -9,7 +9,9 @@
 // `rekon.dev/sync-cleanup` guarantees it sees the deletion). It watches
 // Namespaces (not owned) so that a copy appears as soon as a listed
 // namespace is created. A ConfigMap of the same name that is not a copy is
-// never overwritten: a `CopyConflict` Warning Event says so.
+// never overwritten: a `CopyConflict` Warning Event says so. A namespace
+// being deleted is skipped like an absent one, and cleanup that finds a
+// copy already gone goes on.
 //
 // The component exports `manifest` and `reconcile` (the world `reconciler`
 // in wit/reconciler.wit); it imports `cluster` and `log`. Host calls that
@@ -96,13 +98,19 @@ function sync(request) {
   const current = addFinalizer(source);
   const synced = [];
   for (const target of targets(current, ns)) {
-    if (getOrNone({ kind: NAMESPACE, namespace: undefined, name: target }) === undefined) {
+    // A namespace that does not exist yet, or is being deleted, gets no
+    // copy (a deleted namespace takes its copy with it).
+    const namespace = getOrNone({ kind: NAMESPACE, namespace: undefined, name: target });
+    if (namespace === undefined) {
       log('info', 'target namespace does not exist yet', [['namespace', target]]);
+      continue;
+    }
+    if (namespace.metadata?.deletionTimestamp) {
       continue;
     }
     const existing = getOrNone({ kind: CONFIGMAP, namespace: target, name });
     if (existing !== undefined && !isCopyOf(existing, ns, name)) {
-      cluster.recordEvent(
+      event(
         request.target,
         'warning',
         'CopyConflict',
@@ -110,11 +118,17 @@ function sync(request) {
       );
       continue;
     }
-    cluster.patch(
-      { kind: CONFIGMAP, namespace: target, name },
-      { tag: 'apply', val: { fieldManager: undefined, force: true } },
-      JSON.stringify(copy(current, ns, name, target)),
-    );
+    try {
+      cluster.patch(
+        { kind: CONFIGMAP, namespace: target, name },
+        { tag: 'apply', val: { fieldManager: undefined, force: true } },
+        JSON.stringify(copy(current, ns, name, target)),
+      );
+    } catch (e) {
+      // Its deletion started after the read above.
+      if (isNamespaceTerminating(e)) continue;
+      throw e;
+    }
     synced.push(target);
   }
   deleteCopies(ns, name, synced);
@@ -178,6 +192,22 @@ function deleteCopies(ns, name, keep) {
 }
 
 // ----- helpers over the host calls -----
+
+/** Records an Event, best effort: the host writes Events in the background
+ * and never fails a reconcile for one, so nothing here waits or throws. */
+function event(regarding, type, reason, message) {
+  try {
+    cluster.recordEvent(regarding, type, reason, message);
+  } catch (e) {
+    log('warn', `event ${reason} not recorded: ${apiError(e)?.message ?? e}`, []);
+  }
+}
+
+/** The namespace is being deleted: nothing new may be created in it. */
+function isNamespaceTerminating(e) {
+  const api = apiError(e);
+  return api?.code === 403 && api.message.includes('because it is being terminated');
+}
 
 /** Reads an object; `undefined` when it does not exist. */
 function getOrNone(target) {

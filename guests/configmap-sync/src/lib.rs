@@ -9,6 +9,9 @@
 //! It watches Namespaces (not owned) so that a copy appears as soon as a
 //! listed namespace is created. A ConfigMap of the same name that is not a
 //! copy is never overwritten: a `CopyConflict` Warning Event says so.
+//! A namespace being deleted is skipped like an absent one, and cleanup
+//! that finds a copy already gone goes on: deleting a namespace that holds
+//! sources or copies never waits on this reconciler.
 //!
 //! Objects are read and written as JSON: decoding or encoding whole
 //! k8s-openapi types (`ObjectMeta` with its timestamps and managed fields)
@@ -67,13 +70,19 @@ impl Reconciler for ConfigMapSync {
         let targets = targets(&source, ns);
         let mut synced = Vec::new();
         for target in &targets {
-            if api::get_as::<Value>(&Gvk::of::<Namespace>(), None, target)?.is_none() {
-                api::log(
-                    Level::Info,
-                    "target namespace does not exist yet",
-                    &[("namespace", target)],
-                );
-                continue;
+            // A namespace that does not exist yet, or is being deleted,
+            // gets no copy (a deleted namespace takes its copy with it).
+            match api::get_as::<Value>(&Gvk::of::<Namespace>(), None, target)? {
+                None => {
+                    api::log(
+                        Level::Info,
+                        "target namespace does not exist yet",
+                        &[("namespace", target)],
+                    );
+                    continue;
+                }
+                Some(namespace) if api::is_deleting(&namespace) => continue,
+                Some(_) => {}
             }
             if let Some(existing) =
                 api::get_as::<Value>(&Gvk::of::<ConfigMap>(), Some(target), name)?
@@ -84,11 +93,15 @@ impl Reconciler for ConfigMapSync {
                     EventType::Warning,
                     "CopyConflict",
                     &format!("{target}/{name} exists and is not a copy: left alone"),
-                )?;
+                );
                 continue;
             }
-            api::apply_value(&copy(&source, ns, name, target), true)?;
-            synced.push(target.as_str());
+            match api::apply_value(&copy(&source, ns, name, target), true) {
+                Ok(_) => synced.push(target.as_str()),
+                // Its deletion started after the read above.
+                Err(e) if e.is_namespace_terminating() => continue,
+                Err(e) => return Err(e.into()),
+            }
         }
         delete_copies(ns, name, &synced)?;
         Ok(Action::Done)

@@ -177,6 +177,67 @@ impl Env {
 }
 
 impl Env {
+    /// Stops the API server (clients see refused connections), runs
+    /// `while_down` on its store, and serves the same store again on the
+    /// same port. Returns when it serves again.
+    pub async fn restart_server(&mut self, down: Duration, while_down: impl FnOnce(&Store)) {
+        let port = self.server.addr().port();
+        let store = self.server.store();
+        self.server.stop().await;
+        while_down(&store);
+        tokio::time::sleep(down).await;
+        self.server = ApiServer::builder()
+            .port(port)
+            .store(store)
+            .start()
+            .await
+            .expect("the API server starts again on its port");
+    }
+
+    /// The reasons of the reconciles of the primary object `name` logged
+    /// after byte `from` of the log, in order (`added`, `updated`...).
+    pub fn reconcile_reasons(&self, from: usize, name: &str) -> Vec<String> {
+        let log = self.log();
+        let object = format!("object={name} ");
+        log.get(from..)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| {
+                l.contains("reconcile{")
+                    && l.contains(&object)
+                    && (l.ends_with(": reconciled")
+                        || l.contains(": reconciled ")
+                        || l.contains(": reconcile failed"))
+            })
+            .filter_map(|l| {
+                let reason = l.split("reason=").nth(1)?;
+                let reason = reason.split([' ', '}']).next()?;
+                Some(reason.trim_matches('"').to_string())
+            })
+            .collect()
+    }
+
+    /// Waits until no reconcile has been logged for a second; returns the
+    /// log's length then (a mark for [`reconcile_reasons`](Self::reconcile_reasons)).
+    pub async fn settled(&self) -> usize {
+        let count = || self.log().matches("reconcile{").count();
+        let started = Instant::now();
+        let mut seen = count();
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let now = count();
+            if now == seen {
+                return self.log().len();
+            }
+            assert!(
+                started.elapsed() < DEADLINE,
+                "reconciles never settled\n--- rekon log ---\n{}",
+                self.log()
+            );
+            seen = now;
+        }
+    }
+
     /// Waits for an events.k8s.io Event that `matches`, and returns it.
     pub async fn event(&self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
         let events = self.resource("events.k8s.io", "v1", "Event");

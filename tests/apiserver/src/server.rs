@@ -281,7 +281,10 @@ impl RunningServer {
         self.stop().await;
     }
 
-    async fn stop(&mut self) {
+    /// Stops serving, as [`shutdown`](Self::shutdown) does, but keeps the
+    /// handle: its store stays readable and writable, and a new server can
+    /// serve it again (on the same port, to look like a restart).
+    pub async fn stop(&mut self) {
         if let Err(e) = self.save() {
             tracing::warn!(error = %e, "could not save the API server state");
         }
@@ -640,6 +643,12 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
         ),
         _ => ("", String::new()),
     };
+    if let Some(delay) = (!verb.is_empty())
+        .then(|| state.faults.take_stall(verb, &resource))
+        .flatten()
+    {
+        tokio::time::sleep(delay).await;
+    }
     let resp = match (!verb.is_empty())
         .then(|| state.faults.take_failure(verb, &resource))
         .flatten()

@@ -56,9 +56,20 @@ fn one() -> usize {
     1
 }
 
+/// A rule delaying the next `count` matching requests, then answering them
+/// normally.
+#[derive(Clone, Debug, PartialEq)]
+struct StallRule {
+    verb: Option<String>,
+    resource: Option<String>,
+    delay: Duration,
+    count: usize,
+}
+
 #[derive(Default)]
 struct FaultState {
     rules: Vec<FailRule>,
+    stalls: Vec<StallRule>,
     latency: Duration,
     log: Vec<RequestRecord>,
 }
@@ -112,6 +123,24 @@ impl Faults {
         });
     }
 
+    /// Delays the next `count` requests with `verb` on `resource` (any when
+    /// `None`) by `delay` each, then answers them normally: a slow API
+    /// server for one kind of request.
+    pub fn stall_next(
+        &self,
+        count: usize,
+        verb: Option<&str>,
+        resource: Option<&str>,
+        delay: Duration,
+    ) {
+        self.lock().stalls.push(StallRule {
+            verb: verb.map(str::to_string),
+            resource: resource.map(str::to_string),
+            delay,
+            count,
+        });
+    }
+
     /// Delays every API request by `latency` (zero to stop).
     pub fn set_latency(&self, latency: Duration) {
         self.lock().latency = latency;
@@ -134,10 +163,11 @@ impl Faults {
         self.restart.notify_waiters();
     }
 
-    /// Removes every failure rule and the latency.
+    /// Removes every failure and stall rule and the latency.
     pub fn clear(&self) {
         let mut g = self.lock();
         g.rules.clear();
+        g.stalls.clear();
         g.latency = Duration::ZERO;
     }
 
@@ -166,6 +196,23 @@ impl Faults {
 
     pub(crate) fn restart_notify(&self) -> Arc<tokio::sync::Notify> {
         self.restart.clone()
+    }
+
+    /// The delay to add to this request, if a stall rule matches (consuming it).
+    pub(crate) fn take_stall(&self, verb: &str, resource: &str) -> Option<Duration> {
+        let mut g = self.lock();
+        let pos = g.stalls.iter().position(|r| {
+            r.count > 0
+                && r.verb.as_deref().is_none_or(|v| v == verb)
+                && r.resource.as_deref().is_none_or(|x| x == resource)
+        })?;
+        let rule = &mut g.stalls[pos];
+        rule.count -= 1;
+        let delay = rule.delay;
+        if rule.count == 0 {
+            g.stalls.remove(pos);
+        }
+        Some(delay)
     }
 
     /// The failure to inject for this request, if a rule matches (consuming it).
