@@ -129,7 +129,7 @@ fn main() {
                 "KiB",
             );
             if full {
-                let digest = rekon_host::module::digest(&bytes);
+                let digest = rekon_host::digest(&bytes);
                 let started = Instant::now();
                 uncached
                     .compile(&bytes, &digest)

@@ -47,7 +47,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rekon_apiserver::{ApiServer, ListOptions, ResourceInfo, RunningServer, Store, WriteOptions};
-use rekon_host::{EngineConfig, Host, NativeReconciler, SyncedInformer};
+use rekon_host::bench::{NativeReconciler, SyncedInformer};
+use rekon_host::{ControllerConfig, EngineConfig, Host};
 use rekon_sdk::Reconciler as _;
 use serde_json::{Value, json};
 
@@ -239,7 +240,7 @@ fn pipeline(logic: Logic, sizes: &Sizes) {
     let client = runtime.block_on(client_for(&server.kubeconfig));
     let builder = Host::builder()
         .client(client.clone())
-        .concurrency(CONCURRENCY)
+        .controller_config(ControllerConfig::default().concurrency(CONCURRENCY))
         .engine_config(EngineConfig::default().cache_dir(Some(cache.path().to_path_buf())));
     let builder = match logic {
         Logic::Wasm => builder.module(

@@ -288,7 +288,7 @@ fn main() {
     runtime.block_on(async {
         let uncached = Engine::new(EngineConfig::default().cache_dir(None)).expect("an engine");
         let bytes = misbehave.version(&mark('u', 0));
-        let digest = rekon_host::module::digest(&bytes);
+        let digest = rekon_host::digest(&bytes);
         let started = Instant::now();
         uncached
             .compile(&bytes, &digest)

@@ -20,7 +20,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::bindings::{Gvk, Permission, VERBS, Verbs, split_api_version};
+use crate::contract::{Gvk, Permission, Verbs};
+use crate::shared::{VERBS, split_api_version};
 
 /// Why a configuration file was refused.
 #[derive(Debug, thiserror::Error)]
@@ -53,17 +54,6 @@ pub enum ConfigError {
         /// The verb.
         verb: String,
     },
-}
-
-impl ConfigError {
-    /// A short, bounded label for metrics.
-    pub fn metric_label(&self) -> &'static str {
-        match self {
-            ConfigError::Read { .. } => "read",
-            ConfigError::Parse { .. } => "parse",
-            ConfigError::Verb { .. } => "verb",
-        }
-    }
 }
 
 /// The host configuration.

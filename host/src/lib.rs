@@ -5,17 +5,25 @@
 //! holds only the reconcile logic and runs sandboxed, with a fresh instance
 //! per reconcile, a CPU deadline and a memory cap.
 //!
-//! Where to start:
-//! - [`Engine`] (configured by [`EngineConfig`]): the process-wide wasmtime
-//!   engine with its epoch ticker and on-disk compile cache;
-//! - [`Module::load`]: validates and compiles a component into a [`Module`]
-//!   whose [`Manifest`] says what it reconciles and may do;
-//! - [`Module::reconcile`]: one reconcile on a fresh instance, with host calls
-//!   served by a [`Cluster`] backend — [`MemoryCluster`] holds a cluster in
-//!   memory (the store of the in-memory API server).
-//! - [`Host::builder`]: the whole controller host (informers, queues, one
-//!   controller per module, live reload), with leader election
-//!   ([`leader`]) or modules spread across replicas ([`scaleout`]).
+//! Where to start, as an embedder:
+//! - [`Host::builder`]: the whole controller host — informers, queues, one
+//!   controller per module, live reload from files and ConfigMaps — with
+//!   [`ControllerConfig`], [`EngineConfig`], the operator's [`HostConfig`]
+//!   and leader election or scale-out ([`LeaderConfig`]); see
+//!   `examples/embed.rs`;
+//! - [`Module::load`] and [`Module::reconcile`]: one module version and one
+//!   reconcile on a fresh instance, with host calls served by a [`Cluster`]
+//!   backend such as [`MemoryCluster`] (a cluster in memory), as below;
+//! - [`pack`]: shipping a module as ConfigMaps.
+//!
+//! Inside, one room per job, data flowing one way:
+//! `source` (files, ConfigMaps) -> `loader` (validated versions) ->
+//! `host` (the supervisor: one controller per version) -> `controller`
+//! (triggers, queue, reconcile) -> `runtime` (engine, module, instance) ->
+//! `bindings` (the guest's imports, checked) -> `cluster` (fence, API
+//! client, Events, memory) -> `informer` (caches) and `discovery`, with
+//! `ha` (leader election, scale-out) and `telemetry` beside them, and
+//! `contract` and `shared` (the WIT types, names) at the bottom.
 //!
 //! ```no_run
 //! # async fn run() -> anyhow::Result<()> {
@@ -40,43 +48,49 @@
 //! ```
 #![deny(missing_docs)]
 
+// The rooms, in the order data flows: a source's bytes become a validated
+// version (loader), which the supervisor (host) runs as a controller,
+// which dispatches into the runtime, whose guest calls (bindings) reach
+// the cluster. Each room's `mod.rs` says what it may call.
 mod bindings;
-mod cached;
-pub mod cli;
-pub mod config;
+mod cluster;
+mod config;
+mod contract;
 mod controller;
-mod dispatch;
-pub mod engine;
-mod events;
+mod discovery;
+mod ha;
 mod host;
 mod informer;
-mod json;
-mod kube_cluster;
-pub mod leader;
-mod memory;
-pub mod module;
-pub mod pack;
-pub mod queue;
-pub mod scaleout;
-pub mod source;
-pub mod telemetry;
+mod loader;
+mod runtime;
+mod shared;
+mod source;
+mod telemetry;
 
-pub use bindings::{
-    Action, ApiError, ApplyOptions, CallRecord, Cluster, EventType, Gvk, Level, Manifest, Mapping,
-    ObjectRef, PatchType, Permission, Propagation, Reason, ReconcileError as GuestError, Request,
-    Verbs, Watch, api_error, is_allowed,
+pub use bindings::CallRecord;
+pub use cluster::Cluster;
+pub use cluster::memory::MemoryCluster;
+pub use config::{ConfigError, HostConfig, ModuleConfig, PermissionConfig};
+pub use contract::{
+    Action, ApiError, ApplyOptions, EventType, GuestError, Gvk, Level, Manifest, Mapping,
+    ObjectRef, PatchType, Permission, Propagation, Reason, Request, Verbs, Watch, api_error,
 };
-pub use config::{ConfigError, HostConfig};
-#[doc(hidden)]
-pub use dispatch::{DispatchStats, NativeFuture, NativeReconciler};
-pub use engine::{CompileSource, Engine, EngineConfig, EngineError};
-pub use host::{Host, HostBuilder, HostError};
-pub use informer::ResolveError;
-#[doc(hidden)]
-pub use informer::SyncedInformer;
-pub use json::{manifest_json, object_ref_of};
-pub use leader::{LeaderConfig, Leadership};
-pub use memory::MemoryCluster;
-pub use module::{DispatchOptions, Module, ModuleError, Outcome, ReconcileError};
-pub use source::{SourceError, SourceEvent};
+pub use controller::ControllerConfig;
+pub use ha::LeaderConfig;
+pub use host::{Host, HostBuilder, HostError, SHUTDOWN_GRACE};
+pub use runtime::{
+    CompileSource, DispatchOptions, Engine, EngineConfig, EngineError, Module, ModuleError,
+    Outcome, ReconcileError, digest, manifest_json,
+};
+pub use shared::object_ref_of;
+pub use source::Origin;
+pub use source::pack;
 pub use telemetry::Metrics;
+
+/// Hooks for the benchmarks (`cargo bench`): a reconciler compiled into
+/// the host, dispatch statistics, and an informer outside a host.
+#[cfg(feature = "bench")]
+pub mod bench {
+    pub use crate::informer::SyncedInformer;
+    pub use crate::runtime::dispatch::{DispatchStats, NativeFuture, NativeReconciler};
+}

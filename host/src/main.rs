@@ -1,5 +1,8 @@
-//! The `rekon` binary. See `rekon --help`.
+//! The `rekon` binary: the command line over the `rekon_host` library.
+//! See `rekon --help`.
+
+mod cli;
 
 fn main() -> std::process::ExitCode {
-    rekon_host::cli::main()
+    cli::main()
 }

@@ -1,0 +1,30 @@
+//! The host side of the contract: the state of one guest instance
+//! ([`state`]), the permission check ([`permissions`]) and the import
+//! implementations ([`calls`]). It calls the cluster room only.
+
+mod calls;
+mod permissions;
+mod state;
+
+use wasmtime::component::{HasSelf, Linker};
+
+pub(crate) use permissions::Caller;
+pub use state::CallRecord;
+pub(crate) use state::{CallContext, HostState};
+
+use crate::contract::Reconciler;
+
+/// Largest object or patch body a guest may send in one call.
+pub const MAX_CALL_PAYLOAD: usize = 3 << 20;
+/// Longest log message or reconcile error message kept from a guest.
+pub const MAX_MESSAGE: usize = 8 << 10;
+/// Longest Event reason (the API server's limit).
+pub const MAX_EVENT_REASON: usize = 128;
+
+/// Adds WASI (without ambient authority) and the `rekon:reconciler`
+/// imports to a linker.
+pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+    wasmtime_wasi::p2::add_to_linker_async(linker)?;
+    Reconciler::add_to_linker::<HostState, HasSelf<HostState>>(linker, |state| state)?;
+    Ok(())
+}

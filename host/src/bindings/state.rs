@@ -1,0 +1,214 @@
+//! The state of one guest instance's store: its WASI context (empty), its
+//! memory limiter, its CPU accounting, what it called and what failed.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::permissions::Caller;
+use crate::cluster::Cluster;
+use crate::contract::{ApiError, Gvk};
+use crate::shared::display_kind;
+
+/// How much of a guest's stderr is kept (panic messages land there).
+const STDERR_CAPACITY: usize = 16 << 10;
+
+/// One host call a guest made, and what came back. `rekon reconcile`
+/// prints these; tests assert on them.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct CallRecord {
+    /// The import called: `get`, `list`, `create`, `patch`, `log`...
+    pub call: &'static str,
+    /// Its arguments.
+    pub args: Value,
+    /// What the host answered: `{"ok": ...}` or `{"error": {...}}`.
+    pub result: Value,
+}
+
+/// What a reconcile may reach: present while `reconcile` runs, absent while
+/// the module describes itself.
+pub(crate) struct CallContext {
+    pub cluster: Arc<dyn Cluster>,
+    pub caller: Arc<Caller>,
+    pub record: bool,
+}
+
+/// Memory accounting of one instance.
+pub(crate) struct Limits {
+    pub max_memory: usize,
+    pub hit: bool,
+}
+
+impl wasmtime::ResourceLimiter for Limits {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.max_memory {
+            self.hit = true;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 100_000)
+    }
+}
+
+/// The data of one guest instance's store.
+pub struct HostState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(crate) limits: Limits,
+    pub(crate) context: Option<CallContext>,
+    pub(crate) stderr: MemoryOutputPipe,
+    pub(crate) calls: Vec<CallRecord>,
+    /// Every host call: its name and `ok` or the error reason (for metrics).
+    pub(crate) call_results: Vec<(&'static str, String)>,
+    /// Panic message the guest logged (the SDK's panic hook) before trapping.
+    pub(crate) panic_message: Option<String>,
+    /// Calls refused for lack of permission, as messages.
+    pub(crate) denied: Vec<String>,
+    /// The host calls that failed, oldest first (at most [`MAX_FAILED_CALLS`]).
+    pub(crate) failed_calls: Vec<FailedCall>,
+    /// Time spent in host calls: not charged to the guest's CPU budget.
+    pub(crate) host_time: Duration,
+    pub(crate) started: Instant,
+    pub(crate) budget: Duration,
+    pub(crate) timed_out: bool,
+}
+
+impl HostState {
+    pub(crate) fn new(max_memory: usize, budget: Duration, context: Option<CallContext>) -> Self {
+        let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
+        // No preopened directories, no environment, no arguments, no
+        // sockets: the guest has no ambient authority.
+        let wasi = WasiCtx::builder().stderr(stderr.clone()).build();
+        HostState {
+            wasi,
+            table: ResourceTable::new(),
+            limits: Limits {
+                max_memory,
+                hit: false,
+            },
+            context,
+            stderr,
+            calls: Vec::new(),
+            call_results: Vec::new(),
+            panic_message: None,
+            denied: Vec::new(),
+            failed_calls: Vec::new(),
+            host_time: Duration::ZERO,
+            started: Instant::now(),
+            budget,
+            timed_out: false,
+        }
+    }
+
+    /// CPU time the guest used so far (wall time minus host calls).
+    pub(crate) fn guest_time(&self) -> Duration {
+        self.started.elapsed().saturating_sub(self.host_time)
+    }
+
+    /// The guest's stderr, lossily decoded.
+    pub(crate) fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.contents()).into_owned()
+    }
+
+    pub(super) fn record(
+        &mut self,
+        call: &'static str,
+        args: impl FnOnce() -> Value,
+        result: Value,
+    ) {
+        if self.context.as_ref().is_some_and(|c| c.record) {
+            self.calls.push(CallRecord {
+                call,
+                args: args(),
+                result,
+            });
+        }
+    }
+}
+
+impl HostState {
+    pub(super) fn remember_failure(&mut self, failed: FailedCall) {
+        if self.failed_calls.len() == MAX_FAILED_CALLS {
+            self.failed_calls.remove(0);
+        }
+        self.failed_calls.push(failed);
+    }
+
+    /// The failed host call a guest's error is put down to: the latest
+    /// whose API message the guest's message repeats (it passed the error
+    /// on), else the latest that is not a read of a missing object (which
+    /// guests usually handle).
+    pub(crate) fn blamed_call(&self, guest_message: &str) -> Option<&FailedCall> {
+        let failed = self.failed_calls.iter().rev();
+        failed
+            .clone()
+            .find(|f| !f.error.message.is_empty() && guest_message.contains(&f.error.message))
+            .or_else(|| {
+                failed
+                    .clone()
+                    .find(|f| !(f.error.code == 404 && matches!(f.call, "get" | "list")))
+            })
+    }
+}
+
+/// Most failed host calls remembered per reconcile.
+const MAX_FAILED_CALLS: usize = 16;
+
+/// A host call that failed during a reconcile.
+#[derive(Clone, Debug)]
+pub(crate) struct FailedCall {
+    /// The import: `get`, `patch`, `record-event`...
+    pub call: &'static str,
+    /// What it was about: `Deployment.apps/v1 default/web`.
+    pub target: String,
+    /// What the API server (or the host) answered.
+    pub error: ApiError,
+}
+
+impl std::fmt::Display for FailedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}: {} {}: {}",
+            self.call, self.target, self.error.code, self.error.reason, self.error.message
+        )
+    }
+}
+
+/// `Deployment.apps/v1 default/web`, `Namespace/v1 tenant-a`,
+/// `ConfigMap/v1 in default` (no name), `ConfigMap/v1 in every namespace`.
+pub(super) fn describe_target(kind: &Gvk, namespace: Option<&str>, name: Option<&str>) -> String {
+    let kind = display_kind(kind);
+    match (namespace, name) {
+        (Some(ns), Some(name)) => format!("{kind} {ns}/{name}"),
+        (None, Some(name)) => format!("{kind} {name}"),
+        (Some(ns), None) => format!("{kind} in {ns}"),
+        (None, None) => format!("{kind} in every namespace"),
+    }
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! `rekon check`: validates a module (or the ConfigMaps that ship one) and
+//! prints its manifest.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use rekon_host::{Module, manifest_json, pack};
+use serde_json::{Value, json};
+
+use super::{Cli, engine, read, say};
+
+/// `rekon check MODULE`.
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    /// The component (.wasm), or the ConfigMap YAML `rekon pack` wrote.
+    module: PathBuf,
+}
+
+pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
+    let engine = engine(cli)?;
+    let path = &args.module;
+    let bytes = read(path)?;
+    // A component, or the ConfigMaps that ship one or several.
+    let modules: Vec<(String, Vec<u8>)> = if bytes.starts_with(b"\0asm") {
+        vec![(path.display().to_string(), bytes)]
+    } else if let Some(configmaps) = module_configmaps(&bytes) {
+        let mut modules = Vec::new();
+        for manifest in configmaps.iter().filter(|c| pack::is_manifest(c)) {
+            let name = manifest["metadata"]["name"].as_str().unwrap_or_default();
+            let bytes = pack::assemble(manifest, &configmaps)
+                .with_context(|| format!("cannot assemble the module of {}", path.display()))?;
+            modules.push((format!("{} (ConfigMap {name})", path.display()), bytes));
+        }
+        modules
+    } else {
+        vec![(path.display().to_string(), bytes)]
+    };
+    for (origin, bytes) in modules {
+        let module = Module::load(&engine, &bytes)
+            .await
+            .with_context(|| format!("cannot load {origin}"))?;
+        let mut out = manifest_json(module.manifest());
+        out["digest"] = json!(module.digest());
+        say(serde_json::to_string_pretty(&out)?)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The module ConfigMaps in a YAML or JSON text, if it holds any.
+fn module_configmaps(bytes: &[u8]) -> Option<Vec<Value>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut configmaps = Vec::new();
+    for document in serde_yaml::Deserializer::from_str(text) {
+        let value: Value = serde::Deserialize::deserialize(document).ok()?;
+        if value["kind"] == "ConfigMap"
+            && value["metadata"]["labels"][pack::MODULE_LABEL].is_string()
+        {
+            configmaps.push(value);
+        }
+    }
+    (!configmaps.is_empty()).then_some(configmaps)
+}

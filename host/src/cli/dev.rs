@@ -1,0 +1,97 @@
+//! `rekon dev`: the embedded in-memory API server, the manifests applied,
+//! and the modules running against it, until SIGINT/SIGTERM.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use rekon_host::Host;
+
+use super::{
+    Cli, ConfigMapArgs, client_from, engine_config, read_documents, signals, with_modules,
+};
+
+/// `rekon dev [MODULE]...`.
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    /// Module files (.wasm) to run against the embedded API server.
+    modules: Vec<PathBuf>,
+    /// A directory whose `*.wasm` files are modules, watched: changes are loaded live.
+    #[arg(long = "modules")]
+    module_dir: Vec<PathBuf>,
+    /// Serve only the API server, run no module.
+    #[arg(long)]
+    api_only: bool,
+    /// TCP port on 127.0.0.1 (0 picks a free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Write a kubeconfig for kubectl and kube-rs clients to this file.
+    #[arg(long)]
+    write_kubeconfig: Option<PathBuf>,
+    /// Manifests (CRDs and objects, YAML) to apply at start. Repeatable.
+    #[arg(long = "filename", short = 'f')]
+    manifests: Vec<PathBuf>,
+    #[command(flatten)]
+    configmaps: ConfigMapArgs,
+}
+
+pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
+    let stop = signals()?;
+    let server = rekon_apiserver::ApiServer::builder()
+        .port(args.port)
+        .start()
+        .await
+        .context("cannot start the API server")?;
+    let store = server.store();
+    for path in &args.manifests {
+        for document in read_documents(path)? {
+            store
+                .apply_object(document)
+                .with_context(|| format!("cannot apply an object of {}", path.display()))?;
+        }
+    }
+    let kubeconfig = match &args.write_kubeconfig {
+        Some(path) => path.clone(),
+        None => std::env::temp_dir().join(format!("rekon-dev-{}.kubeconfig", server.addr().port())),
+    };
+    server
+        .write_kubeconfig(&kubeconfig)
+        .context("cannot write the kubeconfig")?;
+    eprintln!(
+        "rekon dev: Kubernetes API server (in memory) on {url}\n\
+         kubeconfig: {path}\n\
+         try: KUBECONFIG={path} kubectl get namespaces\n\
+         stop with Ctrl-C",
+        url = server.url(),
+        path = kubeconfig.display(),
+    );
+    let watch_configmaps = args.configmaps.watch_configmaps && !args.api_only;
+    let runs_modules = !args.api_only
+        && (!args.modules.is_empty() || !args.module_dir.is_empty() || watch_configmaps);
+    let host = if runs_modules {
+        let file = kube::config::Kubeconfig::from_yaml(&server.kubeconfig())
+            .context("the embedded server's kubeconfig")?;
+        let config =
+            kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
+                .await?;
+        let mut builder = Host::builder()
+            .client(client_from(config, "dev")?)
+            .engine_config(engine_config(cli));
+        for dir in &args.module_dir {
+            builder = builder.watch_dir(dir.clone());
+        }
+        if watch_configmaps {
+            builder = builder.watch_configmaps(args.configmaps.configmap_namespaces.clone());
+        }
+        Some(with_modules(builder, &args.modules)?.start().await?)
+    } else {
+        None
+    };
+    stop.await;
+    if let Some(host) = host {
+        tracing::info!("shutting down: finishing reconciles in flight");
+        host.shutdown().await;
+    }
+    server.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}

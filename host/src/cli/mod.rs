@@ -1,0 +1,226 @@
+//! The `rekon` command line, one file per subcommand: `run`, `dev`,
+//! `check`, `pack`, `reconcile`, `bench`. It uses the library's public
+//! API only, like any program that embeds the host.
+
+mod bench;
+mod check;
+mod dev;
+mod pack;
+mod reconcile;
+mod run;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use rekon_host::{Engine, EngineConfig, Module};
+use serde_json::Value;
+
+/// rekon: Kubernetes reconcilers as WebAssembly components.
+#[derive(Debug, Parser)]
+#[command(name = "rekon", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    /// Directory of the compile cache (default: $REKON_CACHE_DIR, else ~/.cache/rekon).
+    #[arg(long, global = true, env = "REKON_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Do not use the compile cache.
+    #[arg(long, global = true)]
+    no_cache: bool,
+    /// Memory cap of one guest instance, in MiB.
+    #[arg(long, global = true, default_value_t = 64)]
+    max_memory_mib: usize,
+    /// CPU deadline of one reconcile, in milliseconds.
+    #[arg(long, global = true, default_value_t = 2000)]
+    timeout_ms: u64,
+    /// Compile modules without optimisation (faster start, slower reconciles).
+    #[arg(long, global = true)]
+    fast_compile: bool,
+    /// Log format on stderr: `text` (human-readable) or `json` (one object per line).
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+/// How logs are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// Human-readable lines (colours on a terminal).
+    Text,
+    /// One JSON object per line, for log collectors.
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Validate a module against the rekon:reconciler world and print its manifest as JSON.
+    Check(check::Args),
+    /// Write the ConfigMap(s) that ship a module, as YAML for `kubectl apply -f -`.
+    Pack(pack::Args),
+    /// Run one reconcile offline and print, as JSON lines, every host call and its answer, then the result.
+    Reconcile(reconcile::Args),
+    /// Measure per-reconcile latency of a module (fresh instance per reconcile).
+    Bench(bench::Args),
+    /// Run the modules against a cluster: one controller per module, until SIGTERM.
+    Run(Box<run::Args>),
+    /// Run the embedded in-memory Kubernetes API server (no cluster needed).
+    Dev(dev::Args),
+}
+
+/// Module ConfigMap flags of `rekon run` and `rekon dev`.
+#[derive(Debug, clap::Args)]
+struct ConfigMapArgs {
+    /// Load modules from ConfigMaps labelled `rekon.dev/module` (`rekon pack` writes them), live.
+    #[arg(long)]
+    watch_configmaps: bool,
+    /// Only in this namespace (repeatable; default: every namespace).
+    #[arg(long = "configmap-namespace")]
+    configmap_namespaces: Vec<String>,
+}
+
+/// Runs the command line.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Long-running commands tell what they do; one-shot commands only warn.
+    init_tracing(
+        match cli.command {
+            Command::Run { .. } | Command::Dev { .. } => "info",
+            _ => "warn",
+        },
+        cli.log_format,
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("building the tokio runtime");
+    let result = runtime.block_on(async {
+        match &cli.command {
+            Command::Check(args) => check::run(&cli, args).await,
+            Command::Pack(args) => pack::run(&cli, args).await,
+            Command::Reconcile(args) => reconcile::run(&cli, args).await,
+            Command::Bench(args) => bench::run(&cli, args).await,
+            Command::Run(args) => run::run(&cli, args).await,
+            Command::Dev(args) => dev::run(&cli, args).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing(default: &str, format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => logs
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        LogFormat::Json => logs.json().with_current_span(true).init(),
+    }
+}
+
+/// Prints a line of output. A reader that went away (`rekon check m.wasm |
+/// head -1`) is not an error: the rest is dropped.
+fn say(text: impl std::fmt::Display) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    match writeln!(std::io::stdout().lock(), "{text}") {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// The engine settings the global flags ask for.
+fn engine_config(cli: &Cli) -> EngineConfig {
+    let default = EngineConfig::default();
+    EngineConfig::default()
+        .max_memory_bytes(cli.max_memory_mib << 20)
+        .max_reconcile_time(Duration::from_millis(cli.timeout_ms))
+        .fast_compile(cli.fast_compile)
+        .cache_dir(if cli.no_cache {
+            None
+        } else {
+            cli.cache_dir.clone().or(default.cache_dir)
+        })
+}
+
+/// The engine the global flags ask for.
+fn engine(cli: &Cli) -> anyhow::Result<Engine> {
+    Ok(Engine::new(engine_config(cli))?)
+}
+
+/// Reads a file, saying which one could not be read.
+fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// Loads the module at `path`.
+async fn load(engine: &Engine, path: &Path) -> anyhow::Result<Module> {
+    let bytes = read(path)?;
+    Module::load(engine, &bytes)
+        .await
+        .with_context(|| format!("cannot load {}", path.display()))
+}
+
+/// Reads YAML or JSON documents from a file (a `List` gives its items).
+fn read_documents(path: &Path) -> anyhow::Result<Vec<Value>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut documents = Vec::new();
+    for document in serde_yaml::Deserializer::from_str(&text) {
+        let value: Value = serde::Deserialize::deserialize(document)
+            .with_context(|| format!("{} is not valid YAML", path.display()))?;
+        match value {
+            Value::Null => {}
+            Value::Object(ref map) if map.get("kind").and_then(Value::as_str) == Some("List") => {
+                documents.extend(map["items"].as_array().cloned().unwrap_or_default())
+            }
+            other => documents.push(other),
+        }
+    }
+    Ok(documents)
+}
+
+/// Adds each module file to the host.
+fn with_modules(
+    mut builder: rekon_host::HostBuilder,
+    paths: &[PathBuf],
+) -> anyhow::Result<rekon_host::HostBuilder> {
+    for path in paths {
+        builder = builder.module(path.display().to_string(), read(path)?);
+    }
+    Ok(builder)
+}
+
+/// A client with rekon's User-Agent: `rekon/<version> (<identity>)`.
+fn client_from(mut config: kube::Config, identity: &str) -> anyhow::Result<kube::Client> {
+    let agent = format!("rekon/{} ({identity})", env!("CARGO_PKG_VERSION"));
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_str(&agent).context("the identity is not a valid header value")?,
+    ));
+    Ok(kube::Client::try_from(config)?)
+}
+
+/// Waits for SIGINT or SIGTERM. Install it before starting work, so a
+/// signal that arrives during start-up is taken as a request to stop
+/// gracefully once started, not as an immediate kill.
+fn signals() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = interrupt.recv() => {}
+        }
+    })
+}

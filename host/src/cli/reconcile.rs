@@ -1,0 +1,122 @@
+//! `rekon reconcile`: one reconcile offline, every host call printed.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context as _, bail};
+use rekon_host::{Action, DispatchOptions, MemoryCluster, Reason, Request, object_ref_of};
+use serde_json::{Value, json};
+
+use super::{Cli, engine, load, read_documents, say};
+
+/// `rekon reconcile MODULE --object OBJ`.
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    /// The component (.wasm).
+    module: PathBuf,
+    /// The object to reconcile (YAML or JSON).
+    #[arg(long)]
+    object: PathBuf,
+    /// Objects that exist in the cluster beforehand (YAML, several documents allowed). Repeatable.
+    #[arg(long = "cluster")]
+    fixtures: Vec<PathBuf>,
+    /// Report the object as gone (reason `deleted`, no object) instead.
+    #[arg(long)]
+    deleted: bool,
+}
+
+pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
+    let module = load(&engine(cli)?, &args.module).await?;
+    let (cluster, request) = offline_request(&args.object, &args.fixtures, args.deleted)?;
+    let outcome = module
+        .reconcile(
+            Arc::new(cluster),
+            &request,
+            DispatchOptions { record: true },
+        )
+        .await;
+    for call in &outcome.calls {
+        say(serde_json::to_string(call)?)?;
+    }
+    let (result, code) = match &outcome.result {
+        Ok(action) => (json!({ "ok": action_json(action) }), ExitCode::SUCCESS),
+        Err(error) => (
+            json!({ "error": {
+                "kind": error.metric_label(),
+                "message": error.to_string(),
+                "retry": error.retry(),
+            }}),
+            ExitCode::from(2),
+        ),
+    };
+    say(json!({ "result": result }))?;
+    Ok(code)
+}
+
+fn action_json(action: &Action) -> Value {
+    match action {
+        Action::Done => json!("done"),
+        Action::RequeueAfter(ms) => json!({ "requeueAfterMs": ms }),
+    }
+}
+
+/// Builds the in-memory cluster from fixtures and the object, and the request.
+pub(super) fn offline_request(
+    object: &Path,
+    fixtures: &[PathBuf],
+    deleted: bool,
+) -> anyhow::Result<(MemoryCluster, Request)> {
+    let cluster = MemoryCluster::default();
+    for path in fixtures {
+        for document in read_documents(path)? {
+            cluster
+                .seed(document)
+                .with_context(|| format!("cannot add an object of {}", path.display()))?;
+        }
+    }
+    let mut documents = read_documents(object)?;
+    if documents.len() != 1 {
+        bail!(
+            "{} must hold exactly one object, found {}",
+            object.display(),
+            documents.len()
+        );
+    }
+    let mut document = documents.remove(0);
+    let mut target = object_ref_of(&document).with_context(|| {
+        format!(
+            "{} needs apiVersion, kind and metadata.name",
+            object.display()
+        )
+    })?;
+    let namespaced = cluster
+        .store()
+        .resource_for_kind(&target.kind.group, &target.kind.version, &target.kind.kind)
+        .is_none_or(|r| r.namespaced);
+    if namespaced && target.namespace.is_none() {
+        document["metadata"]["namespace"] = json!("default");
+        target.namespace = Some("default".to_string());
+    }
+    if !namespaced {
+        target.namespace = None;
+    }
+    let stored = if deleted {
+        document
+    } else {
+        cluster
+            .seed(document)
+            .with_context(|| format!("cannot add the object of {}", object.display()))?
+    };
+    let request = Request {
+        target,
+        object: (!deleted).then(|| stored.to_string()),
+        reason: if deleted {
+            Reason::Deleted
+        } else {
+            Reason::Manual
+        },
+        attempt: 0,
+    };
+    Ok((cluster, request))
+}

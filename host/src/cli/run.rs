@@ -1,0 +1,191 @@
+//! `rekon run`: the modules against a cluster, until SIGTERM.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use rekon_host::{ControllerConfig, Host, HostConfig, LeaderConfig};
+
+use super::{Cli, ConfigMapArgs, client_from, engine_config, signals, with_modules};
+
+/// `rekon run [MODULE]...`.
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    /// Module files (.wasm).
+    modules: Vec<PathBuf>,
+    /// A directory whose `*.wasm` files are modules, watched: changes are loaded live.
+    #[arg(long = "modules")]
+    module_dir: Vec<PathBuf>,
+    /// Kubeconfig file (default: in-cluster config, else $KUBECONFIG, else ~/.kube/config).
+    #[arg(long, env = "KUBECONFIG")]
+    kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the current context).
+    #[arg(long)]
+    context: Option<String>,
+    /// Reconciles at once per module (default: each module's hint, else 1).
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// The operator's configuration (YAML): per-module concurrency and narrowed permissions.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// First retry delay of a failed reconcile, in milliseconds (doubling).
+    #[arg(long, default_value_t = 5)]
+    backoff_base_ms: u64,
+    /// Longest retry delay, in seconds.
+    #[arg(long, default_value_t = 1000)]
+    backoff_max_s: u64,
+    /// Serve /metrics, /healthz and /readyz on this address (e.g. 0.0.0.0:8080).
+    #[arg(long)]
+    metrics_addr: Option<std::net::SocketAddr>,
+    #[command(flatten)]
+    leader: LeaderArgs,
+    #[command(flatten)]
+    configmaps: ConfigMapArgs,
+}
+
+/// Leader election flags of `rekon run`.
+#[derive(Debug, clap::Args)]
+struct LeaderArgs {
+    /// Reconcile only while holding the leader Lease (for several replicas).
+    #[arg(long, conflicts_with = "scale_out")]
+    leader_elect: bool,
+    /// Spread the modules across the replicas: each module reconciles on the
+    /// replica holding its own Lease, and each replica holds at most
+    /// ceil(modules / replicas) of them.
+    #[arg(long)]
+    scale_out: bool,
+    /// Name of the leader Lease (default `rekon-leader`); with --scale-out,
+    /// the prefix of the Leases' names (default `rekon`).
+    #[arg(long)]
+    lease_name: Option<String>,
+    /// Namespace of the leader Lease (default: $POD_NAMESPACE, else `default`).
+    #[arg(long, env = "POD_NAMESPACE", default_value = "default")]
+    lease_namespace: String,
+    /// This replica's identity (default: $POD_NAME, else the host name and process id).
+    #[arg(long, env = "POD_NAME")]
+    identity: Option<String>,
+    /// How long the Lease is valid without renewal.
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    lease_duration: Duration,
+    /// How long a leader keeps leading without renewing.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    renew_deadline: Duration,
+    /// How often to try to acquire or renew the Lease.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    retry_period: Duration,
+}
+
+/// `150ms`, `2s`, `1m`.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .ok_or_else(|| format!("{text:?} needs a unit: ms, s or m"))?;
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration"))?;
+    let seconds = match unit {
+        "ms" => value / 1000.0,
+        "s" => value,
+        "m" => value * 60.0,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?} (ms, s or m)")),
+    };
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
+    let config = match &args.config {
+        Some(path) => HostConfig::read(path)?,
+        None => HostConfig::default(),
+    };
+    let stop = signals()?;
+    let leader = &args.leader;
+    let identity = leader.identity.clone().unwrap_or_else(default_identity);
+    let client = kube_client(args.kubeconfig.as_deref(), args.context.clone(), &identity).await?;
+    let mut controller = ControllerConfig::default().backoff(
+        Duration::from_millis(args.backoff_base_ms),
+        Duration::from_secs(args.backoff_max_s),
+    );
+    if let Some(concurrency) = args.concurrency {
+        controller = controller.concurrency(concurrency);
+    }
+    let mut builder = Host::builder()
+        .client(client)
+        .identity(identity.clone())
+        .engine_config(engine_config(cli))
+        .controller_config(controller)
+        .config(config);
+    if let Some(addr) = args.metrics_addr {
+        builder = builder.metrics_addr(addr);
+    }
+    if leader.leader_elect || leader.scale_out {
+        if leader.renew_deadline >= leader.lease_duration {
+            bail!("--renew-deadline must be shorter than --lease-duration");
+        }
+        let default_name = if leader.scale_out {
+            "rekon"
+        } else {
+            "rekon-leader"
+        };
+        let config = LeaderConfig::new(leader.lease_namespace.clone(), identity)
+            .name(leader.lease_name.as_deref().unwrap_or(default_name))
+            .timing(
+                leader.lease_duration,
+                leader.renew_deadline,
+                leader.retry_period,
+            );
+        builder = if leader.scale_out {
+            builder.scale_out(config)
+        } else {
+            builder.leader_election(config)
+        };
+    }
+    for dir in &args.module_dir {
+        builder = builder.watch_dir(dir.clone());
+    }
+    if args.configmaps.watch_configmaps {
+        builder = builder.watch_configmaps(args.configmaps.configmap_namespaces.clone());
+    }
+    let host = with_modules(builder, &args.modules)?.start().await?;
+    tracing::info!(
+        modules = host.modules().await.len(),
+        refused = host.failures().len(),
+        "rekon running"
+    );
+    stop.await;
+    tracing::info!("shutting down: finishing reconciles in flight");
+    host.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// This replica's default identity: host name and process id.
+fn default_identity() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "rekon".to_string());
+    format!("{host}-{}", std::process::id())
+}
+
+/// A kube client from a kubeconfig file and context, or the usual
+/// inference; its User-Agent names this replica.
+async fn kube_client(
+    kubeconfig: Option<&Path>,
+    context: Option<String>,
+    identity: &str,
+) -> anyhow::Result<kube::Client> {
+    let options = kube::config::KubeConfigOptions {
+        context,
+        ..Default::default()
+    };
+    let config = match kubeconfig {
+        Some(path) => {
+            let file = kube::config::Kubeconfig::read_from(path)
+                .with_context(|| format!("cannot read the kubeconfig {}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(file, &options).await?
+        }
+        None if options.context.is_some() => kube::Config::from_kubeconfig(&options).await?,
+        None => kube::Config::infer().await?,
+    };
+    client_from(config, identity)
+}

@@ -1,0 +1,285 @@
+//! [`KubeCluster`]: the [`Cluster`] backend of a real (or in-memory) API
+//! server: reads from the shared informer caches, writes through the API.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy};
+use serde_json::Value;
+
+use super::Cluster;
+use super::events::{EventRecord, Recorder};
+use crate::contract::{ApiError, EventType, Gvk, ObjectRef, PatchType, Propagation, api_error};
+use crate::discovery::Discovery;
+use crate::informer::{Informer, Informers};
+use crate::shared::{Resolved, display_kind};
+
+/// How long a read waits for an informer's first list.
+const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Serves host calls from the informer caches and the API server; Events
+/// go to the background [`Recorder`]. (Each module's controller fences its
+/// writes by its leadership.)
+pub(crate) struct KubeCluster {
+    discovery: Arc<Discovery>,
+    informers: Arc<Informers>,
+    recorder: Recorder,
+}
+
+impl KubeCluster {
+    pub fn new(
+        discovery: Arc<Discovery>,
+        informers: Arc<Informers>,
+        recorder: Recorder,
+    ) -> KubeCluster {
+        KubeCluster {
+            discovery,
+            informers,
+            recorder,
+        }
+    }
+
+    async fn informer(&self, kind: &Gvk) -> Result<Arc<Informer>, ApiError> {
+        let informer = self
+            .informers
+            .informer(kind, None)
+            .await
+            .map_err(|e| api_error(404, "NotFound", &format!("{e}")))?;
+        if !informer.is_ready()
+            && tokio::time::timeout(SYNC_TIMEOUT, informer.wait_ready())
+                .await
+                .is_err()
+        {
+            return Err(api_error(
+                504,
+                "Timeout",
+                &format!("the cache of {} has not synced yet", display_kind(kind)),
+            ));
+        }
+        Ok(informer)
+    }
+
+    async fn resolve(&self, kind: &Gvk) -> Result<Resolved, ApiError> {
+        self.discovery
+            .resolve(kind)
+            .await
+            .map_err(|e| api_error(404, "NotFound", &format!("{e}")))
+    }
+
+    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<String, ApiError> {
+        self.discovery
+            .client()
+            .request_text(request)
+            .await
+            .map_err(from_kube)
+    }
+}
+
+/// A kube client error as the guest sees it.
+pub(crate) fn from_kube(error: kube::Error) -> ApiError {
+    match error {
+        kube::Error::Api(status) => api_error(
+            status.code,
+            if status.reason.is_empty() {
+                "Unknown"
+            } else {
+                &status.reason
+            },
+            &status.message,
+        ),
+        kube::Error::BuildRequest(e) => api_error(400, "BadRequest", &e.to_string()),
+        kube::Error::SerdeError(e) => api_error(400, "BadRequest", &e.to_string()),
+        other => api_error(
+            503,
+            "ServiceUnavailable",
+            &format!("the API server cannot be reached: {other}"),
+        ),
+    }
+}
+
+fn parse(text: &str) -> Result<Value, ApiError> {
+    serde_json::from_str(text).map_err(|e| {
+        api_error(
+            400,
+            "BadRequest",
+            &format!("the body is not valid JSON: {e}"),
+        )
+    })
+}
+
+fn build(
+    result: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
+) -> Result<http::Request<Vec<u8>>, ApiError> {
+    result.map_err(|e| api_error(400, "BadRequest", &e.to_string()))
+}
+
+fn post_params(field_manager: &str) -> PostParams {
+    PostParams {
+        dry_run: false,
+        field_manager: Some(field_manager.to_string()),
+    }
+}
+
+#[async_trait::async_trait]
+impl Cluster for KubeCluster {
+    async fn get(&self, target: &ObjectRef) -> Result<String, ApiError> {
+        let informer = self.informer(&target.kind).await?;
+        let namespace = target
+            .namespace
+            .as_deref()
+            .filter(|_| informer.resolved.namespaced);
+        informer
+            .get(namespace, &target.name)
+            .map(|o| o.json.to_string())
+            .ok_or_else(|| {
+                let plural = informer.resolved.qualified_plural();
+                api_error(
+                    404,
+                    "NotFound",
+                    &format!("{plural} \"{}\" not found", target.name),
+                )
+            })
+    }
+
+    async fn list(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> Result<Vec<String>, ApiError> {
+        let selector = label_selector
+            .map(rekon_apiserver::LabelSelector::parse)
+            .transpose()
+            .map_err(|s| api_error(s.code, &s.reason, &s.message))?;
+        let informer = self.informer(kind).await?;
+        let namespace = namespace.filter(|_| informer.resolved.namespaced);
+        Ok(informer
+            .list(namespace)
+            .into_iter()
+            .filter(|o| {
+                selector
+                    .as_ref()
+                    .is_none_or(|s| s.matches_with(|key| o.label(key)))
+            })
+            .map(|o| o.json.to_string())
+            .collect())
+    }
+
+    async fn create(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        object: &str,
+        field_manager: &str,
+    ) -> Result<String, ApiError> {
+        let resolved = self.resolve(kind).await?;
+        let request = kube::core::Request::new(resolved.url_path(namespace));
+        self.send(build(
+            request.create(&post_params(field_manager), object.as_bytes().to_vec()),
+        )?)
+        .await
+    }
+
+    async fn replace(
+        &self,
+        target: &ObjectRef,
+        object: &str,
+        status: bool,
+        field_manager: &str,
+    ) -> Result<String, ApiError> {
+        let resolved = self.resolve(&target.kind).await?;
+        let request = kube::core::Request::new(resolved.url_path(target.namespace.as_deref()));
+        let params = post_params(field_manager);
+        let body = object.as_bytes().to_vec();
+        let http = if status {
+            request.replace_subresource("status", &target.name, &params, body)
+        } else {
+            request.replace(&target.name, &params, body)
+        };
+        self.send(build(http)?).await
+    }
+
+    async fn patch(
+        &self,
+        target: &ObjectRef,
+        patch_type: &PatchType,
+        body: &str,
+        status: bool,
+        field_manager: &str,
+    ) -> Result<String, ApiError> {
+        let resolved = self.resolve(&target.kind).await?;
+        let request = kube::core::Request::new(resolved.url_path(target.namespace.as_deref()));
+        let mut params = PatchParams {
+            field_manager: Some(field_manager.to_string()),
+            ..PatchParams::default()
+        };
+        let value = parse(body)?;
+        let patch = match patch_type {
+            PatchType::Merge => Patch::Merge(value),
+            PatchType::Json => Patch::Json(
+                serde_json::from_value(value)
+                    .map_err(|e| api_error(400, "BadRequest", &format!("not a JSON patch: {e}")))?,
+            ),
+            PatchType::Apply(options) => {
+                if let Some(manager) = &options.field_manager {
+                    params.field_manager = Some(manager.clone());
+                }
+                params.force = options.force;
+                Patch::Apply(value)
+            }
+        };
+        let http = if status {
+            request.patch_subresource("status", &target.name, &params, &patch)
+        } else {
+            request.patch(&target.name, &params, &patch)
+        };
+        self.send(build(http)?).await
+    }
+
+    async fn delete(
+        &self,
+        target: &ObjectRef,
+        propagation: Option<Propagation>,
+    ) -> Result<(), ApiError> {
+        let resolved = self.resolve(&target.kind).await?;
+        let request = kube::core::Request::new(resolved.url_path(target.namespace.as_deref()));
+        let params = DeleteParams {
+            propagation_policy: propagation.map(|p| match p {
+                Propagation::Background => PropagationPolicy::Background,
+                Propagation::Foreground => PropagationPolicy::Foreground,
+                Propagation::Orphan => PropagationPolicy::Orphan,
+            }),
+            ..DeleteParams::default()
+        };
+        self.send(build(request.delete(&target.name, &params))?)
+            .await
+            .map(|_| ())
+    }
+
+    async fn record_event(
+        &self,
+        regarding: &ObjectRef,
+        event_type: EventType,
+        reason: &str,
+        message: &str,
+        component: &str,
+    ) -> Result<(), ApiError> {
+        let uid = self
+            .informers
+            .cached(
+                &regarding.kind,
+                regarding.namespace.as_deref(),
+                &regarding.name,
+            )
+            .map(|c| c.uid().to_string());
+        self.recorder.record(EventRecord {
+            regarding: regarding.clone(),
+            uid,
+            event_type,
+            reason: reason.to_string(),
+            message: message.to_string(),
+            component: component.to_string(),
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,74 @@
+//! The cluster a guest's calls reach: the [`Cluster`] seam and its
+//! backends — the informer caches and API client of a real (or in-memory)
+//! API server ([`kube`]), each module's leadership fence ([`fence`]),
+//! the background Event recorder ([`events`]) and the in-memory store
+//! ([`memory`]). It calls the informers, discovery and the API server.
+
+pub(crate) mod events;
+pub(crate) mod fence;
+pub(crate) mod kube;
+pub(crate) mod memory;
+
+use crate::contract::{ApiError, EventType, Gvk, ObjectRef, PatchType, Propagation};
+
+/// The cluster a guest's host calls are served from. Two implementations
+/// ship with rekon: the in-memory store ([`crate::MemoryCluster`]) for offline
+/// runs and tests, and the informer cache + API client in a cluster.
+///
+/// Objects travel as JSON text so a backend can pass them on without
+/// re-encoding. Permissions are checked before a call reaches the backend.
+#[async_trait::async_trait]
+pub trait Cluster: Send + Sync + 'static {
+    /// Reads one object.
+    async fn get(&self, target: &ObjectRef) -> Result<String, ApiError>;
+    /// Lists objects of a kind, ordered by namespace then name.
+    async fn list(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> Result<Vec<String>, ApiError>;
+    /// Creates an object.
+    async fn create(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        object: &str,
+        field_manager: &str,
+    ) -> Result<String, ApiError>;
+    /// Replaces an object, or its status subresource when `status` is set.
+    async fn replace(
+        &self,
+        target: &ObjectRef,
+        object: &str,
+        status: bool,
+        field_manager: &str,
+    ) -> Result<String, ApiError>;
+    /// Patches an object, or its status subresource when `status` is set.
+    async fn patch(
+        &self,
+        target: &ObjectRef,
+        patch_type: &PatchType,
+        body: &str,
+        status: bool,
+        field_manager: &str,
+    ) -> Result<String, ApiError>;
+    /// Deletes an object.
+    async fn delete(
+        &self,
+        target: &ObjectRef,
+        propagation: Option<Propagation>,
+    ) -> Result<(), ApiError>;
+    /// Records an Event about an object, reported by `component`. Best
+    /// effort: a backend hands the Event over and returns without waiting
+    /// for the API server, and answers an error only for an Event it
+    /// refuses itself.
+    async fn record_event(
+        &self,
+        regarding: &ObjectRef,
+        event_type: EventType,
+        reason: &str,
+        message: &str,
+        component: &str,
+    ) -> Result<(), ApiError>;
+}

@@ -1,0 +1,92 @@
+//! What a controller counts: one reconcile's metrics, the queue and
+//! informer gauges, and the series a stopped controller leaves behind.
+
+use std::time::Duration;
+
+use crate::contract::Action;
+use crate::runtime::{Outcome, ReconcileError};
+use crate::telemetry::{CallLabels, InformerLabel, KindLabels, Metrics, ModuleLabel, ResultLabels};
+
+/// Counts one reconcile of `module` that waited `waited` in the queue.
+pub(crate) fn record_reconcile(
+    metrics: &Metrics,
+    module: &str,
+    waited: Duration,
+    outcome: &Outcome,
+) {
+    let label = ModuleLabel {
+        module: module.to_string(),
+    };
+    metrics
+        .queue_wait
+        .get_or_create(&label)
+        .observe(waited.as_secs_f64());
+    metrics
+        .reconcile_duration
+        .get_or_create(&label)
+        .observe(outcome.elapsed.as_secs_f64());
+    let result = match &outcome.result {
+        Ok(Action::Done) => "done",
+        Ok(Action::RequeueAfter(_)) => "requeue",
+        Err(error) => error.metric_label(),
+    };
+    metrics
+        .reconciles
+        .get_or_create(&ResultLabels {
+            module: module.to_string(),
+            result: result.to_string(),
+        })
+        .inc();
+    if let Err(error) = &outcome.result {
+        if error.retry() {
+            metrics.retries.get_or_create(&label).inc();
+        }
+        if !matches!(error, ReconcileError::Guest { .. }) {
+            metrics
+                .guest_failures
+                .get_or_create(&KindLabels {
+                    module: module.to_string(),
+                    kind: error.metric_label().to_string(),
+                })
+                .inc();
+        }
+    }
+    for (verb, result) in &outcome.host_calls {
+        metrics.count_host_call(CallLabels {
+            module: module.to_string(),
+            verb: (*verb).to_string(),
+            result: result.clone(),
+        });
+    }
+}
+
+/// Sets the gauges a running controller keeps up to date.
+pub(crate) fn record_gauges(
+    metrics: &Metrics,
+    module: &str,
+    queued: usize,
+    informers: &[std::sync::Arc<crate::informer::Informer>],
+) {
+    let label = ModuleLabel {
+        module: module.to_string(),
+    };
+    metrics.queue_depth.get_or_create(&label).set(queued as i64);
+    for informer in informers {
+        metrics
+            .informer_objects
+            .get_or_create(&InformerLabel {
+                kind: crate::shared::display_kind(&informer.gvk),
+            })
+            .set(informer.len() as i64);
+    }
+}
+
+/// Removes the gauges of a stopped controller (a new version's
+/// controller sets them again).
+pub(crate) fn forget_gauges(metrics: &Metrics, module: &str) {
+    let label = ModuleLabel {
+        module: module.to_string(),
+    };
+    metrics.queue_depth.remove(&label);
+    metrics.module_leader.remove(&label);
+}

@@ -1,0 +1,312 @@
+//! One controller per module: informer changes become requests for
+//! primary objects ([`triggers`]), queued ([`queue`]) and dispatched into
+//! the module on a fresh instance ([`reconcile`]), counted ([`metrics`]).
+//! It calls the runtime, the informers, the cluster (fenced) and ha.
+
+pub(crate) mod metrics;
+pub(crate) mod queue;
+mod reconcile;
+pub(crate) mod triggers;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::watch;
+
+use crate::cluster::Cluster;
+use crate::cluster::fence::Fenced;
+use crate::contract::{Gvk, Reason};
+use crate::discovery::ResolveError;
+use crate::ha::{Leaders, Leadership};
+use crate::informer::{Change, Informer, Informers};
+use crate::runtime::Dispatcher;
+use crate::shared::display_kind;
+use crate::telemetry::{Metrics, ModuleLabel};
+use queue::{QueueConfig, WorkQueue};
+use reconcile::Worker;
+use triggers::{Primary, Role, change_reason, keys};
+
+/// How long to wait before trying again to resolve a module's kinds.
+const RESOLVE_RETRY: Duration = Duration::from_secs(2);
+
+/// How each module's controller runs: how many reconciles at once, and
+/// how failed reconciles are retried. `Default` gives the values `rekon
+/// run` uses; every setter is chainable.
+#[derive(Clone, Debug)]
+pub struct ControllerConfig {
+    /// Reconciles at once per module; `None` takes each module's hint
+    /// (`max-concurrency`), else 1. The operator's configuration file may
+    /// set it per module.
+    pub concurrency: Option<usize>,
+    /// Delay before the first retry of a failed reconcile (default 5 ms);
+    /// each further failure in a row doubles it.
+    pub backoff_base: Duration,
+    /// Longest retry delay (default 1000 s).
+    pub backoff_max: Duration,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        ControllerConfig {
+            concurrency: None,
+            backoff_base: Duration::from_millis(5),
+            backoff_max: Duration::from_secs(1000),
+        }
+    }
+}
+
+impl ControllerConfig {
+    /// Sets how many reconciles run at once per module, overriding the
+    /// modules' hints (0 is taken as 1).
+    #[must_use]
+    pub fn concurrency(mut self, concurrency: usize) -> Self {
+        self.concurrency = Some(concurrency.max(1));
+        self
+    }
+
+    /// Sets the retry backoff: `base` doubling up to `max`.
+    #[must_use]
+    pub fn backoff(mut self, base: Duration, max: Duration) -> Self {
+        self.backoff_base = base;
+        self.backoff_max = max;
+        self
+    }
+}
+
+/// What every controller of a host shares.
+#[derive(Clone)]
+pub(crate) struct Shared {
+    pub informers: Arc<Informers>,
+    /// Host calls: the informer caches and the API server (each controller
+    /// fences the writes by its module's leadership).
+    pub cluster: Arc<dyn Cluster>,
+    pub leaders: Leaders,
+    pub metrics: Arc<Metrics>,
+}
+
+/// One controller's start: its settings, whether it takes over from a
+/// previous version of the module, and the informers that version held
+/// (kept running until this controller holds them itself).
+pub(crate) struct Start {
+    pub config: ControllerConfig,
+    /// A new version of a running module: its first pass over the objects
+    /// says `module-reloaded`.
+    pub reloaded: bool,
+    pub handed_over: Vec<Arc<Informer>>,
+}
+
+/// Runs a module's controller until `stop` turns true. Its informers sync
+/// whether or not this replica leads (a standby keeps warm caches); it
+/// reconciles only while leading.
+pub(crate) async fn run(
+    module: Dispatcher,
+    shared: Shared,
+    start: Start,
+    mut stop: watch::Receiver<bool>,
+) {
+    let name = module.name().to_string();
+    shared.metrics.controller_started(&name);
+    // Resolve and start the informers; a kind that is not served yet (a
+    // CRD still to come) is retried without restarting anything.
+    let subscriptions = loop {
+        match subscribe(&module, &shared.informers).await {
+            Ok(subscriptions) => break subscriptions,
+            Err(error) => {
+                tracing::error!(module = %name, error = %error, "cannot watch the module's kinds; retrying");
+                tokio::select! {
+                    _ = tokio::time::sleep(RESOLVE_RETRY) => continue,
+                    _ = stop.wait_for(|s| *s) => {
+                        shared.metrics.controller_stopped(&name);
+                        return;
+                    }
+                }
+            }
+        }
+    };
+    // The informers are held now: the previous version's can go.
+    drop(start.handed_over);
+    // This module's writes are refused whenever it does not lead here.
+    let leadership = shared.leaders.for_module(&name);
+    let worker = Worker {
+        cluster: Arc::new(Fenced {
+            inner: shared.cluster.clone(),
+            leadership: leadership.clone(),
+            module: name.clone(),
+            metrics: shared.metrics.clone(),
+        }),
+        primary: subscriptions[0].0.clone(),
+        queue: WorkQueue::new(queue_config(&module, &start.config)),
+        metrics: shared.metrics.clone(),
+        module,
+    };
+    let informers: Vec<Arc<Informer>> = subscriptions.iter().map(|s| s.0.clone()).collect();
+    let feeders: Vec<_> = subscriptions
+        .into_iter()
+        .map(|(informer, role)| tokio::spawn(feed(informer, role, worker.clone(), start.reloaded)))
+        .collect();
+    worker.primary.wait_ready().await;
+    shared.metrics.controller_synced(&name);
+    tracing::info!(module = %name, objects = worker.primary.len(), concurrency = worker.queue.concurrency(), "controller running");
+    dispatch(&worker, &leadership, &informers, stop).await;
+    for feeder in feeders {
+        feeder.abort();
+    }
+    metrics::forget_gauges(&shared.metrics, &name);
+    shared.metrics.controller_stopped(&name);
+    tracing::info!(module = %name, "controller stopped");
+}
+
+/// The queue's settings for `module`.
+fn queue_config(module: &Dispatcher, config: &ControllerConfig) -> QueueConfig {
+    let concurrency = config
+        .concurrency
+        .or(module.manifest().max_concurrency.map(|c| c as usize))
+        .unwrap_or(1)
+        .max(1);
+    QueueConfig {
+        concurrency,
+        backoff_base: config.backoff_base,
+        backoff_max: config.backoff_max,
+    }
+}
+
+/// Takes keys from the queue while leading and reconciles them, until
+/// `stop`; then lets the reconciles in flight finish.
+async fn dispatch(
+    worker: &Worker,
+    leadership: &Leadership,
+    informers: &[Arc<Informer>],
+    mut stop: watch::Receiver<bool>,
+) {
+    let name = worker.module.name().to_string();
+    let label = ModuleLabel {
+        module: name.clone(),
+    };
+    let leader_gauge = worker.metrics.module_leader.get_or_create_owned(&label);
+    let mut leading = leadership.subscribe();
+    // A closed channel (its election ended) never changes again.
+    let mut watching = true;
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let mut workers = tokio::task::JoinSet::new();
+    loop {
+        let lead = leadership.is_leading();
+        leader_gauge.set(i64::from(lead));
+        tokio::select! {
+            ticket = worker.queue.next(), if lead => {
+                let Some(ticket) = ticket else { break };
+                workers.spawn(worker.clone().reconcile(ticket));
+            }
+            changed = leading.changed(), if watching => {
+                // Writes of reconciles in flight are refused once leadership
+                // is lost; they fail and are retried when leading again.
+                if changed.is_err() {
+                    watching = false;
+                } else if !*leading.borrow() {
+                    tracing::info!(module = %name, "not leading: reconciles paused");
+                }
+            }
+            _ = tick.tick() => {
+                metrics::record_gauges(&worker.metrics, &name, worker.queue.len(), informers);
+            }
+            _ = stop.wait_for(|s| *s) => break,
+            Some(_) = workers.join_next(), if !workers.is_empty() => {}
+        }
+    }
+    worker.queue.shutdown();
+    // In-flight reconciles finish on the version they started with.
+    while workers.join_next().await.is_some() {}
+}
+
+type Subscription = (Arc<Informer>, Role);
+
+/// The informers of the module's primary, owned and watched kinds.
+async fn subscribe(
+    module: &Dispatcher,
+    informers: &Informers,
+) -> Result<Vec<Subscription>, ResolveError> {
+    let mut subscriptions = Vec::new();
+    for (kind, selector, role) in wanted(module.manifest()) {
+        let informer = informers.informer(&kind, selector.as_deref()).await?;
+        subscriptions.push((informer, role));
+    }
+    Ok(subscriptions)
+}
+
+/// The kinds (and label selectors) a manifest watches, primary first.
+pub(crate) fn wanted(manifest: &crate::contract::Manifest) -> Vec<(Gvk, Option<String>, Role)> {
+    let mut wanted = vec![(manifest.primary.clone(), None, Role::Primary)];
+    for kind in &manifest.owns {
+        wanted.push((kind.clone(), None, Role::Owned));
+    }
+    for watch in &manifest.watches {
+        wanted.push((
+            watch.kind.clone(),
+            watch.label_selector.clone(),
+            Role::Watched(watch.mapping.clone()),
+        ));
+    }
+    wanted
+}
+
+/// Feeds one informer's objects and changes into the queue.
+async fn feed(informer: Arc<Informer>, role: Role, worker: Worker, reloaded: bool) {
+    let primary = &worker.primary;
+    // Once the first list is in: subscribe, then take what the cache holds;
+    // later changes arrive on the channel (one made between the two is
+    // seen twice, and merged by the queue while pending). Subscribing only
+    // now keeps the first list's burst of changes out of the channel: the
+    // list below covers it, and the same object would run twice otherwise.
+    informer.wait_ready().await;
+    primary.wait_ready().await;
+    let mut changes = informer.subscribe();
+    let primary_kind = worker.module.manifest().primary.clone();
+    let view = Primary {
+        kind: &primary_kind,
+        namespaced: primary.resolved.namespaced,
+    };
+    let all_primaries = || {
+        primary
+            .list(None)
+            .iter()
+            .map(|p| (p.namespace().map(str::to_string), p.name().to_string()))
+            .collect()
+    };
+    let enqueue_all = |reason, only_missing_primaries: bool| {
+        for object in informer.list(None) {
+            for key in keys(&role, &object, &view, all_primaries) {
+                if only_missing_primaries && primary.get(key.0.as_deref(), &key.1).is_some() {
+                    continue;
+                }
+                worker.queue.add(key, reason);
+            }
+        }
+    };
+    // Every primary is reconciled once at start: `added`, or
+    // `module-reloaded` for a new version of a running module. The
+    // primary's feeder queues them all; the others queue only the
+    // primaries their objects point to that are gone (their `deleted`
+    // reconcile), so nothing runs twice.
+    let initial = if reloaded {
+        Reason::ModuleReloaded
+    } else {
+        Reason::Added
+    };
+    enqueue_all(initial, !matches!(role, Role::Primary));
+    loop {
+        let (object, reason) = match changes.recv().await {
+            Ok(Change::Added(object)) => (object, change_reason(&role, Reason::Added)),
+            Ok(Change::Updated(object)) => (object, change_reason(&role, Reason::Updated)),
+            Ok(Change::Deleted(object)) => (object, change_reason(&role, Reason::Deleted)),
+            Err(RecvError::Lagged(missed)) => {
+                tracing::warn!(kind = %display_kind(&informer.gvk), missed, "fell behind the informer; looking at every object again");
+                enqueue_all(Reason::Resync, false);
+                continue;
+            }
+            Err(RecvError::Closed) => return,
+        };
+        for key in keys(&role, &object, &view, all_primaries) {
+            worker.queue.add(key, reason);
+        }
+    }
+}

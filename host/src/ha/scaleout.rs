@@ -1,0 +1,443 @@
+//! Scale-out mode (`rekon run --scale-out`): the modules are spread across
+//! the replicas, each module owned through its own Lease.
+//!
+//! Every replica loads every module and keeps its informers synced (so a
+//! takeover starts on warm caches), but reconciles a module only while it
+//! holds the module's Lease `<prefix>-module-<module>`. Each replica also
+//! holds a membership Lease `<prefix>-replica-<identity>`, renewed every
+//! retry period: the live replicas are those whose membership Lease has
+//! not been seen unchanged for a whole lease duration. All Leases of a
+//! group carry the label `rekon.dev/scale-out: <prefix>`, and one list of
+//! them per round is all a replica reads.
+//!
+//! Each round, a replica renews the module Leases it holds and computes its
+//! share, `ceil(modules / live replicas)`:
+//! - above its share (a replica joined), it stops reconciling the excess
+//!   modules, then releases their Leases so others take them at once;
+//! - below its share, it takes free Leases (never held, released, or
+//!   expired) until it reaches it; when a replica dies, its Leases expire
+//!   after a lease duration and the others take them.
+//!
+//! Which modules a replica prefers is rendezvous hashing of (identity,
+//! module): replicas go for different free Leases and rarely collide, and
+//! when one gives modules up it gives those it prefers least. Writes of a
+//! module are fenced by its Lease exactly like the host's writes are in
+//! leader-election mode (see [`super::leader`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use kube::ResourceExt as _;
+use kube::api::DynamicObject;
+use tokio::sync::{Notify, watch};
+
+use super::leader::{Holder, LeaderConfig, Leadership, Leases, holder_of};
+use crate::telemetry::Metrics;
+
+/// The label on every Lease of a scale-out group; its value is the prefix.
+pub const GROUP_LABEL: &str = "rekon.dev/scale-out";
+/// The label telling a module Lease (`module`) from a membership Lease
+/// (`replica`).
+pub const ROLE_LABEL: &str = "rekon.dev/lease-role";
+
+/// A membership Lease not renewed for this many lease durations is deleted
+/// by the other replicas (its replica is gone for good).
+const STALE_MEMBER: u32 = 10;
+
+/// The module Leases of this replica: one [`Leadership`] per loaded module.
+#[derive(Clone, Default)]
+pub(crate) struct ModuleLeases {
+    slots: Arc<Mutex<BTreeMap<String, Slot>>>,
+    changed: Arc<Notify>,
+    renew_deadline: Duration,
+}
+
+struct Slot {
+    holder: Holder,
+    leadership: Leadership,
+    /// False once the module is unloaded: its Lease is released, then the
+    /// slot goes.
+    loaded: bool,
+}
+
+impl ModuleLeases {
+    pub fn new(renew_deadline: Duration) -> ModuleLeases {
+        ModuleLeases {
+            renew_deadline,
+            ..ModuleLeases::default()
+        }
+    }
+
+    /// The leadership of `module`, which competes for its Lease from now on.
+    pub fn for_module(&self, module: &str) -> Leadership {
+        let mut slots = self.slots.lock().expect("module leases lock");
+        let slot = slots.entry(module.to_string()).or_insert_with(|| {
+            let (holder, leadership) = Holder::new(self.renew_deadline);
+            Slot {
+                holder,
+                leadership,
+                loaded: true,
+            }
+        });
+        slot.loaded = true;
+        self.changed.notify_one();
+        slot.leadership.clone()
+    }
+
+    /// Whether this replica holds `module`'s Lease.
+    pub fn leads(&self, module: &str) -> bool {
+        self.slots
+            .lock()
+            .expect("module leases lock")
+            .get(module)
+            .is_some_and(|s| s.leadership.is_leading())
+    }
+
+    /// `module` was unloaded: its Lease is given up.
+    pub fn unload(&self, module: &str) {
+        if let Some(slot) = self
+            .slots
+            .lock()
+            .expect("module leases lock")
+            .get_mut(module)
+        {
+            slot.holder.lost();
+            slot.loaded = false;
+        }
+        self.changed.notify_one();
+    }
+}
+
+/// A Lease name from parts: lowercase letters, digits, `-` and `.` only.
+fn lease_name(prefix: &str, role: &str, name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '-' | '.') => c,
+            _ => '-',
+        })
+        .collect();
+    let mut full = format!("{prefix}-{role}-{clean}");
+    full.truncate(253);
+    full.trim_end_matches(['-', '.']).to_string()
+}
+
+/// Rendezvous score: how much `identity` wants `module` (FNV-1a).
+fn score(identity: &str, module: &str) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in identity.bytes().chain([0]).chain(module.bytes()) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    // A final mix, so that nearby identities spread well.
+    hash ^= hash >> 33;
+    hash.wrapping_mul(0xff51_afd7_ed55_8ccd)
+}
+
+/// This replica's share of `modules` among `replicas`.
+fn share(modules: usize, replicas: usize) -> usize {
+    modules.div_ceil(replicas.max(1))
+}
+
+/// Runs the coordination until `stop`; then releases every module Lease
+/// held and deletes the membership Lease, so the others take over at once.
+pub(crate) async fn run(
+    client: kube::Client,
+    config: LeaderConfig,
+    leases: ModuleLeases,
+    metrics: Arc<Metrics>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut round = Round {
+        leases: Leases::new(client, &config),
+        selector: format!("{GROUP_LABEL}={}", config.name),
+        member: lease_name(&config.name, "replica", &config.identity),
+        config,
+        modules: leases.clone(),
+        metrics,
+        held: BTreeSet::new(),
+    };
+    tracing::info!(
+        identity = %round.config.identity,
+        group = %round.config.name,
+        "scale-out: competing for module Leases"
+    );
+    loop {
+        round.run().await;
+        tokio::select! {
+            _ = tokio::time::sleep(round.config.retry_period) => {}
+            _ = leases.changed.notified() => {}
+            _ = stop.wait_for(|s| *s) => break,
+        }
+    }
+    round.leave().await;
+}
+
+struct Round {
+    config: LeaderConfig,
+    leases: Leases,
+    selector: String,
+    member: String,
+    modules: ModuleLeases,
+    metrics: Arc<Metrics>,
+    /// The module Leases held after the last round.
+    held: BTreeSet<String>,
+}
+
+impl Round {
+    fn labels(&self, role: &str) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            (GROUP_LABEL.to_string(), self.config.name.clone()),
+            (ROLE_LABEL.to_string(), role.to_string()),
+        ])
+    }
+
+    fn module_lease(&self, module: &str) -> String {
+        lease_name(&self.config.name, "module", module)
+    }
+
+    async fn run(&mut self) {
+        let started = Instant::now();
+        let listed = match self.leases.list(&self.selector).await {
+            Ok(listed) => listed,
+            Err(error) => {
+                tracing::warn!(error = %error, "scale-out: cannot list the Leases");
+                self.publish();
+                return;
+            }
+        };
+        let by_name: BTreeMap<String, DynamicObject> = listed
+            .into_iter()
+            .filter_map(|l| Some((l.metadata.name.clone()?, l)))
+            .collect();
+
+        // Membership: renew ours; count the live replicas; forget the dead.
+        let me = self.leases.identity().to_string();
+        let member = self.member.clone();
+        let labels = self.labels("replica");
+        if let Err(error) = self
+            .leases
+            .acquire_or_renew(&member, by_name.get(&member), &labels)
+            .await
+        {
+            tracing::warn!(lease = %member, error = %error, "scale-out: cannot renew the membership Lease");
+        }
+        let mut replicas = 1;
+        let mut stale = Vec::new();
+        for (name, lease) in &by_name {
+            if lease.labels().get(ROLE_LABEL).map(String::as_str) != Some("replica")
+                || *name == member
+            {
+                continue;
+            }
+            if !self.leases.expired(lease) {
+                replicas += 1;
+            } else if self.leases.unchanged_for(lease) >= self.config.lease_duration * STALE_MEMBER
+            {
+                stale.push(name.clone());
+            }
+        }
+        for name in stale {
+            tracing::info!(lease = %name, "scale-out: deleting the Lease of a replica long gone");
+            self.leases.delete(&name).await;
+        }
+
+        // The modules loaded here; those unloaded give their Lease up.
+        let (loaded, unloaded): (Vec<String>, Vec<String>) = {
+            let slots = self.modules.slots.lock().expect("module leases lock");
+            let (loaded, unloaded): (Vec<_>, Vec<_>) = slots.iter().partition(|(_, s)| s.loaded);
+            (
+                loaded.into_iter().map(|(m, _)| m.clone()).collect(),
+                unloaded.into_iter().map(|(m, _)| m.clone()).collect(),
+            )
+        };
+        for module in unloaded {
+            self.give_up(&module, "unloaded").await;
+            let mut slots = self.modules.slots.lock().expect("module leases lock");
+            // Unless it was loaded again meanwhile.
+            if slots.get(&module).is_some_and(|s| !s.loaded) {
+                slots.remove(&module);
+            }
+        }
+        let target = share(loaded.len(), replicas);
+
+        // Renew what we hold.
+        let labels = self.labels("module");
+        let mut mine = Vec::new();
+        let mut free = Vec::new();
+        for module in &loaded {
+            let name = self.module_lease(module);
+            let current = by_name.get(&name);
+            if current.is_some_and(|l| holder_of(l) == me) {
+                match self.leases.acquire_or_renew(&name, current, &labels).await {
+                    Ok(true) => {
+                        self.with_holder(module, |h| h.renewed(started));
+                        mine.push(module.clone());
+                    }
+                    Ok(false) => {
+                        self.with_holder(module, Holder::lost);
+                    }
+                    Err(error) => {
+                        tracing::warn!(lease = %name, error = %error, "scale-out: cannot renew a module Lease");
+                        // Still ours until the renew deadline says otherwise.
+                        if self.with_holder(module, |h| h.leading()) == Some(true) {
+                            mine.push(module.clone());
+                        }
+                    }
+                }
+            } else {
+                self.with_holder(module, Holder::lost);
+                if current.is_none_or(|l| self.leases.expired(l)) {
+                    free.push(module.clone());
+                }
+            }
+        }
+
+        // Too many (a replica joined): hand over those we want least.
+        mine.sort_by_key(|m| std::cmp::Reverse(score(&me, m)));
+        while mine.len() > target {
+            let module = mine.pop().expect("more than the target");
+            self.give_up(&module, "rebalancing").await;
+        }
+        // Too few: take free Leases, those we want most first.
+        free.sort_by_key(|m| std::cmp::Reverse(score(&me, m)));
+        for module in free {
+            if mine.len() >= target {
+                break;
+            }
+            let name = self.module_lease(&module);
+            let attempt = Instant::now();
+            match self
+                .leases
+                .acquire_or_renew(&name, by_name.get(&name), &labels)
+                .await
+            {
+                Ok(true) => {
+                    self.with_holder(&module, |h| h.renewed(attempt));
+                    mine.push(module);
+                }
+                Ok(false) => {}
+                Err(error) => {
+                    tracing::warn!(lease = %name, error = %error, "scale-out: cannot take a module Lease")
+                }
+            }
+        }
+        self.publish();
+        if mine.len() != self.held.len() || mine.iter().any(|m| !self.held.contains(m)) {
+            tracing::info!(
+                replicas,
+                share = target,
+                modules = ?mine,
+                "scale-out: module Leases held"
+            );
+        }
+        self.held = mine.into_iter().collect();
+        self.metrics.leader.set(i64::from(!self.held.is_empty()));
+    }
+
+    fn with_holder<T>(&self, module: &str, f: impl FnOnce(&Holder) -> T) -> Option<T> {
+        self.modules
+            .slots
+            .lock()
+            .expect("module leases lock")
+            .get(module)
+            .map(|s| f(&s.holder))
+    }
+
+    /// Stops reconciling `module` here (writes are refused from now on),
+    /// then releases its Lease.
+    async fn give_up(&mut self, module: &str, why: &str) {
+        let held = self.with_holder(module, |h| {
+            let leading = h.leading();
+            h.lost();
+            h.publish();
+            leading
+        });
+        if held.unwrap_or(false) || self.held.contains(module) {
+            tracing::info!(module, why, "scale-out: handing the module over");
+            let name = self.module_lease(module);
+            self.leases.release(&name).await;
+        }
+    }
+
+    /// Tells the controllers whose leadership changed.
+    fn publish(&self) {
+        let slots = self.modules.slots.lock().expect("module leases lock");
+        for (module, slot) in slots.iter() {
+            match slot.holder.publish() {
+                Some(true) => {
+                    tracing::info!(module = %module, "scale-out: reconciling the module here")
+                }
+                Some(false) => {
+                    tracing::info!(module = %module, "scale-out: no longer reconciling the module here")
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// Leaves the group: releases every module Lease, deletes the
+    /// membership Lease.
+    async fn leave(&mut self) {
+        let modules: Vec<String> = self
+            .modules
+            .slots
+            .lock()
+            .expect("module leases lock")
+            .keys()
+            .cloned()
+            .collect();
+        for module in modules {
+            self.give_up(&module, "shutting down").await;
+        }
+        let member = self.member.clone();
+        self.leases.delete(&member).await;
+        self.metrics.leader.set(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lease_names_are_valid_object_names() {
+        assert_eq!(lease_name("rekon", "module", "app"), "rekon-module-app");
+        assert_eq!(
+            lease_name("rekon", "replica", "Node_1:42"),
+            "rekon-replica-node-1-42"
+        );
+        assert!(lease_name("rekon", "module", &"x".repeat(400)).len() <= 253);
+    }
+
+    #[test]
+    fn shares_round_up() {
+        assert_eq!(share(9, 3), 3);
+        assert_eq!(share(9, 2), 5);
+        assert_eq!(share(10, 3), 4);
+        assert_eq!(share(2, 3), 1);
+        assert_eq!(share(0, 3), 0);
+        assert_eq!(share(5, 0), 5);
+    }
+
+    #[test]
+    fn preferences_differ_between_replicas() {
+        let modules: Vec<String> = (1..=9).map(|i| format!("module-{i}")).collect();
+        let favourite = |identity: &str| {
+            modules
+                .iter()
+                .max_by_key(|m| score(identity, m))
+                .cloned()
+                .expect("modules")
+        };
+        let favourites: BTreeSet<String> = ["replica-a", "replica-b", "replica-c", "replica-d"]
+            .iter()
+            .map(|r| favourite(r))
+            .collect();
+        assert!(
+            favourites.len() > 1,
+            "every replica would go for the same module first: {favourites:?}"
+        );
+    }
+}

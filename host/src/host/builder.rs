@@ -1,0 +1,330 @@
+//! [`HostBuilder`]: what a host is made of, and starting it.
+
+use std::sync::Arc;
+
+use futures::FutureExt as _;
+use tokio::sync::{mpsc, watch};
+
+use super::supervisor::Supervisor;
+use super::{Host, HostError, default_identity};
+use crate::cluster::events::Recorder;
+use crate::cluster::kube::KubeCluster;
+use crate::config::HostConfig;
+use crate::controller::{ControllerConfig, Shared};
+use crate::discovery::Discovery;
+use crate::ha::leader::Elector;
+use crate::ha::scaleout::{self, ModuleLeases};
+use crate::ha::{LeaderConfig, Leaders, Leadership};
+use crate::informer::Informers;
+use crate::loader::{Loader, upsert};
+use crate::runtime::{DispatchStats, Engine, EngineConfig, NativeReconciler};
+use crate::source::{Origin, SourceEvent};
+use crate::telemetry::Metrics;
+
+/// Configures and starts a [`Host`]. Every setter is chainable.
+///
+/// ```no_run
+/// # async fn run() -> anyhow::Result<()> {
+/// let host = rekon_host::Host::builder()
+///     .client(kube::Client::try_default().await?)
+///     .module("app.wasm", std::fs::read("app.wasm")?)
+///     .start()
+///     .await?;
+/// tokio::signal::ctrl_c().await?;
+/// host.shutdown().await;
+/// # Ok(()) }
+/// ```
+#[derive(Default)]
+#[must_use]
+pub struct HostBuilder {
+    client: Option<kube::Client>,
+    engine: EngineConfig,
+    controller: ControllerConfig,
+    modules: Vec<(String, Vec<u8>)>,
+    config: HostConfig,
+    natives: Vec<NativeReconciler>,
+    metrics_addr: Option<std::net::SocketAddr>,
+    leader: Option<LeaderConfig>,
+    scale_out: bool,
+    dirs: Vec<std::path::PathBuf>,
+    configmaps: Option<Vec<String>>,
+    identity: Option<String>,
+}
+
+impl std::fmt::Debug for HostBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostBuilder")
+            .field("engine", &self.engine)
+            .field("controller", &self.controller)
+            .field("modules", &self.modules.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HostBuilder {
+    /// The Kubernetes client (default: `kube::Client::try_default()`:
+    /// in-cluster config or `KUBECONFIG`).
+    pub fn client(mut self, client: kube::Client) -> Self {
+        self.client = Some(client);
+        self
+    }
+
+    /// Engine limits and compile cache.
+    pub fn engine_config(mut self, config: EngineConfig) -> Self {
+        self.engine = config;
+        self
+    }
+
+    /// How the controllers run: concurrency and retry backoff.
+    pub fn controller_config(mut self, config: ControllerConfig) -> Self {
+        self.controller = config;
+        self
+    }
+
+    /// Adds a module; `source` names it in logs (a path, say).
+    pub fn module(mut self, source: impl Into<String>, bytes: Vec<u8>) -> Self {
+        self.modules.push((source.into(), bytes));
+        self
+    }
+
+    /// The operator's configuration: per-module concurrency and narrowed
+    /// permissions.
+    pub fn config(mut self, config: HostConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Adds a reconciler compiled into the host process, run like a module
+    /// (to compare a module against the same logic run natively: see
+    /// `cargo bench --bench pipeline`).
+    #[cfg(feature = "bench")]
+    pub fn native(mut self, reconciler: NativeReconciler) -> Self {
+        self.natives.push(reconciler);
+        self
+    }
+
+    /// Serves `/metrics`, `/healthz` and `/readyz` on this address.
+    pub fn metrics_addr(mut self, addr: std::net::SocketAddr) -> Self {
+        self.metrics_addr = Some(addr);
+        self
+    }
+
+    /// This replica's identity, in Events' `reportingInstance` (default:
+    /// the leader election's identity, else the host name and process id).
+    pub fn identity(mut self, identity: impl Into<String>) -> Self {
+        self.identity = Some(identity.into());
+        self
+    }
+
+    /// Reconciles only while holding the leader Lease (for several
+    /// replicas); without it, the host always reconciles.
+    pub fn leader_election(mut self, config: LeaderConfig) -> Self {
+        self.leader = Some(config);
+        self.scale_out = false;
+        self
+    }
+
+    /// Spreads the modules across the replicas instead: each module
+    /// reconciles on the replica holding its Lease
+    /// `<config.name>-module-<module>`, and every replica holds at most
+    /// `ceil(modules / replicas)` of them.
+    pub fn scale_out(mut self, config: LeaderConfig) -> Self {
+        self.leader = Some(config);
+        self.scale_out = true;
+        self
+    }
+
+    /// Watches a directory of `*.wasm` modules: every file is loaded at
+    /// start, and every change afterwards is loaded live (see [`Host`] for
+    /// the reload rules).
+    pub fn watch_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.dirs.push(dir.into());
+        self
+    }
+
+    /// Loads modules from ConfigMaps labelled `rekon.dev/module` (see
+    /// [`pack`](crate::pack)) in these namespaces (every namespace when
+    /// empty), live: a new version is loaded, a deleted ConfigMap unloads
+    /// its module.
+    pub fn watch_configmaps(mut self, namespaces: Vec<String>) -> Self {
+        self.configmaps = Some(namespaces);
+        self
+    }
+
+    /// Starts the host: loads the modules (each compiled in the
+    /// background; each module's controller starts as soon as it is
+    /// ready; one that fails is reported and skipped, never fatal),
+    /// watches the module sources, and returns once every module given or
+    /// found at start has been loaded or refused.
+    pub async fn start(self) -> Result<Host, HostError> {
+        let client = match self.client {
+            Some(client) => client,
+            None => kube::Client::try_default()
+                .await
+                .map_err(HostError::Client)?,
+        };
+        let engine = Engine::new(self.engine)?;
+        let metrics = Arc::new(Metrics::new());
+        let telemetry = match self.metrics_addr {
+            Some(addr) => {
+                let (bound, task) = crate::telemetry::serve(addr, metrics.clone())
+                    .await
+                    .map_err(|source| HostError::Metrics { addr, source })?;
+                tracing::info!(addr = %bound, "serving /metrics, /healthz and /readyz");
+                Some(task)
+            }
+            None => None,
+        };
+        let identity = self
+            .identity
+            .or_else(|| self.leader.as_ref().map(|l| l.identity.clone()))
+            .unwrap_or_else(default_identity);
+        let recorder = Recorder::start(client.clone(), identity, metrics.clone());
+        let (election_stop, election_stopped) = watch::channel(false);
+        let (leaders, election) = elect(
+            client.clone(),
+            self.leader,
+            self.scale_out,
+            metrics.clone(),
+            election_stopped,
+        );
+        let discovery = Arc::new(Discovery::new(client));
+        let informers = Arc::new(Informers::new(discovery.clone()));
+        let shared = Shared {
+            informers: informers.clone(),
+            cluster: Arc::new(KubeCluster::new(discovery, informers, recorder.clone())),
+            leaders,
+            metrics: metrics.clone(),
+        };
+        let stats = Arc::new(DispatchStats::default());
+        let supervisor = Supervisor::new(
+            shared.clone(),
+            self.config.clone(),
+            self.controller,
+            stats.clone(),
+        );
+        let (events_tx, mut events) = mpsc::unbounded_channel();
+        let mut watchers = Vec::new();
+        for dir in &self.dirs {
+            match crate::source::dir::watch_dir(dir.clone(), events_tx.clone()) {
+                Ok(watcher) => watchers.push(watcher),
+                Err(error) => {
+                    tracing::error!(error = %crate::loader::error_chain(&error), "module directory not watched")
+                }
+            }
+        }
+        if let Some(namespaces) = self.configmaps {
+            tokio::spawn(crate::source::configmaps::watch_configmaps(
+                shared.informers.clone(),
+                namespaces,
+                events_tx.clone(),
+            ));
+        }
+        drop(events_tx);
+        let mut loader = Loader::new(engine, self.config);
+        for (origin, bytes) in self.modules {
+            loader.event(upsert(Origin::Given(origin), bytes));
+        }
+        // What the directories hold now arrives at once; later events are
+        // changes.
+        if !self.dirs.is_empty() {
+            tokio::time::sleep(crate::source::DEBOUNCE).await;
+        }
+        while let Ok(event) = events.try_recv() {
+            if let Some(decision) = loader.event(event) {
+                supervisor.decide(decision);
+            }
+        }
+        // Each module runs as soon as it has compiled.
+        while let Some(decision) = loader.next_compiled().await {
+            match decision {
+                crate::loader::Decision::Install(version) => supervisor.install(version).await,
+                other => supervisor.decide(other),
+            }
+        }
+        for native in self.natives {
+            supervisor.start_native(native);
+        }
+        supervisor.check_configuration();
+        metrics.modules_loaded();
+        let election = election.map(tokio::spawn);
+        let driver = tokio::spawn(drive(loader, events, supervisor.clone()));
+        Ok(Host {
+            supervisor,
+            stats,
+            metrics,
+            election_stop,
+            election,
+            telemetry,
+            driver,
+            recorder,
+            _watchers: watchers,
+        })
+    }
+}
+
+/// Hands source events to the loader and its decisions to the supervisor,
+/// until the sources stop.
+async fn drive(
+    mut loader: Loader,
+    mut events: mpsc::UnboundedReceiver<SourceEvent>,
+    supervisor: Supervisor,
+) {
+    let mut open = true;
+    while open || loader.is_compiling() {
+        tokio::select! {
+            Some(decision) = loader.next_compiled(), if loader.is_compiling() => {
+                supervisor.decide(decision);
+            }
+            event = events.recv(), if open => match event {
+                Some(event) => {
+                    if let Some(decision) = loader.event(event) {
+                        supervisor.decide(decision);
+                    }
+                }
+                None => open = false,
+            },
+        }
+    }
+}
+
+/// Who leads: always this replica, the holder of one Lease, or a Lease per
+/// module; and the election task to run, if any.
+fn elect(
+    client: kube::Client,
+    leader: Option<LeaderConfig>,
+    scale_out: bool,
+    metrics: Arc<Metrics>,
+    stopped: watch::Receiver<bool>,
+) -> (Leaders, Option<futures::future::BoxFuture<'static, ()>>) {
+    match leader {
+        Some(config) if scale_out => {
+            let leases = ModuleLeases::new(config.renew_deadline);
+            let run = scaleout::run(client, config, leases.clone(), metrics, stopped);
+            (Leaders::Modules(leases), Some(run.boxed()))
+        }
+        Some(config) => {
+            let (elector, leadership) = Elector::new(client, config);
+            tokio::spawn(track_leadership(leadership.clone(), metrics));
+            (
+                Leaders::Host(leadership),
+                Some(elector.run(stopped).boxed()),
+            )
+        }
+        None => {
+            metrics.leader.set(1);
+            (Leaders::Host(Leadership::always()), None)
+        }
+    }
+}
+
+/// Keeps the `rekon_leader` gauge in step with leadership.
+async fn track_leadership(leadership: Leadership, metrics: Arc<Metrics>) {
+    let mut changes = leadership.subscribe();
+    loop {
+        metrics.leader.set(i64::from(leadership.is_leading()));
+        if changes.changed().await.is_err() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! The embeddable host: [`HostBuilder`] puts it together, [`Host`] is the
+//! handle, and the [`supervisor`] runs one controller per validated module
+//! version. It calls every room below it: sources, loader, controller,
+//! cluster, informers, ha and telemetry.
+
+mod builder;
+mod supervisor;
+
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+pub use builder::HostBuilder;
+use supervisor::Supervisor;
+
+use crate::cluster::events::Recorder;
+use crate::runtime::{DispatchStats, EngineError, Module};
+use crate::telemetry::Metrics;
+
+/// Why a host could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// The WebAssembly engine could not be built.
+    #[error("cannot build the WebAssembly engine")]
+    Engine(#[from] EngineError),
+    /// No Kubernetes client could be configured.
+    #[error("cannot configure the Kubernetes client")]
+    Client(#[source] kube::Error),
+    /// The metrics and health endpoint could not listen.
+    #[error("cannot serve metrics on {addr}")]
+    Metrics {
+        /// The address asked for.
+        addr: std::net::SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// How long [`Host::shutdown`] waits for reconciles in flight.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// A running host. Dropping it stops nothing: call [`Host::shutdown`].
+///
+/// Reloading: a new version of a module (a changed file in a watched
+/// directory, a changed module ConfigMap) is compiled and validated off the
+/// hot path; if it loads, the running version stops taking work, its
+/// reconciles in flight finish, and the new version starts on the same
+/// informers and reconciles every object again (reason `module-reloaded`).
+/// A version that fails to load leaves the last good one serving, and is
+/// reported (error log, `rekon_module_load_failures_total`, a Warning Event
+/// on a module ConfigMap). A removed source unloads its module (objects
+/// still carrying its finalizer are reported). When two sources provide
+/// the same module name, the one loaded first keeps it.
+pub struct Host {
+    supervisor: Supervisor,
+    stats: std::sync::Arc<DispatchStats>,
+    metrics: std::sync::Arc<Metrics>,
+    election_stop: watch::Sender<bool>,
+    election: Option<tokio::task::JoinHandle<()>>,
+    telemetry: Option<tokio::task::JoinHandle<()>>,
+    driver: tokio::task::JoinHandle<()>,
+    recorder: Recorder,
+    _watchers: Vec<crate::source::dir::DirWatcher>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host").finish_non_exhaustive()
+    }
+}
+
+impl Host {
+    /// A builder.
+    pub fn builder() -> HostBuilder {
+        HostBuilder::default()
+    }
+
+    /// The module versions running. Answers at once, also while modules
+    /// compile or swap.
+    pub async fn modules(&self) -> Vec<Module> {
+        self.supervisor.modules()
+    }
+
+    /// The module versions refused so far, as `origin: why`.
+    pub fn failures(&self) -> Vec<String> {
+        self.supervisor.failures()
+    }
+
+    /// Dispatch statistics across the host's controllers (for benchmarks).
+    #[cfg(feature = "bench")]
+    pub fn stats(&self) -> &DispatchStats {
+        &self.stats
+    }
+
+    /// The host's metrics, as `/metrics` serves them.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Stops one module's controller (reconciles in flight finish first);
+    /// informers no other module needs stop with it. Returns whether the
+    /// module was running.
+    pub async fn stop_module(&self, name: &str) -> bool {
+        self.supervisor.stop_module(name).await
+    }
+
+    /// Stops taking work, lets reconciles in flight finish (for at most
+    /// [`SHUTDOWN_GRACE`]), writes the Events still pending, releases the
+    /// leader Lease, and returns.
+    pub async fn shutdown(self) {
+        self.driver.abort();
+        if tokio::time::timeout(SHUTDOWN_GRACE, self.supervisor.stop_all())
+            .await
+            .is_err()
+        {
+            tracing::warn!("reconciles still in flight after {SHUTDOWN_GRACE:?}: leaving them");
+        }
+        // Repeats of Events not written yet (series counts) go out now.
+        self.recorder.flush(Duration::from_secs(2)).await;
+        self.election_stop.send_replace(true);
+        if let Some(election) = self.election {
+            let _ = election.await;
+        }
+        if let Some(telemetry) = self.telemetry {
+            telemetry.abort();
+        }
+        let _ = &self.stats;
+    }
+}
+
+/// This replica's default identity: host name and process id.
+pub(crate) fn default_identity() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "rekon".to_string());
+    format!("{host}-{}", std::process::id())
+}

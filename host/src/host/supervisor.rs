@@ -1,0 +1,370 @@
+//! The supervisor: runs the versions the loader validated. One controller
+//! per module; a new version takes over the informers of the running one
+//! (no relist, no wait), after the running one's reconciles in flight have
+//! finished. Each module swaps on its own, so a slow stop never holds up
+//! another module, and [`Supervisor::modules`] answers at any time.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::watch;
+
+use crate::config::HostConfig;
+use crate::contract::{EventType, ObjectRef};
+use crate::controller::{self, ControllerConfig, Shared, Start};
+use crate::loader::{Decision, Version};
+use crate::runtime::{DispatchStats, Dispatcher, Module, NativeReconciler};
+use crate::shared::{config_map_kind, truncate};
+use crate::source::Origin;
+use crate::telemetry::{InfoLabels, ReasonLabel};
+
+/// A controller task and how to stop it.
+struct Controller {
+    name: String,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Controller {
+    fn spawn(dispatcher: Dispatcher, shared: Shared, start: Start) -> Controller {
+        let (stop, stopped) = watch::channel(false);
+        let name = dispatcher.name().to_string();
+        let task = tokio::spawn(controller::run(dispatcher, shared, start, stopped));
+        Controller { name, stop, task }
+    }
+
+    /// Stops taking work and waits for reconciles in flight.
+    async fn stop(self) {
+        self.stop.send_replace(true);
+        if let Err(error) = self.task.await {
+            tracing::error!(module = %self.name, error = %error, "controller task failed");
+        }
+    }
+}
+
+/// A module version being run, and where it came from.
+struct Running {
+    origin: Origin,
+    module: Module,
+    controller: Controller,
+}
+
+/// One module's place: its running version, swapped under its own lock.
+type Slot = Arc<tokio::sync::Mutex<Option<Running>>>;
+
+/// Runs the validated versions. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Supervisor {
+    shared: Shared,
+    config: HostConfig,
+    controller: ControllerConfig,
+    stats: Arc<DispatchStats>,
+    slots: Arc<Mutex<BTreeMap<String, Slot>>>,
+    /// The versions running, for [`Supervisor::modules`].
+    modules: Arc<Mutex<BTreeMap<String, Module>>>,
+    natives: Arc<Mutex<Vec<Controller>>>,
+    /// Every version refused so far, as `origin: error`.
+    failures: Arc<Mutex<Vec<String>>>,
+}
+
+impl Supervisor {
+    pub fn new(
+        shared: Shared,
+        config: HostConfig,
+        controller: ControllerConfig,
+        stats: Arc<DispatchStats>,
+    ) -> Supervisor {
+        Supervisor {
+            shared,
+            config,
+            controller,
+            stats,
+            slots: Arc::default(),
+            modules: Arc::default(),
+            natives: Arc::default(),
+            failures: Arc::default(),
+        }
+    }
+
+    /// The module versions running.
+    pub fn modules(&self) -> Vec<Module> {
+        self.modules
+            .lock()
+            .expect("modules lock")
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// The versions refused so far, as `origin: why`.
+    pub fn failures(&self) -> Vec<String> {
+        self.failures.lock().expect("failures lock").clone()
+    }
+
+    /// Carries out one of the loader's decisions. Returns at once: the
+    /// module's swap runs on its own.
+    pub fn decide(&self, decision: Decision) {
+        match decision {
+            Decision::Install(version) => {
+                let this = self.clone();
+                tokio::spawn(async move { this.install(version).await });
+            }
+            Decision::Unload { name, origin } => {
+                let this = self.clone();
+                tokio::spawn(async move { this.unload(&name, &origin).await });
+            }
+            Decision::Refuse {
+                origin,
+                reason,
+                message,
+                serving,
+            } => {
+                let this = self.clone();
+                tokio::spawn(async move { this.refuse(&origin, reason, &message, serving).await });
+            }
+        }
+    }
+
+    fn slot(&self, name: &str) -> Slot {
+        self.slots
+            .lock()
+            .expect("slots lock")
+            .entry(name.to_string())
+            .or_default()
+            .clone()
+    }
+
+    /// Runs a new version, in place of the running one of the same module.
+    pub async fn install(&self, version: Version) {
+        let Version {
+            origin,
+            module,
+            reload,
+            replaces,
+        } = version;
+        if let Some(previous) = replaces {
+            self.unload(&previous, &origin).await;
+        }
+        let name = module.name().to_string();
+        let slot = self.slot(&name);
+        let mut running = slot.lock().await;
+        // The new version's informers, taken from the running version
+        // before it stops: they stay up, synced, across the swap.
+        let handed_over = self.hold_informers(&module).await;
+        if let Some(old) = running.take() {
+            self.forget_info(&old.module);
+            old.controller.stop().await;
+        }
+        tracing::info!(
+            %origin,
+            module = %name,
+            version = %module.manifest().version,
+            digest = module.digest(),
+            from = ?module.compile_source(),
+            load_ms = module.compile_time().as_millis() as u64,
+            reload,
+            "module loaded"
+        );
+        self.shared
+            .metrics
+            .module_info
+            .get_or_create(&info_labels(&module))
+            .set(1);
+        let mut config = self.controller.clone();
+        if let Some(concurrency) = self.config.modules.get(&name).and_then(|m| m.concurrency) {
+            config.concurrency = Some(concurrency.max(1));
+        }
+        let controller = Controller::spawn(
+            Dispatcher::wasm(module.clone(), self.stats.clone()),
+            self.shared.clone(),
+            Start {
+                config,
+                reloaded: reload,
+                handed_over,
+            },
+        );
+        self.modules
+            .lock()
+            .expect("modules lock")
+            .insert(name, module.clone());
+        *running = Some(Running {
+            origin,
+            module,
+            controller,
+        });
+    }
+
+    /// The informers a module's manifest needs that already run (held by
+    /// the running version of the module, or by others).
+    async fn hold_informers(&self, module: &Module) -> Vec<Arc<crate::informer::Informer>> {
+        controller::wanted(module.manifest())
+            .into_iter()
+            .filter_map(|(kind, selector, _)| {
+                self.shared.informers.running(&kind, selector.as_deref())
+            })
+            .collect()
+    }
+
+    /// Stops the module `name` if `origin` provides it: the one removal path.
+    pub async fn unload(&self, name: &str, origin: &Origin) {
+        let slot = self.slot(name);
+        let mut running = slot.lock().await;
+        if running.as_ref().is_none_or(|r| r.origin != *origin) {
+            return;
+        }
+        let Some(old) = running.take() else {
+            return;
+        };
+        old.controller.stop().await;
+        self.shared.leaders.unload(name);
+        self.forget_info(&old.module);
+        self.shared.metrics.forget_module(name);
+        tracing::info!(%origin, module = %name, "module unloaded: its source is gone");
+        self.warn_stuck_finalizers(&old.module).await;
+    }
+
+    /// Stops a module whatever provides it; whether it was running.
+    pub async fn stop_module(&self, name: &str) -> bool {
+        let origin = {
+            let slot = self.slot(name);
+            let running = slot.lock().await;
+            match running.as_ref() {
+                Some(running) => running.origin.clone(),
+                None => return false,
+            }
+        };
+        self.unload(name, &origin).await;
+        true
+    }
+
+    fn forget_info(&self, module: &Module) {
+        self.shared.metrics.module_info.remove(&info_labels(module));
+        self.modules
+            .lock()
+            .expect("modules lock")
+            .remove(module.name());
+    }
+
+    /// Objects that still carry an unloaded module's finalizer cannot be
+    /// deleted until it comes back: say so.
+    async fn warn_stuck_finalizers(&self, module: &Module) {
+        let manifest = module.manifest();
+        let Some(finalizer) = &manifest.finalizer else {
+            return;
+        };
+        let Some(primary) = self.shared.informers.running(&manifest.primary, None) else {
+            return;
+        };
+        let stuck = primary
+            .list(None)
+            .iter()
+            .filter(|o| o.has_finalizer(finalizer))
+            .count();
+        if stuck > 0 {
+            tracing::warn!(
+                module = %manifest.name,
+                finalizer = %finalizer,
+                objects = stuck,
+                "objects still carry the unloaded module's finalizer: they will not be deleted until it is removed or the module returns"
+            );
+        }
+    }
+
+    /// Reports a version that cannot be run: an error log,
+    /// `rekon_module_load_failures_total`, and a Warning Event on the
+    /// ConfigMap it came from. What was serving keeps serving.
+    pub async fn refuse(
+        &self,
+        origin: &Origin,
+        reason: &str,
+        message: &str,
+        serving: Option<String>,
+    ) {
+        let shown = serving.as_deref().unwrap_or("nothing");
+        tracing::error!(%origin, error = %message, reason, serving = %shown, "module refused; the last good version keeps serving");
+        self.shared
+            .metrics
+            .load_failures
+            .get_or_create(&ReasonLabel {
+                reason: reason.to_string(),
+            })
+            .inc();
+        self.failures
+            .lock()
+            .expect("failures lock")
+            .push(format!("{origin}: {message}"));
+        if let Origin::ConfigMap { namespace, name } = origin
+            && self.shared.leaders.speaks_for(serving.as_deref())
+        {
+            let regarding = ObjectRef {
+                kind: config_map_kind(),
+                namespace: Some(namespace.clone()),
+                name: name.clone(),
+            };
+            let note = format!("module refused ({reason}): {message}; serving: {shown}");
+            let _ = self
+                .shared
+                .cluster
+                .record_event(
+                    &regarding,
+                    EventType::Warning,
+                    "ModuleRejected",
+                    &truncate(note, 1024),
+                    "rekon-host",
+                )
+                .await;
+        }
+    }
+
+    /// Starts a reconciler compiled into the host (not reloadable).
+    pub fn start_native(&self, native: NativeReconciler) {
+        let dispatcher = Dispatcher::native(native, self.stats.clone());
+        let start = Start {
+            config: self.controller.clone(),
+            reloaded: false,
+            handed_over: Vec::new(),
+        };
+        let controller = Controller::spawn(dispatcher, self.shared.clone(), start);
+        self.natives.lock().expect("natives lock").push(controller);
+    }
+
+    /// Warns about modules the configuration names that are not running.
+    pub fn check_configuration(&self) {
+        let modules = self.modules.lock().expect("modules lock");
+        for name in self.config.modules.keys() {
+            if !modules.contains_key(name) {
+                tracing::warn!(module = %name, "the configuration names a module that is not loaded");
+            }
+        }
+    }
+
+    /// Stops every controller; reconciles in flight finish first.
+    pub async fn stop_all(&self) {
+        let slots: Vec<Slot> = self
+            .slots
+            .lock()
+            .expect("slots lock")
+            .values()
+            .cloned()
+            .collect();
+        let mut controllers = Vec::new();
+        for slot in slots {
+            if let Some(running) = slot.lock().await.take() {
+                controllers.push(running.controller);
+            }
+        }
+        controllers.extend(self.natives.lock().expect("natives lock").drain(..));
+        for controller in &controllers {
+            controller.stop.send_replace(true);
+        }
+        futures::future::join_all(controllers.into_iter().map(Controller::stop)).await;
+    }
+}
+
+fn info_labels(module: &Module) -> InfoLabels {
+    InfoLabels {
+        module: module.name().to_string(),
+        version: module.manifest().version.clone(),
+        digest: module.digest().to_string(),
+    }
+}

@@ -1,0 +1,224 @@
+//! Shared informers: one list+watch per kind (and label selector) in the
+//! whole process, whatever the number of modules that need it, with a cache
+//! of the objects it has seen.
+//!
+//! The cache keeps each object in the compact form of [`cache`]: its JSON
+//! text (what guests read, with no re-encoding) and the few fields the
+//! controller indexes, for little more memory than the JSON itself.
+//! [`writer`] is the one place the cache is written; [`watcher`] runs the
+//! list+watch. This room calls discovery and the API server (lists and
+//! watches) only.
+
+pub(crate) mod cache;
+mod watcher;
+mod writer;
+
+pub(crate) use cache::Cached;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock, Weak};
+
+use tokio::sync::{broadcast, watch};
+
+use crate::contract::Gvk;
+use crate::discovery::{Discovery, ResolveError};
+use crate::shared::{Resolved, display_kind};
+use cache::Objects;
+
+/// A change seen by an informer, against what its cache held.
+#[derive(Clone, Debug)]
+pub(crate) enum Change {
+    /// An object the cache did not hold.
+    Added(Arc<Cached>),
+    /// An object the cache held, at another resourceVersion.
+    Updated(Arc<Cached>),
+    /// An object the cache held is gone.
+    Deleted(Arc<Cached>),
+}
+
+/// One shared list+watch and its cache. Stops watching when the last
+/// holder drops it.
+pub(crate) struct Informer {
+    pub gvk: Gvk,
+    pub resolved: Resolved,
+    pub label_selector: Option<String>,
+    objects: Arc<RwLock<Objects>>,
+    changes: broadcast::Sender<Change>,
+    ready: watch::Receiver<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Informer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl std::fmt::Debug for Informer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Informer")
+            .field("kind", &display_kind(&self.gvk))
+            .field("label_selector", &self.label_selector)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Informer {
+    /// Subscribes to changes from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Change> {
+        self.changes.subscribe()
+    }
+
+    /// Waits until the first list has completed.
+    pub async fn wait_ready(&self) {
+        let mut ready = self.ready.clone();
+        let _ = ready.wait_for(|r| *r).await;
+    }
+
+    /// Whether the first list has completed.
+    pub fn is_ready(&self) -> bool {
+        *self.ready.borrow()
+    }
+
+    /// One object.
+    pub fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<Cached>> {
+        let objects = self.objects.read().expect("informer cache lock");
+        objects.get(namespace.unwrap_or_default(), name).cloned()
+    }
+
+    /// Every object (in one namespace), ordered by namespace then name.
+    pub fn list(&self, namespace: Option<&str>) -> Vec<Arc<Cached>> {
+        let objects = self.objects.read().expect("informer cache lock");
+        match namespace {
+            Some(ns) => objects.in_namespace(ns).cloned().collect(),
+            None => objects.iter().cloned().collect(),
+        }
+    }
+
+    /// How many objects are cached.
+    pub fn len(&self) -> usize {
+        self.objects.read().expect("informer cache lock").len()
+    }
+}
+
+#[cfg(feature = "bench")]
+/// One informer started outside a host, synced, and kept running while
+/// this lives: to measure what the cache costs (`cargo bench --bench
+/// pipeline`).
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct SyncedInformer {
+    informer: Arc<Informer>,
+}
+
+#[cfg(feature = "bench")]
+impl SyncedInformer {
+    /// Resolves `kind`, starts its informer (no label selector) and waits
+    /// for the first list to be cached.
+    pub async fn start(client: kube::Client, kind: &Gvk) -> Result<SyncedInformer, ResolveError> {
+        let informer = Informers::new(Arc::new(Discovery::new(client)))
+            .informer(kind, None)
+            .await?;
+        informer.wait_ready().await;
+        Ok(SyncedInformer { informer })
+    }
+
+    /// How many objects are cached.
+    pub fn len(&self) -> usize {
+        self.informer.len()
+    }
+
+    /// Whether the cache is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes of JSON text the cache holds (what guests read).
+    pub fn json_bytes(&self) -> usize {
+        self.informer.list(None).iter().map(|o| o.json.len()).sum()
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct InformerKey {
+    group: String,
+    version: String,
+    kind: String,
+    label_selector: Option<String>,
+}
+
+impl InformerKey {
+    fn new(gvk: &Gvk, label_selector: Option<&str>) -> InformerKey {
+        InformerKey {
+            group: gvk.group.clone(),
+            version: gvk.version.clone(),
+            kind: gvk.kind.clone(),
+            label_selector: label_selector.map(str::to_string),
+        }
+    }
+}
+
+/// The process's informers, shared by every module.
+pub(crate) struct Informers {
+    discovery: Arc<Discovery>,
+    informers: Mutex<HashMap<InformerKey, Weak<Informer>>>,
+    /// Serialises starts so two modules asking at once share one watch.
+    starting: tokio::sync::Mutex<()>,
+}
+
+impl Informers {
+    pub fn new(discovery: Arc<Discovery>) -> Informers {
+        Informers {
+            discovery,
+            informers: Mutex::new(HashMap::new()),
+            starting: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The informer for a kind (and label selector), started if no one
+    /// holds it yet.
+    pub async fn informer(
+        &self,
+        gvk: &Gvk,
+        label_selector: Option<&str>,
+    ) -> Result<Arc<Informer>, ResolveError> {
+        let key = InformerKey::new(gvk, label_selector);
+        if let Some(informer) = self.running_key(&key) {
+            return Ok(informer);
+        }
+        let _starting = self.starting.lock().await;
+        if let Some(informer) = self.running_key(&key) {
+            return Ok(informer);
+        }
+        let resolved = self.discovery.resolve(gvk).await?;
+        let informer = Arc::new(watcher::start(
+            self.discovery.client().clone(),
+            gvk.clone(),
+            resolved,
+            label_selector.map(str::to_string),
+        ));
+        let mut informers = self.informers.lock().expect("informers lock");
+        informers.retain(|_, weak| weak.strong_count() > 0);
+        informers.insert(key, Arc::downgrade(&informer));
+        Ok(informer)
+    }
+
+    /// An object from a running informer of its kind (none is started).
+    pub fn cached(&self, kind: &Gvk, namespace: Option<&str>, name: &str) -> Option<Arc<Cached>> {
+        self.running(kind, None)?.get(namespace, name)
+    }
+
+    /// The informer of a kind (and label selector) if one runs (none is
+    /// started).
+    pub fn running(&self, kind: &Gvk, label_selector: Option<&str>) -> Option<Arc<Informer>> {
+        self.running_key(&InformerKey::new(kind, label_selector))
+    }
+
+    fn running_key(&self, key: &InformerKey) -> Option<Arc<Informer>> {
+        self.informers
+            .lock()
+            .expect("informers lock")
+            .get(key)
+            .and_then(Weak::upgrade)
+    }
+}

@@ -1,0 +1,216 @@
+//! The one place where an informer's cache is written: watcher events in,
+//! changes out, synchronously.
+
+use std::sync::{Arc, RwLock};
+
+use kube::runtime::watcher;
+
+use super::Change;
+use super::cache::{Cached, Objects};
+
+/// Applies a watcher's events to a cache, synchronously, and says what each
+/// changed: the one place where the cache is written.
+///
+/// A (re)list is collected whole, then compared with the cache: objects it
+/// lacks are `Deleted`, new ones `Added`, and those whose resourceVersion
+/// moved `Updated`; unchanged objects make no change. A watch event changes
+/// one object; one the cache already holds at the same resourceVersion (a
+/// replay) makes no change.
+pub(crate) struct CacheWriter {
+    objects: Arc<RwLock<Objects>>,
+    relist: Option<Objects>,
+    synced: bool,
+}
+
+impl CacheWriter {
+    pub fn new(objects: Arc<RwLock<Objects>>) -> CacheWriter {
+        CacheWriter {
+            objects,
+            relist: None,
+            synced: false,
+        }
+    }
+
+    /// Whether a list has completed.
+    pub fn is_synced(&self) -> bool {
+        self.synced
+    }
+
+    /// Applies one event; returns what it changed.
+    pub fn apply(&mut self, event: watcher::Event<Arc<Cached>>) -> Vec<Change> {
+        match event {
+            watcher::Event::Init => {
+                self.relist = Some(Objects::default());
+                Vec::new()
+            }
+            watcher::Event::InitApply(object) => {
+                self.relist
+                    .get_or_insert_with(Objects::default)
+                    .insert(object);
+                Vec::new()
+            }
+            watcher::Event::InitDone => {
+                let fresh = self.relist.take().unwrap_or_default();
+                let changes = {
+                    let current = self.objects.read().expect("informer cache lock");
+                    diff(&current, &fresh)
+                };
+                *self.objects.write().expect("informer cache lock") = fresh;
+                self.synced = true;
+                changes
+            }
+            watcher::Event::Apply(object) => {
+                let mut objects = self.objects.write().expect("informer cache lock");
+                let previous = objects
+                    .get(object.namespace().unwrap_or_default(), object.name())
+                    .map(|o| o.resource_version() == object.resource_version());
+                objects.insert(object.clone());
+                match previous {
+                    None => vec![Change::Added(object)],
+                    Some(false) => vec![Change::Updated(object)],
+                    Some(true) => Vec::new(),
+                }
+            }
+            watcher::Event::Delete(object) => {
+                let mut objects = self.objects.write().expect("informer cache lock");
+                let held = objects
+                    .get(object.namespace().unwrap_or_default(), object.name())
+                    .is_some();
+                objects.remove(&object);
+                if held {
+                    vec![Change::Deleted(object)]
+                } else {
+                    Vec::new()
+                }
+            }
+        }
+    }
+}
+
+/// What replacing `current` by `fresh` changes.
+fn diff(current: &Objects, fresh: &Objects) -> Vec<Change> {
+    fn key(o: &Cached) -> (&str, &str) {
+        (o.namespace().unwrap_or_default(), o.name())
+    }
+    let mut changes = Vec::new();
+    for object in current.iter() {
+        let (namespace, name) = key(object);
+        if fresh.get(namespace, name).is_none() {
+            changes.push(Change::Deleted(object.clone()));
+        }
+    }
+    for object in fresh.iter() {
+        let (namespace, name) = key(object);
+        match current.get(namespace, name) {
+            None => changes.push(Change::Added(object.clone())),
+            Some(held) if held.resource_version() != object.resource_version() => {
+                changes.push(Change::Updated(object.clone()));
+            }
+            Some(_) => {}
+        }
+    }
+    changes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::informer::cache::tests::{cached_object, config_maps};
+    use serde_json::json;
+
+    fn cm(name: &str, rv: &str) -> Arc<Cached> {
+        let object = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default", "resourceVersion": rv},
+        });
+        Arc::new(cached_object(object, &config_maps()))
+    }
+
+    /// `+name@rv`, `~name@rv`, `-name@rv` for Added, Updated, Deleted.
+    fn names(changes: &[Change]) -> Vec<String> {
+        changes
+            .iter()
+            .map(|c| match c {
+                Change::Added(o) => format!("+{}@{}", o.name(), o.resource_version()),
+                Change::Updated(o) => format!("~{}@{}", o.name(), o.resource_version()),
+                Change::Deleted(o) => format!("-{}@{}", o.name(), o.resource_version()),
+            })
+            .collect()
+    }
+
+    fn list(writer: &mut CacheWriter, objects: &[Arc<Cached>]) -> Vec<String> {
+        assert!(writer.apply(watcher::Event::Init).is_empty());
+        for object in objects {
+            let changes = writer.apply(watcher::Event::InitApply(object.clone()));
+            assert!(changes.is_empty(), "a list changes nothing before it ends");
+        }
+        names(&writer.apply(watcher::Event::InitDone))
+    }
+
+    #[test]
+    fn the_first_list_adds_everything_and_syncs() {
+        let objects = Arc::new(RwLock::new(Objects::default()));
+        let mut writer = CacheWriter::new(objects.clone());
+        assert!(!writer.is_synced());
+        assert_eq!(
+            list(&mut writer, &[cm("a", "1"), cm("b", "2")]),
+            ["+a@1", "+b@2"]
+        );
+        assert!(writer.is_synced());
+        assert_eq!(objects.read().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn watch_events_say_added_updated_or_deleted_against_the_cache() {
+        let objects = Arc::new(RwLock::new(Objects::default()));
+        let mut writer = CacheWriter::new(objects.clone());
+        list(&mut writer, &[cm("a", "1")]);
+        let mut apply = |o| names(&writer.apply(watcher::Event::Apply(o)));
+        assert_eq!(apply(cm("b", "2")), ["+b@2"], "created after the list");
+        assert_eq!(apply(cm("a", "3")), ["~a@3"]);
+        assert_eq!(apply(cm("a", "3")), Vec::<String>::new(), "a replay");
+        assert_eq!(
+            names(&writer.apply(watcher::Event::Delete(cm("b", "4")))),
+            ["-b@4"]
+        );
+        assert_eq!(
+            names(&writer.apply(watcher::Event::Delete(cm("never-seen", "5")))),
+            Vec::<String>::new(),
+            "nothing held, nothing deleted"
+        );
+        let held: Vec<String> = objects
+            .read()
+            .unwrap()
+            .iter()
+            .map(|o| format!("{}@{}", o.name(), o.resource_version()))
+            .collect();
+        assert_eq!(held, ["a@3"]);
+    }
+
+    #[test]
+    fn a_relist_reports_only_what_changed_while_the_watch_was_down() {
+        let objects = Arc::new(RwLock::new(Objects::default()));
+        let mut writer = CacheWriter::new(objects.clone());
+        list(
+            &mut writer,
+            &[cm("same", "1"), cm("edited", "2"), cm("removed", "3")],
+        );
+        // The watch failed; meanwhile one object changed, one went, one came.
+        assert_eq!(
+            list(
+                &mut writer,
+                &[cm("edited", "7"), cm("new", "8"), cm("same", "1")]
+            ),
+            ["-removed@3", "~edited@7", "+new@8"]
+        );
+        assert_eq!(objects.read().unwrap().len(), 3);
+        // The same list again changes nothing.
+        assert!(
+            list(
+                &mut writer,
+                &[cm("edited", "7"), cm("new", "8"), cm("same", "1")]
+            )
+            .is_empty()
+        );
+    }
+}

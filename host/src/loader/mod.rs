@@ -1,0 +1,245 @@
+//! The loader: source events in, validated module versions out. It
+//! compiles each version off the supervisor's path (in the background, one
+//! at a time per origin, the newest winning), skips bytes it has already
+//! seen at an origin, applies the operator's narrowing, and decides which
+//! origin provides each module name. It calls the runtime (compile and
+//! validate) only; the supervisor runs what it hands over.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use tokio::task::JoinSet;
+
+use crate::config::HostConfig;
+use crate::runtime::{Engine, Module, digest};
+use crate::source::{Origin, SourceEvent};
+
+/// What the loader hands the supervisor.
+#[derive(Debug)]
+pub(crate) enum Decision {
+    /// A validated version of a module, to run (instead of the running
+    /// version of the same module, if any).
+    Install(Version),
+    /// The module `name`, provided by `origin`, is gone.
+    Unload {
+        /// The module's name.
+        name: String,
+        /// Where it came from.
+        origin: Origin,
+    },
+    /// What `origin` holds cannot be run; `serving` is the module it
+    /// provided before (still running), if any.
+    Refuse {
+        /// Where it comes from.
+        origin: Origin,
+        /// A bounded label for metrics.
+        reason: &'static str,
+        /// Why, for people.
+        message: String,
+        /// The module the origin still serves.
+        serving: Option<String>,
+    },
+}
+
+/// A validated module version and where it comes from.
+#[derive(Debug)]
+pub(crate) struct Version {
+    pub origin: Origin,
+    pub module: Module,
+    /// The origin provided this module before (a new version of it).
+    pub reload: bool,
+    /// The module the origin provided before, when it is another one: it
+    /// goes first.
+    pub replaces: Option<String>,
+}
+
+/// What is known of one origin.
+#[derive(Default)]
+struct OriginState {
+    /// Digest of the newest bytes received (being compiled, loaded or refused).
+    digest: Option<String>,
+    /// Bumped by every event: a compile that finishes for an older one is
+    /// dropped.
+    generation: u64,
+    /// The module name this origin provides while it runs.
+    provides: Option<String>,
+}
+
+/// The result of one compile.
+struct Compiled {
+    origin: Origin,
+    generation: u64,
+    loaded: Result<Module, crate::runtime::ModuleError>,
+}
+
+/// Turns source events into [`Decision`]s. Drive it with
+/// [`Loader::event`] and [`Loader::next_compiled`].
+pub(crate) struct Loader {
+    engine: Engine,
+    config: HostConfig,
+    origins: BTreeMap<Origin, OriginState>,
+    /// Module name -> the origin that provides it (the first one loaded).
+    names: HashMap<String, Origin>,
+    compiling: JoinSet<Compiled>,
+}
+
+impl Loader {
+    pub fn new(engine: Engine, config: HostConfig) -> Loader {
+        Loader {
+            engine,
+            config,
+            origins: BTreeMap::new(),
+            names: HashMap::new(),
+            compiling: JoinSet::new(),
+        }
+    }
+
+    /// Whether compiles are under way.
+    pub fn is_compiling(&self) -> bool {
+        !self.compiling.is_empty()
+    }
+
+    /// Takes one source event: starts a compile (returning nothing yet),
+    /// or decides at once.
+    pub fn event(&mut self, event: SourceEvent) -> Option<Decision> {
+        match event {
+            SourceEvent::Upsert { origin, bytes } => {
+                let state = self.origins.entry(origin.clone()).or_default();
+                let digest = digest(&bytes);
+                if state.digest.as_deref() == Some(digest.as_str()) {
+                    return None;
+                }
+                state.digest = Some(digest);
+                state.generation += 1;
+                let generation = state.generation;
+                if state.provides.is_some() {
+                    tracing::info!(%origin, digest = %&state.digest.as_deref().unwrap_or_default()[..12], "new module version");
+                }
+                let engine = self.engine.clone();
+                self.compiling.spawn(async move {
+                    let loaded = Module::load(&engine, &bytes).await;
+                    Compiled {
+                        origin,
+                        generation,
+                        loaded,
+                    }
+                });
+                None
+            }
+            SourceEvent::Remove { origin } => {
+                let state = self.origins.remove(&origin)?;
+                let name = state.provides?;
+                self.names.remove(&name);
+                Some(Decision::Unload { name, origin })
+            }
+            SourceEvent::Invalid {
+                origin,
+                reason,
+                message,
+            } => {
+                let state = self.origins.entry(origin.clone()).or_default();
+                // Forget the digest: the same good bytes may come back.
+                state.digest = None;
+                state.generation += 1;
+                Some(Decision::Refuse {
+                    serving: state.provides.clone(),
+                    origin,
+                    reason,
+                    message,
+                })
+            }
+        }
+    }
+
+    /// The next compile to finish, decided; `None` when none is under way.
+    /// A compile superseded by a newer event of its origin decides nothing
+    /// and is skipped.
+    pub async fn next_compiled(&mut self) -> Option<Decision> {
+        loop {
+            let compiled = match self.compiling.join_next().await? {
+                Ok(compiled) => compiled,
+                Err(error) => {
+                    tracing::error!(error = %error, "a module compile task failed");
+                    continue;
+                }
+            };
+            if let Some(decision) = self.decide(compiled) {
+                return Some(decision);
+            }
+        }
+    }
+
+    /// What a finished compile means.
+    fn decide(&mut self, compiled: Compiled) -> Option<Decision> {
+        let Compiled {
+            origin,
+            generation,
+            loaded,
+        } = compiled;
+        let state = self.origins.get_mut(&origin)?;
+        if state.generation != generation {
+            return None;
+        }
+        let serving = state.provides.clone();
+        let refuse = |reason, message: String| Decision::Refuse {
+            origin: origin.clone(),
+            reason,
+            message,
+            serving: serving.clone(),
+        };
+        let module = match loaded {
+            Ok(module) => module,
+            // The bad bytes stay remembered (not compiled again in a loop);
+            // the module keeps its last good version.
+            Err(error) => return Some(refuse(error.metric_label(), error_chain(&error))),
+        };
+        let name = module.name().to_string();
+        if let Some(owner) = self.names.get(&name).filter(|o| **o != origin) {
+            // The first source to provide a name keeps it until it goes.
+            let message = format!("another source provides module {name:?}: {owner}");
+            return Some(refuse("name_taken", message));
+        }
+        let module = match self.config.modules.get(&name).map(|m| m.limit(&name)) {
+            Some(Ok(Some(limit))) => module.narrowed(limit),
+            Some(Err(error)) => return Some(refuse("invalid_configuration", error.to_string())),
+            _ => module,
+        };
+        let reload = serving.as_deref() == Some(name.as_str());
+        let replaces = serving.filter(|p| *p != name);
+        if let Some(previous) = &replaces {
+            // The origin now holds another module: the old one goes first.
+            self.names.remove(previous);
+        }
+        state.provides = Some(name.clone());
+        self.names.insert(name, origin.clone());
+        Some(Decision::Install(Version {
+            origin,
+            module,
+            reload,
+            replaces,
+        }))
+    }
+}
+
+/// An error and its sources, as one line.
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// Bytes as a source event's payload.
+pub(crate) fn upsert(origin: Origin, bytes: Vec<u8>) -> SourceEvent {
+    SourceEvent::Upsert {
+        origin,
+        bytes: Arc::new(bytes),
+    }
+}
+
+#[cfg(test)]
+mod tests;

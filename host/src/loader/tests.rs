@@ -1,0 +1,143 @@
+//! The loader's decisions, on real components compiled by a real engine.
+
+use super::*;
+use crate::contract::{Gvk, Verbs};
+use crate::runtime::EngineConfig;
+
+fn engine() -> Engine {
+    Engine::new(EngineConfig::default().cache_dir(None)).expect("an engine")
+}
+
+fn misbehave() -> Vec<u8> {
+    std::fs::read(rekon_test_artifacts::MISBEHAVE).expect("misbehave is built")
+}
+
+/// The same component with a custom section appended: another digest.
+fn another_version(mut bytes: Vec<u8>, mark: u8) -> Vec<u8> {
+    bytes.extend_from_slice(&[0, 3, 1, b'v', mark]);
+    bytes
+}
+
+fn file(name: &str) -> Origin {
+    Origin::File(name.into())
+}
+
+async fn decided(loader: &mut Loader) -> Decision {
+    loader.next_compiled().await.expect("a decision")
+}
+
+fn installed(decision: Decision) -> Version {
+    match decision {
+        Decision::Install(version) => version,
+        other => panic!("expected an install, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_same_bytes_at_an_origin_are_loaded_once() {
+    let mut loader = Loader::new(engine(), HostConfig::default());
+    assert!(loader.event(upsert(file("a.wasm"), misbehave())).is_none());
+    let version = installed(decided(&mut loader).await);
+    assert_eq!(version.module.name(), misbehave::NAME);
+    assert!(!version.reload);
+    assert!(loader.event(upsert(file("a.wasm"), misbehave())).is_none());
+    assert!(!loader.is_compiling(), "nothing compiled again");
+}
+
+#[tokio::test]
+async fn a_newer_version_supersedes_one_still_compiling() {
+    let mut loader = Loader::new(engine(), HostConfig::default());
+    loader.event(upsert(file("a.wasm"), misbehave()));
+    let v1 = installed(decided(&mut loader).await);
+    loader.event(upsert(file("a.wasm"), another_version(misbehave(), b'2')));
+    let newest = another_version(misbehave(), b'3');
+    loader.event(upsert(file("a.wasm"), newest.clone()));
+    let v3 = installed(decided(&mut loader).await);
+    assert!(v3.reload);
+    assert_eq!(v3.module.digest(), digest(&newest));
+    assert_ne!(v3.module.digest(), v1.module.digest());
+    assert!(
+        loader.next_compiled().await.is_none(),
+        "the superseded compile decided nothing"
+    );
+}
+
+#[tokio::test]
+async fn a_name_belongs_to_the_first_origin_until_it_goes() {
+    let mut loader = Loader::new(engine(), HostConfig::default());
+    loader.event(upsert(file("a.wasm"), misbehave()));
+    installed(decided(&mut loader).await);
+    loader.event(upsert(file("b.wasm"), another_version(misbehave(), b'b')));
+    match decided(&mut loader).await {
+        Decision::Refuse {
+            origin,
+            reason,
+            message,
+            serving,
+        } => {
+            assert_eq!(origin, file("b.wasm"));
+            assert_eq!(reason, "name_taken");
+            assert!(message.contains("a.wasm"), "{message}");
+            assert_eq!(serving, None);
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    match loader.event(SourceEvent::Remove {
+        origin: file("a.wasm"),
+    }) {
+        Some(Decision::Unload { name, origin }) => {
+            assert_eq!(name, misbehave::NAME);
+            assert_eq!(origin, file("a.wasm"));
+        }
+        other => panic!("expected an unload, got {other:?}"),
+    }
+    // The name is free: b's next version takes it.
+    loader.event(upsert(file("b.wasm"), another_version(misbehave(), b'c')));
+    assert_eq!(installed(decided(&mut loader).await).origin, file("b.wasm"));
+}
+
+#[tokio::test]
+async fn bad_bytes_are_refused_once_and_the_good_version_keeps_serving() {
+    let mut loader = Loader::new(engine(), HostConfig::default());
+    loader.event(upsert(file("a.wasm"), misbehave()));
+    installed(decided(&mut loader).await);
+    loader.event(upsert(file("a.wasm"), b"not a module".to_vec()));
+    match decided(&mut loader).await {
+        Decision::Refuse {
+            reason, serving, ..
+        } => {
+            assert_eq!(reason, "not_wasm");
+            assert_eq!(serving.as_deref(), Some(misbehave::NAME));
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert!(
+        loader
+            .event(upsert(file("a.wasm"), b"not a module".to_vec()))
+            .is_none()
+    );
+    assert!(
+        !loader.is_compiling(),
+        "the bad bytes are not compiled again"
+    );
+}
+
+#[tokio::test]
+async fn the_operators_configuration_narrows_what_a_module_may_do() {
+    let config: HostConfig = serde_yaml::from_str(&format!(
+        "modules:\n  {}:\n    permissions:\n    - {{apiVersion: v1, kind: ConfigMap, verbs: [get, list, watch], namespaces: [team-a]}}\n",
+        misbehave::NAME
+    ))
+    .expect("a configuration");
+    let mut loader = Loader::new(engine(), config);
+    loader.event(upsert(file("a.wasm"), misbehave()));
+    let module = installed(decided(&mut loader).await).module;
+    let configmap = Gvk {
+        group: String::new(),
+        version: "v1".into(),
+        kind: "ConfigMap".into(),
+    };
+    assert!(module.allows(Verbs::GET, &configmap, Some("team-a")));
+    assert!(!module.allows(Verbs::GET, &configmap, Some("team-b")));
+    assert!(!module.allows(Verbs::PATCH, &configmap, Some("team-a")));
+}

@@ -1,0 +1,347 @@
+//! The WebAssembly engine: one wasmtime [`wasmtime::Engine`] per process,
+//! tuned for a fresh instance per reconcile, its epoch ticker, and the
+//! on-disk compile cache.
+//!
+//! Start with [`EngineConfig`] (limits and pool sizes, with sane defaults) and
+//! [`Engine::new`]; then load modules with [`crate::Module::load`].
+
+use std::hash::Hasher;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Enabled, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
+
+use crate::bindings::{self, HostState};
+
+/// How often the epoch ticker advances the engine's epoch: the granularity
+/// of reconcile deadlines.
+pub const EPOCH_TICK: Duration = Duration::from_millis(1);
+
+/// Limits and tuning of the engine. `Default` gives the values a production
+/// host uses; every setter is chainable.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// Maximum linear memory of one guest instance, in bytes (default 64 MiB).
+    pub max_memory_bytes: usize,
+    /// Maximum CPU time of one reconcile (default 2 s); a module's own
+    /// `timeout-ms` hint may lower it, never raise it.
+    pub max_reconcile_time: Duration,
+    /// Maximum wasm stack of one instance, in bytes (default 512 KiB).
+    pub max_wasm_stack: usize,
+    /// How many guest instances may be alive at once (pool size, default 1000).
+    pub max_instances: u32,
+    /// Where compiled modules are cached; `None` disables the cache.
+    pub cache_dir: Option<PathBuf>,
+    /// Compile without optimisation: modules load faster, reconcile slower.
+    /// For an author's inner loop; part of the compile cache key.
+    pub fast_compile: bool,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            max_memory_bytes: 64 << 20,
+            max_reconcile_time: Duration::from_secs(2),
+            max_wasm_stack: 512 << 10,
+            max_instances: 1000,
+            cache_dir: default_cache_dir(),
+            fast_compile: false,
+        }
+    }
+}
+
+impl EngineConfig {
+    /// Sets the memory cap of one guest instance.
+    #[must_use]
+    pub fn max_memory_bytes(mut self, bytes: usize) -> Self {
+        self.max_memory_bytes = bytes;
+        self
+    }
+
+    /// Sets the CPU deadline of one reconcile.
+    #[must_use]
+    pub fn max_reconcile_time(mut self, time: Duration) -> Self {
+        self.max_reconcile_time = time;
+        self
+    }
+
+    /// Sets the maximum wasm stack size of one instance.
+    #[must_use]
+    pub fn max_wasm_stack(mut self, bytes: usize) -> Self {
+        self.max_wasm_stack = bytes;
+        self
+    }
+
+    /// Sets how many instances may be alive at once.
+    #[must_use]
+    pub fn max_instances(mut self, count: u32) -> Self {
+        self.max_instances = count;
+        self
+    }
+
+    /// Compiles without optimisation (faster loads, slower reconciles).
+    #[must_use]
+    pub fn fast_compile(mut self, enable: bool) -> Self {
+        self.fast_compile = enable;
+        self
+    }
+
+    /// Sets (or, with `None`, disables) the compile cache directory.
+    #[must_use]
+    pub fn cache_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.cache_dir = dir;
+        self
+    }
+}
+
+/// `$REKON_CACHE_DIR`, else `$XDG_CACHE_HOME/rekon`, else `~/.cache/rekon`.
+fn default_cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("REKON_CACHE_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(dir).join("rekon"));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache").join("rekon"))
+}
+
+/// Errors of the engine and its compile cache.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// wasmtime refused the configuration.
+    #[error("cannot configure the WebAssembly engine")]
+    Config(#[source] wasmtime::Error),
+    /// The host functions could not be added to the linker.
+    #[error("cannot link the host functions")]
+    Linker(#[source] wasmtime::Error),
+}
+
+/// Where a compiled component came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompileSource {
+    /// Compiled now (no cache, or a cache miss); written to the cache if enabled.
+    Compiled,
+    /// Loaded (memory-mapped) from the on-disk cache.
+    Cache,
+}
+
+struct Shared {
+    engine: wasmtime::Engine,
+    linker: Linker<HostState>,
+    config: EngineConfig,
+    /// sha256 of the engine's precompile compatibility hash, hex: part of
+    /// every cache key so a changed engine never loads stale code.
+    compat: String,
+    stop_ticker: Arc<AtomicBool>,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.stop_ticker.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The process-wide WebAssembly engine. Cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("config", &self.shared.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Builds the engine: component model, async, epoch interruption, the
+    /// pooling allocator tuned for short-lived instances, and the linker with
+    /// the host functions (WASI without filesystem, network or environment,
+    /// plus the `rekon:reconciler` imports). Starts the epoch ticker.
+    pub fn new(config: EngineConfig) -> Result<Engine, EngineError> {
+        let mut pool = PoolingAllocationConfig::new();
+        pool.total_component_instances(config.max_instances)
+            .total_memories(config.max_instances)
+            .total_tables(config.max_instances)
+            .total_stacks(config.max_instances)
+            .total_core_instances(config.max_instances.saturating_mul(8))
+            .max_memory_size(config.max_memory_bytes)
+            // Keep the first pages of each slot resident and reset them with
+            // memset instead of madvise: a fresh instance then costs no
+            // syscalls and threads do not contend on the mm lock.
+            .linear_memory_keep_resident(4 << 20)
+            .table_keep_resident(1 << 20)
+            .async_stack_keep_resident(128 << 10)
+            .pagemap_scan(Enabled::Auto);
+        let mut wasm = wasmtime::Config::new();
+        wasm.wasm_component_model(true)
+            .epoch_interruption(true)
+            .max_wasm_stack(config.max_wasm_stack)
+            .async_stack_size(config.max_wasm_stack + (1 << 20))
+            .cranelift_opt_level(if config.fast_compile {
+                OptLevel::None
+            } else {
+                OptLevel::Speed
+            })
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = wasmtime::Engine::new(&wasm).map_err(EngineError::Config)?;
+
+        let mut linker = Linker::new(&engine);
+        bindings::add_to_linker(&mut linker).map_err(EngineError::Linker)?;
+
+        let mut hasher = ShaHasher(Sha256::new());
+        std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut hasher);
+        let compat = hex::encode(hasher.0.finalize());
+
+        let stop_ticker = Arc::new(AtomicBool::new(false));
+        spawn_ticker(engine.weak(), stop_ticker.clone());
+
+        Ok(Engine {
+            shared: Arc::new(Shared {
+                engine,
+                linker,
+                config,
+                compat,
+                stop_ticker,
+            }),
+        })
+    }
+
+    /// The wasmtime engine.
+    pub fn wasmtime(&self) -> &wasmtime::Engine {
+        &self.shared.engine
+    }
+
+    /// The engine's configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.shared.config
+    }
+
+    pub(crate) fn linker(&self) -> &Linker<HostState> {
+        &self.shared.linker
+    }
+
+    /// The hex digest identifying this engine's compiled-code compatibility
+    /// (wasmtime version and every setting that changes generated code).
+    pub fn compatibility_digest(&self) -> &str {
+        &self.shared.compat
+    }
+
+    /// The cache file for a component with the given sha256 digest (hex).
+    pub fn cache_path(&self, digest: &str) -> Option<PathBuf> {
+        let dir = self.shared.config.cache_dir.as_ref()?;
+        let mut key = Sha256::new();
+        key.update(digest.as_bytes());
+        key.update(self.shared.compat.as_bytes());
+        Some(dir.join(format!("{}.cwasm", hex::encode(key.finalize()))))
+    }
+
+    /// Compiles a component, or loads it from the cache (memory-mapped) when
+    /// this engine compiled the same bytes before. A cache entry that cannot
+    /// be loaded is recompiled and replaced. Cache write failures are logged,
+    /// never fatal.
+    pub fn compile(
+        &self,
+        bytes: &[u8],
+        digest: &str,
+    ) -> Result<(Component, CompileSource), wasmtime::Error> {
+        let path = self.cache_path(digest);
+        if let Some(path) = path.as_deref().filter(|p| p.exists()) {
+            // SAFETY: the file was written by `Component::serialize` of an
+            // engine with the same compatibility hash (it is in the file
+            // name), into a directory owned by this host, and is only ever
+            // replaced by an atomic rename, never modified in place, so the
+            // mapping stays valid. wasmtime re-checks the header and refuses
+            // files from other engine configurations.
+            #[allow(unsafe_code)]
+            let loaded = unsafe { Component::deserialize_file(&self.shared.engine, path) };
+            match loaded {
+                Ok(component) => return Ok((component, CompileSource::Cache)),
+                Err(error) => tracing::warn!(
+                    path = %path.display(),
+                    error = %format!("{error:#}"),
+                    "compile cache entry unusable, recompiling"
+                ),
+            }
+        }
+        let started = Instant::now();
+        let component = Component::new(&self.shared.engine, bytes)?;
+        tracing::debug!(
+            digest,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "compiled component"
+        );
+        if let Some(path) = path
+            && let Err(error) = write_cache(&path, &component)
+        {
+            tracing::warn!(path = %path.display(), error = %error, "cannot write compile cache");
+        }
+        Ok((component, CompileSource::Compiled))
+    }
+}
+
+fn write_cache(path: &Path, component: &Component) -> std::io::Result<()> {
+    let bytes = component
+        .serialize()
+        .map_err(|e| std::io::Error::other(format!("{e:#}")))?;
+    let dir = path
+        .parent()
+        .expect("cache paths are inside the cache directory");
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("entry"),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Advances the epoch every [`EPOCH_TICK`]. When the thread falls behind
+/// (a stalled machine), missed ticks are skipped rather than replayed in a
+/// burst, so a stall never times out every running reconcile at once.
+fn spawn_ticker(engine: wasmtime::EngineWeak, stop: Arc<AtomicBool>) {
+    std::thread::Builder::new()
+        .name("rekon-epoch".into())
+        .spawn(move || {
+            let mut next = Instant::now() + EPOCH_TICK;
+            while !stop.load(Ordering::Relaxed) {
+                let now = Instant::now();
+                if next > now {
+                    std::thread::sleep(next - now);
+                }
+                let Some(engine) = engine.upgrade() else {
+                    return;
+                };
+                engine.increment_epoch();
+                drop(engine);
+                next += EPOCH_TICK;
+                let now = Instant::now();
+                if now > next + EPOCH_TICK {
+                    next = now + EPOCH_TICK;
+                }
+            }
+        })
+        .expect("spawning the epoch ticker thread");
+}
+
+/// Feeds `Hash` input into sha256, so the engine's compatibility hash
+/// becomes a digest that is stable across processes (unlike `DefaultHasher`).
+struct ShaHasher(Sha256);
+
+impl Hasher for ShaHasher {
+    fn finish(&self) -> u64 {
+        let digest = self.0.clone().finalize();
+        u64::from_le_bytes(digest[..8].try_into().expect("sha256 has 32 bytes"))
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+}

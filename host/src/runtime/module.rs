@@ -1,0 +1,309 @@
+//! A loaded, validated module version: its compiled component, its
+//! pre-linked instance template and its manifest.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use wasmtime::component::Component;
+
+use super::engine::{CompileSource, Engine};
+use super::instance::{ReconcileError, classify, new_store};
+use crate::bindings::{Caller, HostState};
+use crate::contract::{Gvk, Manifest, Mapping, Permission, ReconcilerPre, Verbs};
+use crate::shared::{VERBS, api_version};
+
+/// Why a module could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ModuleError {
+    /// The bytes are not WebAssembly at all.
+    #[error("not a WebAssembly component: the file does not start with the wasm magic bytes")]
+    NotWasm,
+    /// A core module was given where a component is needed.
+    #[error(
+        "this is a core WebAssembly module, not a component: build for wasm32-wasip2 \
+         (or wrap it with `wasm-tools component new`)"
+    )]
+    CoreModule,
+    /// The component failed to compile (malformed or unsupported).
+    #[error("the component is invalid")]
+    Compile(#[source] wasmtime::Error),
+    /// The component imports something the host does not provide.
+    #[error(
+        "the component does not target the rekon:reconciler world (it imports what the host does not provide)"
+    )]
+    Imports(#[source] wasmtime::Error),
+    /// The component lacks an export of the world, or has the wrong type.
+    #[error("the component does not export the rekon:reconciler world")]
+    Exports(#[source] wasmtime::Error),
+    /// Calling `manifest` failed.
+    #[error("the module failed while describing itself (manifest)")]
+    ManifestCall(#[source] Box<ReconcileError>),
+    /// The manifest is not acceptable.
+    #[error("the module's manifest is invalid: {0}")]
+    InvalidManifest(String),
+}
+
+impl ModuleError {
+    /// A short, bounded label for metrics.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            ModuleError::NotWasm => "not_wasm",
+            ModuleError::CoreModule => "core_module",
+            ModuleError::Compile(_) => "compile",
+            ModuleError::Imports(_) => "wrong_world",
+            ModuleError::Exports(_) => "wrong_world",
+            ModuleError::ManifestCall(_) => "manifest_failed",
+            ModuleError::InvalidManifest(_) => "invalid_manifest",
+        }
+    }
+}
+
+/// A loaded, validated module version. Cheap to clone.
+#[derive(Clone)]
+pub struct Module {
+    pub(super) inner: Arc<Inner>,
+}
+
+pub(super) struct Inner {
+    pub(super) engine: Engine,
+    pub(super) pre: ReconcilerPre<HostState>,
+    pub(super) manifest: Manifest,
+    pub(super) caller: Arc<Caller>,
+    pub(super) digest: String,
+    pub(super) source: CompileSource,
+    pub(super) compile_time: Duration,
+    pub(super) budget: Duration,
+}
+
+impl std::fmt::Debug for Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Module")
+            .field("name", &self.inner.manifest.name)
+            .field("version", &self.inner.manifest.version)
+            .field("digest", &self.inner.digest)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The sha256 of module bytes, hex: the identity of a module version.
+pub fn digest(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+impl Module {
+    /// Validates and loads a module: checks the bytes are a component,
+    /// compiles it (or loads it from the compile cache), links it against
+    /// the host's imports, checks its exports, and asks for its manifest.
+    pub async fn load(engine: &Engine, bytes: &[u8]) -> Result<Module, ModuleError> {
+        match bytes.get(0..8) {
+            Some([0, b'a', b's', b'm', 1, 0, 0, 0]) => return Err(ModuleError::CoreModule),
+            Some([0, b'a', b's', b'm', ..]) => {}
+            _ => return Err(ModuleError::NotWasm),
+        }
+        let digest = digest(bytes);
+        let started = Instant::now();
+        // Compiling takes from milliseconds to seconds: keep it off the
+        // threads that run reconciles.
+        let (component, source) = {
+            let (engine, bytes, digest) = (engine.clone(), bytes.to_vec(), digest.clone());
+            tokio::task::spawn_blocking(move || engine.compile(&bytes, &digest))
+                .await
+                .map_err(|e| ModuleError::Compile(wasmtime::Error::msg(e.to_string())))?
+                .map_err(ModuleError::Compile)?
+        };
+        let compile_time = started.elapsed();
+        Self::from_component(engine, component, digest, source, compile_time).await
+    }
+
+    async fn from_component(
+        engine: &Engine,
+        component: Component,
+        digest: String,
+        source: CompileSource,
+        compile_time: Duration,
+    ) -> Result<Module, ModuleError> {
+        let instance_pre = engine
+            .linker()
+            .instantiate_pre(&component)
+            .map_err(ModuleError::Imports)?;
+        let pre = ReconcilerPre::new(instance_pre).map_err(ModuleError::Exports)?;
+
+        let budget = engine.config().max_reconcile_time;
+        let mut store = new_store(engine, budget, None);
+        let manifest = async {
+            let instance = pre
+                .instantiate_async(&mut store)
+                .await
+                .map_err(|e| classify(e, store.data(), engine, budget))?;
+            instance
+                .call_manifest(&mut store)
+                .await
+                .map_err(|e| classify(e, store.data(), engine, budget))
+        }
+        .await
+        .map_err(|e| ModuleError::ManifestCall(Box::new(e)))?;
+        validate_manifest(&manifest).map_err(ModuleError::InvalidManifest)?;
+
+        let budget = manifest
+            .timeout_ms
+            .map(|ms| Duration::from_millis(ms.into()).min(budget))
+            .unwrap_or(budget);
+        let caller = Arc::new(Caller {
+            name: manifest.name.clone(),
+            version: manifest.version.clone(),
+            permissions: manifest.permissions.clone(),
+            operator_limit: None,
+        });
+        Ok(Module {
+            inner: Arc::new(Inner {
+                engine: engine.clone(),
+                pre,
+                manifest,
+                caller,
+                digest,
+                source,
+                compile_time,
+                budget,
+            }),
+        })
+    }
+
+    /// The same module version, with its permissions narrowed by the
+    /// operator: a host call must be allowed by the manifest and by `limit`.
+    #[must_use]
+    pub fn narrowed(&self, limit: Vec<Permission>) -> Module {
+        let inner = &self.inner;
+        let mut caller = (*inner.caller).clone();
+        caller.operator_limit = Some(limit);
+        Module {
+            inner: Arc::new(Inner {
+                engine: inner.engine.clone(),
+                pre: inner.pre.clone(),
+                manifest: inner.manifest.clone(),
+                caller: Arc::new(caller),
+                digest: inner.digest.clone(),
+                source: inner.source,
+                compile_time: inner.compile_time,
+                budget: inner.budget,
+            }),
+        }
+    }
+
+    #[cfg(test)]
+    /// Whether a call of `verb` on `kind` in `namespace` is allowed (by
+    /// the manifest and the operator's narrowing).
+    pub(crate) fn allows(&self, verb: Verbs, kind: &Gvk, namespace: Option<&str>) -> bool {
+        self.inner.caller.allows(verb, kind, namespace)
+    }
+
+    /// The module's manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.inner.manifest
+    }
+
+    /// The module's name (from its manifest).
+    pub fn name(&self) -> &str {
+        &self.inner.manifest.name
+    }
+
+    /// sha256 of the module's bytes, hex.
+    pub fn digest(&self) -> &str {
+        &self.inner.digest
+    }
+
+    /// Whether the module was compiled now or loaded from the compile cache.
+    pub fn compile_source(&self) -> CompileSource {
+        self.inner.source
+    }
+
+    /// How long compiling (or loading from the cache) took.
+    pub fn compile_time(&self) -> Duration {
+        self.inner.compile_time
+    }
+
+    /// The CPU budget of one reconcile of this module.
+    pub fn reconcile_budget(&self) -> Duration {
+        self.inner.budget
+    }
+}
+
+fn kind_json(kind: &Gvk) -> Value {
+    json!({ "apiVersion": api_version(kind), "kind": kind.kind })
+}
+
+fn verbs_json(verbs: Verbs) -> Vec<&'static str> {
+    VERBS
+        .into_iter()
+        .filter(|(v, _)| verbs.contains(*v))
+        .map(|(_, name)| name)
+        .collect()
+}
+
+/// A manifest as JSON, as `rekon check` prints it.
+pub fn manifest_json(manifest: &Manifest) -> Value {
+    json!({
+        "name": manifest.name,
+        "version": manifest.version,
+        "primary": kind_json(&manifest.primary),
+        "owns": manifest.owns.iter().map(kind_json).collect::<Vec<_>>(),
+        "watches": manifest.watches.iter().map(|w| {
+            let mut watch = kind_json(&w.kind);
+            watch["mapping"] = match &w.mapping {
+                Mapping::OwnerReference => json!("ownerReference"),
+                Mapping::Label(key) => json!({ "label": key }),
+                Mapping::SameName => json!("sameName"),
+                Mapping::AllPrimaries => json!("allPrimaries"),
+            };
+            watch["labelSelector"] = json!(w.label_selector);
+            watch
+        }).collect::<Vec<_>>(),
+        "finalizer": manifest.finalizer,
+        "permissions": manifest.permissions.iter().map(|p| {
+            let mut permission = kind_json(&p.kind);
+            permission["verbs"] = json!(verbs_json(p.verbs));
+            permission["namespaces"] = json!(p.namespaces);
+            permission
+        }).collect::<Vec<_>>(),
+        "maxConcurrency": manifest.max_concurrency,
+        "timeoutMs": manifest.timeout_ms,
+    })
+}
+
+/// Checks what the host relies on in a manifest.
+fn validate_manifest(manifest: &Manifest) -> Result<(), String> {
+    let name = &manifest.name;
+    if name.is_empty()
+        || name.len() > 63
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        || name.starts_with('-')
+        || name.ends_with('-')
+    {
+        return Err(format!(
+            "name {name:?} must be a DNS label: 1-63 characters of a-z, 0-9 and '-', \
+             starting and ending with a letter or digit"
+        ));
+    }
+    let kinds = std::iter::once(&manifest.primary)
+        .chain(&manifest.owns)
+        .chain(manifest.watches.iter().map(|w| &w.kind))
+        .chain(manifest.permissions.iter().map(|p| &p.kind));
+    for kind in kinds {
+        if kind.kind.is_empty() || kind.version.is_empty() {
+            return Err(format!(
+                "kind {:?} (group {:?}, version {:?}) needs a kind and a version",
+                kind.kind, kind.group, kind.version
+            ));
+        }
+    }
+    if manifest.max_concurrency == Some(0) {
+        return Err("max-concurrency must be at least 1".into());
+    }
+    if manifest.timeout_ms == Some(0) {
+        return Err("timeout-ms must be at least 1".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,74 @@
+//! Module sources: where module versions come from. A source only
+//! produces bytes under an [`Origin`]; the loader validates and compiles
+//! them, so a controller only ever sees validated versions. A directory of
+//! `*.wasm` files ([`dir`]), module ConfigMaps ([`configmaps`]) in the
+//! format of [`pack`]. It calls the informers (ConfigMaps) only.
+
+pub(crate) mod configmaps;
+pub(crate) mod dir;
+pub mod pack;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where a module version comes from.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Origin {
+    /// Given to [`HostBuilder::module`](crate::HostBuilder::module), under
+    /// the name given (a path, say).
+    Given(String),
+    /// A file in a watched directory.
+    File(PathBuf),
+    /// A module ConfigMap written by `rekon pack` (its head ConfigMap).
+    ConfigMap {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+    },
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Given(name) => f.write_str(name),
+            Origin::File(path) => write!(f, "{}", path.display()),
+            Origin::ConfigMap { namespace, name } => write!(f, "configmap:{namespace}/{name}"),
+        }
+    }
+}
+
+/// How long a directory must be quiet before it is rescanned.
+pub const DEBOUNCE: Duration = Duration::from_millis(50);
+
+/// How long module ConfigMaps must be quiet before they are read: the
+/// parts of one `kubectl apply` arrive within milliseconds of each other.
+pub const CONFIGMAP_QUIET: Duration = Duration::from_millis(100);
+
+/// A change of a module source.
+#[derive(Clone, Debug)]
+pub enum SourceEvent {
+    /// A module version appeared or changed at `origin`.
+    Upsert {
+        /// Where it comes from.
+        origin: Origin,
+        /// Its bytes.
+        bytes: Arc<Vec<u8>>,
+    },
+    /// The module at `origin` is gone.
+    Remove {
+        /// Where it came from.
+        origin: Origin,
+    },
+    /// What `origin` holds is not a module (a missing or mismatched part,
+    /// a digest mismatch): reported, and the last good version keeps serving.
+    Invalid {
+        /// Where it comes from.
+        origin: Origin,
+        /// Why, as a bounded metric label.
+        reason: &'static str,
+        /// Why, for people.
+        message: String,
+    },
+}

@@ -1,0 +1,344 @@
+//! Telemetry: the host's metrics (Prometheus text) and the `/metrics`,
+//! `/healthz` and `/readyz` endpoints. Every room may record here; this
+//! room calls nothing of the host's.
+//!
+//! Every metric is listed in the README; a test checks that the names listed
+//! there are the names served. One prefix (`rekon_`), counters end in
+//! `_total`, durations are histograms in `_seconds`, labels are few and
+//! bounded (module, kind, result, verb).
+
+mod serve;
+
+pub(crate) use serve::serve;
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// Labels: a module.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct ModuleLabel {
+    pub module: String,
+}
+
+/// Labels: a module and an outcome.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct ResultLabels {
+    pub module: String,
+    pub result: String,
+}
+
+/// Labels: a module and a failure kind.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct KindLabels {
+    pub module: String,
+    pub kind: String,
+}
+
+/// Labels: a host call and its outcome.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct CallLabels {
+    pub module: String,
+    pub verb: String,
+    pub result: String,
+}
+
+/// Labels: a loaded module version.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct InfoLabels {
+    pub module: String,
+    pub version: String,
+    pub digest: String,
+}
+
+/// Labels: why a module failed to load.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct ReasonLabel {
+    pub reason: String,
+}
+
+/// Labels: an outcome.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct ResultLabel {
+    pub result: String,
+}
+
+/// Labels: an informer's kind.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct InformerLabel {
+    pub kind: String,
+}
+
+/// The host's metrics.
+pub struct Metrics {
+    registry: Registry,
+    pub(crate) reconciles: Family<ResultLabels, Counter>,
+    pub(crate) reconcile_duration: Family<ModuleLabel, Histogram>,
+    pub(crate) queue_depth: Family<ModuleLabel, Gauge>,
+    pub(crate) queue_wait: Family<ModuleLabel, Histogram>,
+    pub(crate) retries: Family<ModuleLabel, Counter>,
+    pub(crate) guest_failures: Family<KindLabels, Counter>,
+    pub(crate) host_calls: Family<CallLabels, Counter>,
+    pub(crate) module_info: Family<InfoLabels, Gauge>,
+    pub(crate) load_failures: Family<ReasonLabel, Counter>,
+    pub(crate) leader: Gauge,
+    pub(crate) module_leader: Family<ModuleLabel, Gauge>,
+    pub(crate) informer_objects: Family<InformerLabel, Gauge>,
+    pub(crate) events: Family<ResultLabel, Counter>,
+    /// The label sets of `host_calls` created so far (to forget a module's).
+    host_call_labels: Mutex<HashSet<CallLabels>>,
+    /// The initial modules have been loaded (or refused).
+    ready: AtomicBool,
+    /// Each running controller, and whether its primary cache has synced.
+    controllers: Mutex<BTreeMap<String, bool>>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+fn seconds_histogram() -> Histogram {
+    // 100 µs to ~100 s.
+    Histogram::new(exponential_buckets(0.0001, 4.0, 11))
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    /// Registers every metric.
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("rekon");
+        let reconciles = Family::<ResultLabels, Counter>::default();
+        registry.register(
+            "reconciles",
+            "Reconciles by module and result (done, requeue, error, panic, timeout, out_of_memory, stack_overflow, trap)",
+            reconciles.clone(),
+        );
+        let reconcile_duration = Family::<ModuleLabel, Histogram>::new_with_constructor(
+            seconds_histogram as fn() -> Histogram,
+        );
+        registry.register(
+            "reconcile_duration_seconds",
+            "Wall time of one reconcile, instantiation and host calls included",
+            reconcile_duration.clone(),
+        );
+        let queue_depth = Family::<ModuleLabel, Gauge>::default();
+        registry.register(
+            "queue_depth",
+            "Objects waiting in a module's queue",
+            queue_depth.clone(),
+        );
+        let queue_wait = Family::<ModuleLabel, Histogram>::new_with_constructor(
+            seconds_histogram as fn() -> Histogram,
+        );
+        registry.register(
+            "queue_wait_seconds",
+            "Time from an object becoming due to its reconcile starting",
+            queue_wait.clone(),
+        );
+        let retries = Family::<ModuleLabel, Counter>::default();
+        registry.register(
+            "retries",
+            "Failed reconciles scheduled for a retry",
+            retries.clone(),
+        );
+        let guest_failures = Family::<KindLabels, Counter>::default();
+        registry.register(
+            "guest_failures",
+            "Guest traps, panics, timeouts, out-of-memory and stack overflows by kind",
+            guest_failures.clone(),
+        );
+        let host_calls = Family::<CallLabels, Counter>::default();
+        registry.register(
+            "host_calls",
+            "Host calls made by guests, by verb and result (ok, or the error reason)",
+            host_calls.clone(),
+        );
+        let module_info = Family::<InfoLabels, Gauge>::default();
+        registry.register(
+            "module_info",
+            "Loaded module versions (value 1), with their digest",
+            module_info.clone(),
+        );
+        let load_failures = Family::<ReasonLabel, Counter>::default();
+        registry.register(
+            "module_load_failures",
+            "Modules refused at load, by reason",
+            load_failures.clone(),
+        );
+        let leader = Gauge::default();
+        registry.register(
+            "leader",
+            "1 when this replica leads (or runs without election; in scale-out mode, holds at least one module Lease), else 0",
+            leader.clone(),
+        );
+        let module_leader = Family::<ModuleLabel, Gauge>::default();
+        registry.register(
+            "module_leader",
+            "1 while a module reconciles on this replica (it leads, holds the module's Lease in scale-out mode, or runs without election), else 0",
+            module_leader.clone(),
+        );
+        let informer_objects = Family::<InformerLabel, Gauge>::default();
+        registry.register(
+            "informer_objects",
+            "Objects in each shared informer's cache",
+            informer_objects.clone(),
+        );
+        let events = Family::<ResultLabel, Counter>::default();
+        registry.register(
+            "events",
+            "Events recorded by modules and the host, by result (created, aggregated into a series, dropped_refused, dropped_rate_limited, dropped_queue_full, dropped_failed, dropped_not_leading)",
+            events.clone(),
+        );
+        Metrics {
+            registry,
+            reconciles,
+            reconcile_duration,
+            queue_depth,
+            queue_wait,
+            retries,
+            guest_failures,
+            host_calls,
+            module_info,
+            load_failures,
+            leader,
+            module_leader,
+            informer_objects,
+            events,
+            host_call_labels: Mutex::new(HashSet::new()),
+            ready: AtomicBool::new(false),
+            controllers: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The metrics in the Prometheus text format.
+    pub fn encode(&self) -> String {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)
+            .expect("writing to a String cannot fail");
+        text
+    }
+
+    /// Marks the initial modules loaded (or refused).
+    pub(crate) fn modules_loaded(&self) {
+        self.ready.store(true, Ordering::Relaxed);
+    }
+
+    /// Counts one Event by what became of it.
+    pub(crate) fn count_event(&self, result: &str) {
+        self.events
+            .get_or_create(&ResultLabel {
+                result: result.to_string(),
+            })
+            .inc();
+    }
+
+    /// Counts one host call.
+    pub(crate) fn count_host_call(&self, labels: CallLabels) {
+        self.host_calls.get_or_create(&labels).inc();
+        self.host_call_labels
+            .lock()
+            .expect("metrics lock")
+            .insert(labels);
+    }
+
+    /// A module's controller started; it counts for readiness until it
+    /// stops, and is ready once its primary cache has synced.
+    pub(crate) fn controller_started(&self, module: &str) {
+        self.controllers
+            .lock()
+            .expect("metrics lock")
+            .insert(module.to_string(), false);
+    }
+
+    /// One controller's primary cache has synced.
+    pub(crate) fn controller_synced(&self, module: &str) {
+        if let Some(synced) = self
+            .controllers
+            .lock()
+            .expect("metrics lock")
+            .get_mut(module)
+        {
+            *synced = true;
+        }
+    }
+
+    /// A module's controller stopped.
+    pub(crate) fn controller_stopped(&self, module: &str) {
+        self.controllers
+            .lock()
+            .expect("metrics lock")
+            .remove(module);
+    }
+
+    /// Removes every series of a module that is unloaded.
+    pub(crate) fn forget_module(&self, module: &str) {
+        let label = ModuleLabel {
+            module: module.to_string(),
+        };
+        self.reconcile_duration.remove(&label);
+        self.queue_depth.remove(&label);
+        self.queue_wait.remove(&label);
+        self.retries.remove(&label);
+        self.module_leader.remove(&label);
+        for result in RESULTS {
+            let labels = ResultLabels {
+                module: module.to_string(),
+                result: result.to_string(),
+            };
+            self.reconciles.remove(&labels);
+            self.guest_failures.remove(&KindLabels {
+                module: labels.module,
+                kind: labels.result,
+            });
+        }
+        self.host_call_labels
+            .lock()
+            .expect("metrics lock")
+            .retain(|labels| {
+                let keep = labels.module != module;
+                if !keep {
+                    self.host_calls.remove(labels);
+                }
+                keep
+            });
+    }
+
+    /// Ready: the initial modules loaded and every controller's cache synced.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Relaxed)
+            && self
+                .controllers
+                .lock()
+                .expect("metrics lock")
+                .values()
+                .all(|synced| *synced)
+    }
+}
+
+/// Every `result` of `rekon_reconciles_total` (and `kind` of
+/// `rekon_guest_failures_total`).
+const RESULTS: [&str; 9] = [
+    "done",
+    "requeue",
+    "error",
+    "panic",
+    "timeout",
+    "out_of_memory",
+    "stack_overflow",
+    "trap",
+    "instantiate",
+];
