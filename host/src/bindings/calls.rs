@@ -1,133 +1,20 @@
-//! The host side of the WIT imports: every `cluster` call checked,
-//! timed, recorded and passed to the [`Cluster`](crate::cluster::Cluster)
-//! backend in a `host.cluster.<call>` span; `log` into the host's log.
+//! The host side of the `cluster` import: each function checked and
+//! passed to the [`Cluster`](crate::cluster::Cluster) backend through
+//! [`HostState::call`](super::call).
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{Value, json};
 use tracing::Instrument as _;
 
-use super::permissions::is_allowed;
-use super::state::{FailedCall, HostState, describe_target};
+use super::call::{call_span, value_of};
+use super::state::HostState;
 use super::{MAX_CALL_PAYLOAD, MAX_EVENT_REASON, MAX_MESSAGE};
-use crate::cluster::Cluster;
 use crate::contract::rekon;
 use crate::contract::{
-    ApiError, EventType, Gvk, Level, ObjectRef, PatchType, Propagation, Verbs, api_error,
-    api_error_json,
+    ApiError, EventType, Gvk, ObjectRef, PatchType, Propagation, Verbs, api_error, api_error_json,
 };
-use crate::shared::{api_version, display_kind, object_ref_json, truncate, verb_name};
-
-impl HostState {
-    /// Checks the caller's permissions and runs `op` against the cluster,
-    /// timing it as host time, recording it, inside a `host.cluster.<op>` span.
-    /// A failure is remembered with `name` (the object's, when the call
-    /// names one) for the reconcile's error report.
-    #[allow(clippy::too_many_arguments)]
-    async fn call<T, F, Fut>(
-        &mut self,
-        call: &'static str,
-        verb: Verbs,
-        kind: &Gvk,
-        namespace: Option<&str>,
-        name: Option<&str>,
-        args: impl FnOnce() -> Value,
-        op: F,
-    ) -> Result<T, ApiError>
-    where
-        T: serde::Serialize,
-        F: FnOnce(Arc<dyn Cluster>, String) -> Fut,
-        Fut: std::future::Future<Output = Result<T, ApiError>>,
-    {
-        let started = Instant::now();
-        let result = match &self.context {
-            None => Err(api_error(
-                403,
-                "Forbidden",
-                "the cluster cannot be reached while a module describes itself (manifest)",
-            )),
-            Some(ctx) if !ctx.caller.allows(verb, kind, namespace) => {
-                let by = if is_allowed(&ctx.caller.permissions, verb, kind, namespace) {
-                    "the operator's configuration does not grant it"
-                } else {
-                    "its manifest does not grant it"
-                };
-                let message = format!(
-                    "module {:?} may not {} {} in {}: {by}",
-                    ctx.caller.name,
-                    verb_name(verb),
-                    display_kind(kind),
-                    namespace.map_or("the cluster scope".to_string(), |ns| format!(
-                        "namespace {ns:?}"
-                    )),
-                );
-                tracing::warn!(
-                    module = %ctx.caller.name,
-                    verb = verb_name(verb),
-                    kind = %display_kind(kind),
-                    namespace,
-                    "host call denied: outside the module's permissions"
-                );
-                self.denied.push(message.clone());
-                Err(api_error(403, "Forbidden", &message))
-            }
-            Some(ctx) => {
-                let span = tracing::debug_span!(
-                    "host.cluster",
-                    op = call,
-                    kind = %kind.kind,
-                    namespace,
-                );
-                op(ctx.cluster.clone(), ctx.caller.field_manager())
-                    .instrument(span)
-                    .await
-            }
-        };
-        self.host_time += started.elapsed();
-        self.call_results.push((
-            call,
-            match &result {
-                Ok(_) => "ok".to_string(),
-                Err(error) => error.reason.clone(),
-            },
-        ));
-        if let Err(error) = &result {
-            self.remember_failure(FailedCall {
-                call,
-                target: describe_target(kind, namespace, name),
-                error: error.clone(),
-            });
-        }
-        // Parsing the answer back into JSON costs as much as the call's own
-        // JSON work: only when recording.
-        if self.context.as_ref().is_some_and(|c| c.record) {
-            let recorded = match &result {
-                Ok(value) => json!({ "ok": value_of(value) }),
-                Err(error) => json!({ "error": api_error_json(error) }),
-            };
-            self.record(call, args, recorded);
-        }
-        result
-    }
-}
-
-/// Objects travel as JSON text; in call records they appear as JSON.
-fn value_of<T: serde::Serialize>(value: &T) -> Value {
-    match serde_json::to_value(value).unwrap_or(Value::Null) {
-        Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
-        Value::Array(items) => Value::Array(
-            items
-                .into_iter()
-                .map(|item| match item {
-                    Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
-                    other => other,
-                })
-                .collect(),
-        ),
-        other => other,
-    }
-}
+use crate::shared::{api_version, object_ref_json, truncate};
 
 /// `metadata.name` of an object's JSON, if it has one.
 fn object_name(object: &str) -> Option<String> {
@@ -347,6 +234,11 @@ impl rekon::reconciler::cluster::Host for HostState {
                 let component = ctx.caller.field_manager();
                 ctx.cluster
                     .record_event(&regarding, event_type, &reason, &message, &component)
+                    .instrument(call_span(
+                        "record-event",
+                        &regarding.kind,
+                        regarding.namespace.as_deref(),
+                    ))
                     .await
             }
         };
@@ -454,55 +346,5 @@ impl HostState {
             },
         )
         .await
-    }
-}
-
-/// The prefix the SDK's panic hook puts before a panic message it logs.
-pub const PANIC_LOG_PREFIX: &str = "panic: ";
-
-impl rekon::reconciler::log::Host for HostState {
-    async fn log(&mut self, level: Level, message: String, fields: Vec<(String, String)>) {
-        let message = truncate(message, MAX_MESSAGE);
-        if level == Level::Error
-            && let Some(panic) = message.strip_prefix(PANIC_LOG_PREFIX)
-        {
-            self.panic_message = Some(panic.to_string());
-        }
-        let (module, version) = self
-            .context
-            .as_ref()
-            .map(|c| (c.caller.name.as_str(), c.caller.version.as_str()))
-            .unwrap_or(("", ""));
-        let rendered: String = fields
-            .iter()
-            .take(32)
-            .map(|(k, v)| format!(" {k}={v:?}"))
-            .collect();
-        match level {
-            Level::Trace => {
-                tracing::trace!(target: "rekon::guest", module, version, fields = %rendered, "{message}")
-            }
-            Level::Debug => {
-                tracing::debug!(target: "rekon::guest", module, version, fields = %rendered, "{message}")
-            }
-            Level::Info => {
-                tracing::info!(target: "rekon::guest", module, version, fields = %rendered, "{message}")
-            }
-            Level::Warn => {
-                tracing::warn!(target: "rekon::guest", module, version, fields = %rendered, "{message}")
-            }
-            Level::Error => {
-                tracing::error!(target: "rekon::guest", module, version, fields = %rendered, "{message}")
-            }
-        }
-        self.record(
-            "log",
-            || {
-                json!({ "level": format!("{level:?}").to_lowercase(), "message": message,
-                    "fields": Value::Object(fields.iter()
-                        .map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect()) })
-            },
-            json!({ "ok": null }),
-        );
     }
 }

@@ -1,8 +1,11 @@
-//! The host side of the contract: the state of one guest instance
-//! ([`state`]), the permission check ([`permissions`]) and the import
-//! implementations ([`calls`]). It calls the cluster room only.
+//! The host side of the contract: a guest instance's state ([`state`]),
+//! its permissions ([`permissions`]), each host call checked and recorded
+//! ([`call`]), and the imports ([`calls`], [`log`]). It calls the cluster
+//! room only.
 
+mod call;
 mod calls;
+mod log;
 mod permissions;
 mod state;
 

@@ -149,7 +149,7 @@ pub(crate) async fn run(
     metrics: Arc<Metrics>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let mut round = Round {
+    let mut coordinator = Coordinator {
         leases: Leases::new(client, &config),
         selector: format!("{GROUP_LABEL}={}", config.name),
         member: lease_name(&config.name, "replica", &config.identity),
@@ -159,22 +159,24 @@ pub(crate) async fn run(
         held: BTreeSet::new(),
     };
     tracing::info!(
-        identity = %round.config.identity,
-        group = %round.config.name,
+        identity = %coordinator.config.identity,
+        group = %coordinator.config.name,
         "scale-out: competing for module Leases"
     );
     loop {
-        round.run().await;
+        coordinator.round().await;
         tokio::select! {
-            _ = tokio::time::sleep(round.config.retry_period) => {}
+            _ = tokio::time::sleep(coordinator.config.retry_period) => {}
             _ = leases.changed.notified() => {}
             _ = stop.wait_for(|s| *s) => break,
         }
     }
-    round.leave().await;
+    coordinator.leave().await;
 }
 
-struct Round {
+/// This replica's part in the scale-out group: the Leases it holds and
+/// competes for, round after round.
+struct Coordinator {
     config: LeaderConfig,
     leases: Leases,
     selector: String,
@@ -185,7 +187,7 @@ struct Round {
     held: BTreeSet<String>,
 }
 
-impl Round {
+impl Coordinator {
     fn labels(&self, role: &str) -> BTreeMap<String, String> {
         BTreeMap::from([
             (GROUP_LABEL.to_string(), self.config.name.clone()),
@@ -197,23 +199,50 @@ impl Round {
         lease_name(&self.config.name, "module", module)
     }
 
-    async fn run(&mut self) {
+    /// One round: renew the membership, count the live replicas, give up
+    /// unloaded modules, renew the module Leases held, then hand over or
+    /// take Leases to reach this replica's share.
+    async fn round(&mut self) {
         let started = Instant::now();
-        let listed = match self.leases.list(&self.selector).await {
-            Ok(listed) => listed,
+        let by_name = match self.leases.list(&self.selector).await {
+            Ok(listed) => listed
+                .into_iter()
+                .filter_map(|l| Some((l.metadata.name.clone()?, l)))
+                .collect::<BTreeMap<String, DynamicObject>>(),
             Err(error) => {
                 tracing::warn!(error = %error, "scale-out: cannot list the Leases");
                 self.publish();
                 return;
             }
         };
-        let by_name: BTreeMap<String, DynamicObject> = listed
-            .into_iter()
-            .filter_map(|l| Some((l.metadata.name.clone()?, l)))
-            .collect();
-
-        // Membership: renew ours; count the live replicas; forget the dead.
+        let replicas = self.membership(&by_name).await;
+        let loaded = self.loaded_modules().await;
+        let target = share(loaded.len(), replicas);
+        let (mut mine, free) = self.renew(&loaded, &by_name, started).await;
         let me = self.leases.identity().to_string();
+        // Too many (a replica joined): hand over those we want least.
+        mine.sort_by_key(|m| std::cmp::Reverse(score(&me, m)));
+        while mine.len() > target {
+            let module = mine.pop().expect("more than the target");
+            self.give_up(&module, "rebalancing").await;
+        }
+        self.take(free, &mut mine, target, &by_name).await;
+        self.publish();
+        if mine.len() != self.held.len() || mine.iter().any(|m| !self.held.contains(m)) {
+            tracing::info!(
+                replicas,
+                share = target,
+                modules = ?mine,
+                "scale-out: module Leases held"
+            );
+        }
+        self.held = mine.into_iter().collect();
+        self.metrics.leader.set(i64::from(!self.held.is_empty()));
+    }
+
+    /// Renews this replica's membership Lease, deletes those of replicas
+    /// long gone, and returns how many replicas are live (this one too).
+    async fn membership(&mut self, by_name: &BTreeMap<String, DynamicObject>) -> usize {
         let member = self.member.clone();
         let labels = self.labels("replica");
         if let Err(error) = self
@@ -225,7 +254,7 @@ impl Round {
         }
         let mut replicas = 1;
         let mut stale = Vec::new();
-        for (name, lease) in &by_name {
+        for (name, lease) in by_name {
             if lease.labels().get(ROLE_LABEL).map(String::as_str) != Some("replica")
                 || *name == member
             {
@@ -242,8 +271,11 @@ impl Round {
             tracing::info!(lease = %name, "scale-out: deleting the Lease of a replica long gone");
             self.leases.delete(&name).await;
         }
+        replicas
+    }
 
-        // The modules loaded here; those unloaded give their Lease up.
+    /// The modules loaded here; those unloaded give their Lease up first.
+    async fn loaded_modules(&mut self) -> Vec<String> {
         let (loaded, unloaded): (Vec<String>, Vec<String>) = {
             let slots = self.modules.slots.lock().expect("module leases lock");
             let (loaded, unloaded): (Vec<_>, Vec<_>) = slots.iter().partition(|(_, s)| s.loaded);
@@ -260,47 +292,62 @@ impl Round {
                 slots.remove(&module);
             }
         }
-        let target = share(loaded.len(), replicas);
+        loaded
+    }
 
-        // Renew what we hold.
+    /// Renews the module Leases held; returns the modules still held and
+    /// those whose Lease is free (never held, released, or expired).
+    async fn renew(
+        &mut self,
+        loaded: &[String],
+        by_name: &BTreeMap<String, DynamicObject>,
+        started: Instant,
+    ) -> (Vec<String>, Vec<String>) {
+        let me = self.leases.identity().to_string();
         let labels = self.labels("module");
         let mut mine = Vec::new();
         let mut free = Vec::new();
-        for module in &loaded {
+        for module in loaded {
             let name = self.module_lease(module);
             let current = by_name.get(&name);
-            if current.is_some_and(|l| holder_of(l) == me) {
-                match self.leases.acquire_or_renew(&name, current, &labels).await {
-                    Ok(true) => {
-                        self.with_holder(module, |h| h.renewed(started));
-                        mine.push(module.clone());
-                    }
-                    Ok(false) => {
-                        self.with_holder(module, Holder::lost);
-                    }
-                    Err(error) => {
-                        tracing::warn!(lease = %name, error = %error, "scale-out: cannot renew a module Lease");
-                        // Still ours until the renew deadline says otherwise.
-                        if self.with_holder(module, |h| h.leading()) == Some(true) {
-                            mine.push(module.clone());
-                        }
-                    }
-                }
-            } else {
+            if current.is_none_or(|l| holder_of(l) != me) {
                 self.with_holder(module, Holder::lost);
                 if current.is_none_or(|l| self.leases.expired(l)) {
                     free.push(module.clone());
                 }
+                continue;
+            }
+            match self.leases.acquire_or_renew(&name, current, &labels).await {
+                Ok(true) => {
+                    self.with_holder(module, |h| h.renewed(started));
+                    mine.push(module.clone());
+                }
+                Ok(false) => {
+                    self.with_holder(module, Holder::lost);
+                }
+                Err(error) => {
+                    tracing::warn!(lease = %name, error = %error, "scale-out: cannot renew a module Lease");
+                    // Still ours until the renew deadline says otherwise.
+                    if self.with_holder(module, |h| h.leading()) == Some(true) {
+                        mine.push(module.clone());
+                    }
+                }
             }
         }
+        (mine, free)
+    }
 
-        // Too many (a replica joined): hand over those we want least.
-        mine.sort_by_key(|m| std::cmp::Reverse(score(&me, m)));
-        while mine.len() > target {
-            let module = mine.pop().expect("more than the target");
-            self.give_up(&module, "rebalancing").await;
-        }
-        // Too few: take free Leases, those we want most first.
+    /// Takes free Leases, those this replica wants most first, until it
+    /// holds `target`.
+    async fn take(
+        &mut self,
+        mut free: Vec<String>,
+        mine: &mut Vec<String>,
+        target: usize,
+        by_name: &BTreeMap<String, DynamicObject>,
+    ) {
+        let me = self.leases.identity().to_string();
+        let labels = self.labels("module");
         free.sort_by_key(|m| std::cmp::Reverse(score(&me, m)));
         for module in free {
             if mine.len() >= target {
@@ -323,17 +370,6 @@ impl Round {
                 }
             }
         }
-        self.publish();
-        if mine.len() != self.held.len() || mine.iter().any(|m| !self.held.contains(m)) {
-            tracing::info!(
-                replicas,
-                share = target,
-                modules = ?mine,
-                "scale-out: module Leases held"
-            );
-        }
-        self.held = mine.into_iter().collect();
-        self.metrics.leader.set(i64::from(!self.held.is_empty()));
     }
 
     fn with_holder<T>(&self, module: &str, f: impl FnOnce(&Holder) -> T) -> Option<T> {

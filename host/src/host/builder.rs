@@ -16,7 +16,7 @@ use crate::ha::leader::Elector;
 use crate::ha::scaleout::{self, ModuleLeases};
 use crate::ha::{LeaderConfig, Leaders, Leadership};
 use crate::informer::Informers;
-use crate::loader::{Loader, upsert};
+use crate::loader::{Decision, Loader, upsert};
 use crate::runtime::{DispatchStats, Engine, EngineConfig, NativeReconciler};
 use crate::source::{Origin, SourceEvent};
 use crate::telemetry::Metrics;
@@ -166,13 +166,7 @@ impl HostBuilder {
         let engine = Engine::new(self.engine)?;
         let metrics = Arc::new(Metrics::new());
         let telemetry = match self.metrics_addr {
-            Some(addr) => {
-                let (bound, task) = crate::telemetry::serve(addr, metrics.clone())
-                    .await
-                    .map_err(|source| HostError::Metrics { addr, source })?;
-                tracing::info!(addr = %bound, "serving /metrics, /healthz and /readyz");
-                Some(task)
-            }
+            Some(addr) => Some(serve_telemetry(addr, metrics.clone()).await?),
             None => None,
         };
         let identity = self
@@ -203,45 +197,12 @@ impl HostBuilder {
             self.controller,
             stats.clone(),
         );
-        let (events_tx, mut events) = mpsc::unbounded_channel();
-        let mut watchers = Vec::new();
-        for dir in &self.dirs {
-            match crate::source::dir::watch_dir(dir.clone(), events_tx.clone()) {
-                Ok(watcher) => watchers.push(watcher),
-                Err(error) => {
-                    tracing::error!(error = %crate::loader::error_chain(&error), "module directory not watched")
-                }
-            }
-        }
-        if let Some(namespaces) = self.configmaps {
-            tokio::spawn(crate::source::configmaps::watch_configmaps(
-                shared.informers.clone(),
-                namespaces,
-                events_tx.clone(),
-            ));
-        }
-        drop(events_tx);
+        let (watchers, events) = watch_sources(&self.dirs, self.configmaps, &shared);
         let mut loader = Loader::new(engine, self.config);
         for (origin, bytes) in self.modules {
             loader.event(upsert(Origin::Given(origin), bytes));
         }
-        // What the directories hold now arrives at once; later events are
-        // changes.
-        if !self.dirs.is_empty() {
-            tokio::time::sleep(crate::source::DEBOUNCE).await;
-        }
-        while let Ok(event) = events.try_recv() {
-            if let Some(decision) = loader.event(event) {
-                supervisor.decide(decision);
-            }
-        }
-        // Each module runs as soon as it has compiled.
-        while let Some(decision) = loader.next_compiled().await {
-            match decision {
-                crate::loader::Decision::Install(version) => supervisor.install(version).await,
-                other => supervisor.decide(other),
-            }
-        }
+        let events = load_initial(&mut loader, events, &supervisor, !self.dirs.is_empty()).await;
         for native in self.natives {
             supervisor.start_native(native);
         }
@@ -261,6 +222,74 @@ impl HostBuilder {
             _watchers: watchers,
         })
     }
+}
+
+/// Serves `/metrics`, `/healthz` and `/readyz` on `addr`.
+async fn serve_telemetry(
+    addr: std::net::SocketAddr,
+    metrics: Arc<Metrics>,
+) -> Result<tokio::task::JoinHandle<()>, HostError> {
+    let (bound, task) = crate::telemetry::serve(addr, metrics)
+        .await
+        .map_err(|source| HostError::Metrics { addr, source })?;
+    tracing::info!(addr = %bound, "serving /metrics, /healthz and /readyz");
+    Ok(task)
+}
+
+/// Starts watching the module directories and ConfigMaps; their events
+/// arrive on the receiver.
+fn watch_sources(
+    dirs: &[std::path::PathBuf],
+    configmaps: Option<Vec<String>>,
+    shared: &Shared,
+) -> (
+    Vec<crate::source::dir::DirWatcher>,
+    mpsc::UnboundedReceiver<SourceEvent>,
+) {
+    let (events_tx, events) = mpsc::unbounded_channel();
+    let mut watchers = Vec::new();
+    for dir in dirs {
+        match crate::source::dir::watch_dir(dir.clone(), events_tx.clone()) {
+            Ok(watcher) => watchers.push(watcher),
+            Err(error) => {
+                tracing::error!(error = %crate::loader::error_chain(&error), "module directory not watched")
+            }
+        }
+    }
+    if let Some(namespaces) = configmaps {
+        tokio::spawn(crate::source::configmaps::watch_configmaps(
+            shared.informers.clone(),
+            namespaces,
+            events_tx,
+        ));
+    }
+    (watchers, events)
+}
+
+/// Loads what is there at start: the modules given and what the
+/// directories hold now. Each module runs as soon as it has compiled;
+/// returns once all have been loaded or refused.
+async fn load_initial(
+    loader: &mut Loader,
+    mut events: mpsc::UnboundedReceiver<SourceEvent>,
+    supervisor: &Supervisor,
+    dirs: bool,
+) -> mpsc::UnboundedReceiver<SourceEvent> {
+    if dirs {
+        tokio::time::sleep(crate::source::DEBOUNCE).await;
+    }
+    while let Ok(event) = events.try_recv() {
+        if let Some(decision) = loader.event(event) {
+            supervisor.decide(decision);
+        }
+    }
+    while let Some(decision) = loader.next_compiled().await {
+        match decision {
+            Decision::Install(version) => supervisor.install(version).await,
+            other => supervisor.decide(other),
+        }
+    }
+    events
 }
 
 /// Hands source events to the loader and its decisions to the supervisor,

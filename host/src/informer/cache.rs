@@ -113,6 +113,79 @@ impl Writer {
     }
 }
 
+/// The same text as serde_json gives for `object` (fields in the order
+/// k8s-openapi and serde_json write them), with the indexed strings located
+/// on the way: the JSON, the spans (namespace, name, resourceVersion, uid,
+/// then label keys and values) and the side text spans may point into.
+fn write_object(
+    object: &DynamicObject,
+    resource: &ApiResource,
+) -> (Box<str>, Box<[Span]>, Box<str>) {
+    let mut w = Writer {
+        out: Vec::with_capacity(1024),
+        side: String::new(),
+    };
+    w.out.extend_from_slice(b"{\"apiVersion\":");
+    w.string(&resource.api_version);
+    w.out.extend_from_slice(b",\"kind\":");
+    w.string(&resource.kind);
+    w.out.extend_from_slice(b",\"metadata\":{");
+    let meta = &object.metadata;
+    let first = &mut true;
+    w.field("annotations", &meta.annotations, first);
+    w.field("creationTimestamp", &meta.creation_timestamp, first);
+    w.field(
+        "deletionGracePeriodSeconds",
+        &meta.deletion_grace_period_seconds,
+        first,
+    );
+    w.field("deletionTimestamp", &meta.deletion_timestamp, first);
+    w.field("finalizers", &meta.finalizers, first);
+    w.field("generateName", &meta.generate_name, first);
+    w.field("generation", &meta.generation, first);
+    let mut labels = Vec::new();
+    if let Some(map) = &meta.labels {
+        w.key("labels", first);
+        w.out.push(b'{');
+        for (i, (key, value)) in map.iter().enumerate() {
+            if i > 0 {
+                w.out.push(b',');
+            }
+            let key = w.string(key);
+            w.out.push(b':');
+            labels.extend([key, w.string(value)]);
+        }
+        w.out.push(b'}');
+    }
+    let name = w.string_field("name", &meta.name, first);
+    let namespace = w.string_field("namespace", &meta.namespace, first);
+    w.field("ownerReferences", &meta.owner_references, first);
+    let resource_version = w.string_field("resourceVersion", &meta.resource_version, first);
+    w.field("selfLink", &meta.self_link, first);
+    let uid = w.string_field("uid", &meta.uid, first);
+    w.out.push(b'}');
+    if let Value::Object(body) = &object.data {
+        for (key, value) in body {
+            if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+                continue;
+            }
+            w.out.push(b',');
+            w.string(key);
+            w.out.push(b':');
+            w.value(value);
+        }
+    }
+    w.out.push(b'}');
+    let mut spans = vec![namespace, name, resource_version, uid];
+    spans.extend(labels);
+    let json = String::from_utf8(w.out).expect("serde_json writes UTF-8");
+    (
+        json.into_boxed_str(),
+        spans.into_boxed_slice(),
+        w.side.into_boxed_str(),
+    )
+}
+
 impl Cached {
     /// The cached form of `object`, served as `resource`.
     pub fn from_object(mut object: DynamicObject, resource: &ApiResource) -> Cached {
@@ -145,71 +218,11 @@ impl Cached {
             .collect();
         let deleting = meta.deletion_timestamp.is_some();
 
-        // The same text as serde_json gives for the object (fields in the
-        // order k8s-openapi and serde_json write them), with the indexed
-        // strings located on the way.
-        let mut w = Writer {
-            out: Vec::with_capacity(1024),
-            side: String::new(),
-        };
-        w.out.extend_from_slice(b"{\"apiVersion\":");
-        w.string(&resource.api_version);
-        w.out.extend_from_slice(b",\"kind\":");
-        w.string(&resource.kind);
-        w.out.extend_from_slice(b",\"metadata\":{");
-        let meta = &object.metadata;
-        let first = &mut true;
-        w.field("annotations", &meta.annotations, first);
-        w.field("creationTimestamp", &meta.creation_timestamp, first);
-        w.field(
-            "deletionGracePeriodSeconds",
-            &meta.deletion_grace_period_seconds,
-            first,
-        );
-        w.field("deletionTimestamp", &meta.deletion_timestamp, first);
-        w.field("finalizers", &meta.finalizers, first);
-        w.field("generateName", &meta.generate_name, first);
-        w.field("generation", &meta.generation, first);
-        let mut labels = Vec::new();
-        if let Some(map) = &meta.labels {
-            w.key("labels", first);
-            w.out.push(b'{');
-            for (i, (key, value)) in map.iter().enumerate() {
-                if i > 0 {
-                    w.out.push(b',');
-                }
-                let key = w.string(key);
-                w.out.push(b':');
-                labels.extend([key, w.string(value)]);
-            }
-            w.out.push(b'}');
-        }
-        let name = w.string_field("name", &meta.name, first);
-        let namespace = w.string_field("namespace", &meta.namespace, first);
-        w.field("ownerReferences", &meta.owner_references, first);
-        let resource_version = w.string_field("resourceVersion", &meta.resource_version, first);
-        w.field("selfLink", &meta.self_link, first);
-        let uid = w.string_field("uid", &meta.uid, first);
-        w.out.push(b'}');
-        if let Value::Object(body) = &object.data {
-            for (key, value) in body {
-                if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
-                    continue;
-                }
-                w.out.push(b',');
-                w.string(key);
-                w.out.push(b':');
-                w.value(value);
-            }
-        }
-        w.out.push(b'}');
-        let mut spans = vec![namespace, name, resource_version, uid];
-        spans.extend(labels);
-        let json = String::from_utf8(w.out).expect("serde_json writes UTF-8");
+        let (json, spans, side) = write_object(&object, resource);
         Cached {
-            json: json.into_boxed_str(),
-            spans: spans.into_boxed_slice(),
-            side: w.side.into_boxed_str(),
+            json,
+            spans,
+            side,
             owners,
             finalizers,
             deleting,

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
 use super::{CONFIGMAP_QUIET, Origin, SourceEvent, pack};
@@ -47,63 +48,71 @@ pub(crate) async fn watch_configmaps(
             })
             .filter_map(|c| serde_json::from_str(&c.json).ok())
             .collect();
-        let mut seen = BTreeMap::new();
-        for manifest in configmaps.iter().filter(|c| pack::is_manifest(c)) {
-            let origin = Origin::ConfigMap {
-                namespace: manifest["metadata"]["namespace"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                name: manifest["metadata"]["name"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            };
-            let (state, event) = match pack::assemble(manifest, &configmaps) {
-                Ok(bytes) => {
-                    let digest = crate::runtime::digest(&bytes);
-                    let event = SourceEvent::Upsert {
-                        origin: origin.clone(),
-                        bytes: Arc::new(bytes),
-                    };
-                    (digest, event)
-                }
-                Err(error) => {
-                    let message = error.to_string();
-                    let event = SourceEvent::Invalid {
-                        origin: origin.clone(),
-                        reason: error.metric_label(),
-                        message: message.clone(),
-                    };
-                    (format!("error: {message}"), event)
-                }
-            };
-            if known.get(&origin) != Some(&state) {
-                let _ = events.send(event);
-            }
-            seen.insert(origin, state);
-        }
-        for origin in known.keys() {
-            if !seen.contains_key(origin) {
-                let _ = events.send(SourceEvent::Remove {
-                    origin: origin.clone(),
-                });
-            }
-        }
-        known = seen;
+        known = compare(&configmaps, known, &events);
         // Wait for a change (a lagging receiver missed some: rescan too),
         // then for quiet.
-        if let Err(tokio::sync::broadcast::error::RecvError::Closed) = changes.recv().await {
+        if let Err(RecvError::Closed) = changes.recv().await {
             return;
         }
         loop {
             match tokio::time::timeout(CONFIGMAP_QUIET, changes.recv()).await {
-                Ok(Ok(_)) | Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {
-                    continue;
-                }
-                Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => return,
+                Ok(Ok(_)) | Ok(Err(RecvError::Lagged(_))) => continue,
+                Ok(Err(RecvError::Closed)) => return,
                 Err(_) => break,
             }
         }
     }
+}
+
+/// Sends what changed since `known` (origin -> the digest last sent, or
+/// the error last reported) in `configmaps`; returns what is known now.
+fn compare(
+    configmaps: &[serde_json::Value],
+    known: BTreeMap<Origin, String>,
+    events: &mpsc::UnboundedSender<SourceEvent>,
+) -> BTreeMap<Origin, String> {
+    let mut seen = BTreeMap::new();
+    for manifest in configmaps.iter().filter(|c| pack::is_manifest(c)) {
+        let text = |field: &str| {
+            manifest["metadata"][field]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        };
+        let origin = Origin::ConfigMap {
+            namespace: text("namespace"),
+            name: text("name"),
+        };
+        let (state, event) = match pack::assemble(manifest, configmaps) {
+            Ok(bytes) => {
+                let digest = crate::runtime::digest(&bytes);
+                let event = SourceEvent::Upsert {
+                    origin: origin.clone(),
+                    bytes: Arc::new(bytes),
+                };
+                (digest, event)
+            }
+            Err(error) => {
+                let message = error.to_string();
+                let event = SourceEvent::Invalid {
+                    origin: origin.clone(),
+                    reason: error.metric_label(),
+                    message: message.clone(),
+                };
+                (format!("error: {message}"), event)
+            }
+        };
+        if known.get(&origin) != Some(&state) {
+            let _ = events.send(event);
+        }
+        seen.insert(origin, state);
+    }
+    for origin in known.keys() {
+        if !seen.contains_key(origin) {
+            let _ = events.send(SourceEvent::Remove {
+                origin: origin.clone(),
+            });
+        }
+    }
+    seen
 }

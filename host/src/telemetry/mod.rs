@@ -111,6 +111,67 @@ fn seconds_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.0001, 4.0, 11))
 }
 
+/// Every metric's name (after the `rekon_` prefix) and help text.
+const HELP: [(&str, &str); 13] = [
+    (
+        "reconciles",
+        "Reconciles by module and result (done, requeue, error, panic, timeout, out_of_memory, stack_overflow, trap)",
+    ),
+    (
+        "reconcile_duration_seconds",
+        "Wall time of one reconcile, instantiation and host calls included",
+    ),
+    ("queue_depth", "Objects waiting in a module's queue"),
+    (
+        "queue_wait_seconds",
+        "Time from an object becoming due to its reconcile starting",
+    ),
+    ("retries", "Failed reconciles scheduled for a retry"),
+    (
+        "guest_failures",
+        "Guest traps, panics, timeouts, out-of-memory and stack overflows by kind",
+    ),
+    (
+        "host_calls",
+        "Host calls made by guests, by verb and result (ok, or the error reason)",
+    ),
+    (
+        "module_info",
+        "Loaded module versions (value 1), with their digest",
+    ),
+    ("module_load_failures", "Modules refused at load, by reason"),
+    (
+        "leader",
+        "1 when this replica leads (or runs without election; in scale-out mode, holds at least one module Lease), else 0",
+    ),
+    (
+        "module_leader",
+        "1 while a module reconciles on this replica (it leads, holds the module's Lease in scale-out mode, or runs without election), else 0",
+    ),
+    (
+        "informer_objects",
+        "Objects in each shared informer's cache",
+    ),
+    (
+        "events",
+        "Events recorded by modules and the host, by result (created, aggregated into a series, dropped_refused, dropped_rate_limited, dropped_queue_full, dropped_failed, dropped_not_leading)",
+    ),
+];
+
+/// Registers `metric` under `name`, with its help from [`HELP`], and
+/// returns it.
+fn register<M>(registry: &mut Registry, name: &str, metric: M) -> M
+where
+    M: prometheus_client::registry::Metric + Clone,
+{
+    let help = HELP
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or("", |(_, help)| help);
+    registry.register(name, help, metric.clone());
+    metric
+}
+
 impl Default for Metrics {
     fn default() -> Self {
         Metrics::new()
@@ -120,104 +181,23 @@ impl Default for Metrics {
 impl Metrics {
     /// Registers every metric.
     pub fn new() -> Metrics {
-        let mut registry = Registry::with_prefix("rekon");
-        let reconciles = Family::<ResultLabels, Counter>::default();
-        registry.register(
-            "reconciles",
-            "Reconciles by module and result (done, requeue, error, panic, timeout, out_of_memory, stack_overflow, trap)",
-            reconciles.clone(),
-        );
-        let reconcile_duration = Family::<ModuleLabel, Histogram>::new_with_constructor(
-            seconds_histogram as fn() -> Histogram,
-        );
-        registry.register(
-            "reconcile_duration_seconds",
-            "Wall time of one reconcile, instantiation and host calls included",
-            reconcile_duration.clone(),
-        );
-        let queue_depth = Family::<ModuleLabel, Gauge>::default();
-        registry.register(
-            "queue_depth",
-            "Objects waiting in a module's queue",
-            queue_depth.clone(),
-        );
-        let queue_wait = Family::<ModuleLabel, Histogram>::new_with_constructor(
-            seconds_histogram as fn() -> Histogram,
-        );
-        registry.register(
-            "queue_wait_seconds",
-            "Time from an object becoming due to its reconcile starting",
-            queue_wait.clone(),
-        );
-        let retries = Family::<ModuleLabel, Counter>::default();
-        registry.register(
-            "retries",
-            "Failed reconciles scheduled for a retry",
-            retries.clone(),
-        );
-        let guest_failures = Family::<KindLabels, Counter>::default();
-        registry.register(
-            "guest_failures",
-            "Guest traps, panics, timeouts, out-of-memory and stack overflows by kind",
-            guest_failures.clone(),
-        );
-        let host_calls = Family::<CallLabels, Counter>::default();
-        registry.register(
-            "host_calls",
-            "Host calls made by guests, by verb and result (ok, or the error reason)",
-            host_calls.clone(),
-        );
-        let module_info = Family::<InfoLabels, Gauge>::default();
-        registry.register(
-            "module_info",
-            "Loaded module versions (value 1), with their digest",
-            module_info.clone(),
-        );
-        let load_failures = Family::<ReasonLabel, Counter>::default();
-        registry.register(
-            "module_load_failures",
-            "Modules refused at load, by reason",
-            load_failures.clone(),
-        );
-        let leader = Gauge::default();
-        registry.register(
-            "leader",
-            "1 when this replica leads (or runs without election; in scale-out mode, holds at least one module Lease), else 0",
-            leader.clone(),
-        );
-        let module_leader = Family::<ModuleLabel, Gauge>::default();
-        registry.register(
-            "module_leader",
-            "1 while a module reconciles on this replica (it leads, holds the module's Lease in scale-out mode, or runs without election), else 0",
-            module_leader.clone(),
-        );
-        let informer_objects = Family::<InformerLabel, Gauge>::default();
-        registry.register(
-            "informer_objects",
-            "Objects in each shared informer's cache",
-            informer_objects.clone(),
-        );
-        let events = Family::<ResultLabel, Counter>::default();
-        registry.register(
-            "events",
-            "Events recorded by modules and the host, by result (created, aggregated into a series, dropped_refused, dropped_rate_limited, dropped_queue_full, dropped_failed, dropped_not_leading)",
-            events.clone(),
-        );
+        let mut r = Registry::with_prefix("rekon");
+        let seconds = || Family::new_with_constructor(seconds_histogram as fn() -> Histogram);
         Metrics {
-            registry,
-            reconciles,
-            reconcile_duration,
-            queue_depth,
-            queue_wait,
-            retries,
-            guest_failures,
-            host_calls,
-            module_info,
-            load_failures,
-            leader,
-            module_leader,
-            informer_objects,
-            events,
+            reconciles: register(&mut r, "reconciles", Family::default()),
+            reconcile_duration: register(&mut r, "reconcile_duration_seconds", seconds()),
+            queue_depth: register(&mut r, "queue_depth", Family::default()),
+            queue_wait: register(&mut r, "queue_wait_seconds", seconds()),
+            retries: register(&mut r, "retries", Family::default()),
+            guest_failures: register(&mut r, "guest_failures", Family::default()),
+            host_calls: register(&mut r, "host_calls", Family::default()),
+            module_info: register(&mut r, "module_info", Family::default()),
+            load_failures: register(&mut r, "module_load_failures", Family::default()),
+            leader: register(&mut r, "leader", Gauge::default()),
+            module_leader: register(&mut r, "module_leader", Family::default()),
+            informer_objects: register(&mut r, "informer_objects", Family::default()),
+            events: register(&mut r, "events", Family::default()),
+            registry: r,
             host_call_labels: Mutex::new(HashSet::new()),
             ready: AtomicBool::new(false),
             controllers: Mutex::new(BTreeMap::new()),
