@@ -1,6 +1,9 @@
 //! The controller machinery end to end: the real `rekon run` binary against
 //! the in-memory API server over HTTP, with the example guests.
 
+// Tests may unwrap (tokio tests too): a panic is a failed test with its message.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::time::Duration;
@@ -698,6 +701,58 @@ mod embedded {
             .await
             .unwrap();
         kube::Client::try_from(config).unwrap()
+    }
+
+    /// While a big module compiles (the JavaScript guest, no compile
+    /// cache), the host answers `modules()` at once and the other modules
+    /// keep reconciling.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn modules_answers_and_others_reconcile_while_a_big_module_compiles() {
+        let env = Env::new().await;
+        env.apply_file(&path("guests/app/manifests/crd.yaml"));
+        let dir = env.dir.path().join("modules");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(rekon_test_artifacts::APP, dir.join("app.wasm")).unwrap();
+        let host = rekon_host::Host::builder()
+            .client(client(&env.server).await)
+            .engine_config(rekon_host::EngineConfig::default().cache_dir(None))
+            .watch_dir(&dir)
+            .start()
+            .await
+            .unwrap();
+        let names = |modules: Vec<rekon_host::Module>| -> Vec<String> {
+            modules.iter().map(|m| m.name().to_string()).collect()
+        };
+        std::fs::copy(
+            rekon_test_artifacts::CONFIGMAP_SYNC_JS,
+            dir.join("sync.wasm"),
+        )
+        .unwrap();
+        // The directory's debounce has passed: the compile is under way.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        env.apply(app("during", 1));
+        let answered = tokio::time::timeout(Duration::from_millis(200), host.modules())
+            .await
+            .expect("modules() answers while a module compiles");
+        assert_eq!(names(answered), ["app"]);
+        env.wait("the App reconciled during the compile", || {
+            env.get("apps", "v1", "Deployment", Some("default"), "during")
+        })
+        .await;
+        let during = names(host.modules().await);
+        assert_eq!(during, ["app"], "the compile was still under way");
+        let started = std::time::Instant::now();
+        loop {
+            if names(host.modules().await).contains(&"configmap-sync-js".to_string()) {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "the big module never loaded"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        host.shutdown().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,9 @@
 //! Modules from a watched directory, loaded live: the real `rekon run`
 //! binary against the in-memory API server.
 
+// Tests may unwrap (tokio tests too): a panic is a failed test with its message.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::path::Path;
@@ -283,4 +286,37 @@ fn check_accepts_what_pack_writes_and_refuses_a_tampered_copy() {
         "{}",
         String::from_utf8_lossy(&refused.stderr)
     );
+}
+
+/// Each module runs as soon as it has compiled: an App is reconciled while
+/// the JavaScript guest beside it still compiles (no compile cache).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_compile_does_not_delay_another_modules_first_reconcile() {
+    let mut env = Env::new().await;
+    env.apply_file(&support::path("guests/app/manifests/crd.yaml"));
+    env.apply(support::app("first", 1));
+    env.run(
+        &[
+            rekon_test_artifacts::CONFIGMAP_SYNC_JS,
+            rekon_test_artifacts::APP,
+        ],
+        &["--no-cache"],
+    );
+    env.wait("the App's Deployment", || {
+        env.get("apps", "v1", "Deployment", Some("default"), "first")
+    })
+    .await;
+    let js_loaded = |log: &str| {
+        log.lines()
+            .any(|l| l.contains("module loaded") && l.contains("module=configmap-sync-js"))
+    };
+    assert!(
+        !js_loaded(&env.log()),
+        "the JavaScript module loaded first: nothing shown\n{}",
+        env.log()
+    );
+    env.wait_long("the JavaScript module loaded", || {
+        js_loaded(&env.log()).then_some(())
+    })
+    .await;
 }

@@ -2,6 +2,9 @@
 //! commands, the compile cache, the sandbox limits (against the `misbehave`
 //! guest) and permissions.
 
+// Tests may unwrap (tokio tests too): a panic is a failed test with its message.
+#![allow(clippy::unwrap_used)]
+
 use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::Arc;

@@ -118,6 +118,8 @@ mod types;
 pub mod export;
 
 #[cfg(not(target_arch = "wasm32"))]
+mod backend;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
 
 pub use manifest::{Manifest, Mapping, Permission, Verbs, Watch};

@@ -2,7 +2,7 @@
 //! interfaces, JSON strings in and out.
 //!
 //! On `wasm32` these call the host. On other targets they call the
-//! [`Backend`](crate::testing::Backend) of this thread: the
+//! [`Backend`](crate::backend::Backend) of this thread: the
 //! [`FakeCluster`](crate::testing::FakeCluster) running the current
 //! reconcile, or one given to [`with_backend`](crate::testing::with_backend),
 //! so the same reconciler code runs in native tests.
@@ -16,7 +16,7 @@ use crate::bindings::rekon::reconciler::{cluster as host, log as host_log};
 use crate::export::convert as c;
 
 #[cfg(not(target_arch = "wasm32"))]
-use crate::testing::call_backend;
+use crate::backend::call_backend;
 
 /// Reads one object. A missing object is a 404 `NotFound` error.
 pub fn get(target: &ObjectRef) -> Result<String, ApiError> {
@@ -156,6 +156,6 @@ pub fn log(level: Level, message: &str, fields: &[(String, String)]) {
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        crate::testing::log(level, message, fields);
+        crate::backend::log(level, message, fields);
     }
 }

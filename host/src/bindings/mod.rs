@@ -1,7 +1,8 @@
-//! The host side of the contract: a guest instance's state ([`state`]),
-//! its permissions ([`permissions`]), each host call checked and recorded
-//! ([`call`]), and the imports ([`calls`], [`log`]). It calls the cluster
-//! room only.
+//! Bindings: the guest's imports served — each call checked, timed and recorded.
+//! May call: cluster (and contract, shared).
+//!
+//! A guest instance's state ([`state`]), its permissions ([`permissions`]),
+//! each host call ([`call`]), and the imports ([`calls`], [`log`]).
 
 mod call;
 mod calls;

@@ -1,6 +1,5 @@
-//! The `rekon` command line, one file per subcommand: `run`, `dev`,
-//! `check`, `pack`, `reconcile`, `bench`. It uses the library's public
-//! API only, like any program that embeds the host.
+//! CLI: the `rekon` command, one file per subcommand (`run`, `dev`, `check`, `pack`, `reconcile`, `bench`).
+//! May call: the library's public API only, like any program that embeds the host.
 
 mod bench;
 mod check;

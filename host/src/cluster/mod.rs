@@ -1,8 +1,10 @@
-//! The cluster a guest's calls reach: the [`Cluster`] seam and its
-//! backends — the informer caches and API client of a real (or in-memory)
-//! API server ([`kube`]), each module's leadership fence ([`fence`]),
-//! the background Event recorder ([`events`]) and the in-memory store
-//! ([`memory`]). It calls the informers, discovery and the API server.
+//! Cluster: what a guest's calls reach, reads from the caches and writes to the API server.
+//! May call: informer, discovery, ha (the fence), telemetry, the API server.
+//!
+//! The [`Cluster`] seam and its backends: the informer caches and API
+//! client of a real (or in-memory) API server ([`kube`]), each module's
+//! leadership fence ([`fence`]), the background Event recorder
+//! ([`events`]) and the in-memory store ([`memory`]).
 
 pub(crate) mod events;
 pub(crate) mod fence;

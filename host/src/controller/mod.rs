@@ -1,7 +1,9 @@
-//! One controller per module: informer changes become requests for
-//! primary objects ([`triggers`]), queued ([`queue`]) and dispatched into
-//! the module on a fresh instance ([`reconcile`]), counted ([`metrics`]).
-//! It calls the runtime, the informers, the cluster (fenced) and ha.
+//! Controller: one per module, informer changes in, reconciles out.
+//! May call: runtime, informer, cluster (fenced), ha, telemetry.
+//!
+//! Changes become requests for primary objects ([`triggers`]), queued
+//! ([`queue`]) and dispatched into the module on a fresh instance
+//! ([`reconcile`]), counted ([`metrics`]).
 
 pub(crate) mod metrics;
 pub(crate) mod queue;

@@ -1,7 +1,8 @@
-//! High availability: who reconciles what when several replicas run.
+//! HA: who reconciles what when several replicas run.
+//! May call: the API server (Leases), telemetry.
+//!
 //! Leader election on one Lease ([`leader`]), or modules spread over the
-//! replicas with one Lease each ([`scaleout`]). It calls the API server
-//! (Leases) and telemetry only.
+//! replicas with one Lease each ([`scaleout`]).
 
 pub(crate) mod leader;
 pub(crate) mod scaleout;

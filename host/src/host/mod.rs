@@ -1,7 +1,8 @@
-//! The embeddable host: [`HostBuilder`] puts it together, [`Host`] is the
-//! handle, and the [`supervisor`] runs one controller per validated module
-//! version. It calls every room below it: sources, loader, controller,
-//! cluster, informers, ha and telemetry.
+//! Host: the embeddable whole — built by [`HostBuilder`], run by the [`supervisor`].
+//! May call: every room below it (source, loader, controller, cluster, informer, ha, telemetry).
+//!
+//! [`Host`] is the handle; the supervisor runs one controller per
+//! validated module version.
 
 mod builder;
 mod supervisor;
@@ -54,6 +55,7 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// the same module name, the one loaded first keeps it.
 pub struct Host {
     supervisor: Supervisor,
+    #[cfg_attr(not(feature = "bench"), allow(dead_code))]
     stats: std::sync::Arc<DispatchStats>,
     metrics: std::sync::Arc<Metrics>,
     election_stop: watch::Sender<bool>,
@@ -125,7 +127,6 @@ impl Host {
         if let Some(telemetry) = self.telemetry {
             telemetry.abort();
         }
-        let _ = &self.stats;
     }
 }
 

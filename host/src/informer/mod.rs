@@ -1,13 +1,11 @@
-//! Shared informers: one list+watch per kind (and label selector) in the
-//! whole process, whatever the number of modules that need it, with a cache
-//! of the objects it has seen.
+//! Informer: one shared list+watch per kind (and selector), with a compact cache.
+//! May call: discovery, the API server (lists and watches).
 //!
 //! The cache keeps each object in the compact form of [`cache`]: its JSON
 //! text (what guests read, with no re-encoding) and the few fields the
 //! controller indexes, for little more memory than the JSON itself.
 //! [`writer`] is the one place the cache is written; [`watcher`] runs the
-//! list+watch. This room calls discovery and the API server (lists and
-//! watches) only.
+//! list+watch.
 
 pub(crate) mod cache;
 mod watcher;

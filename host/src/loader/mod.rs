@@ -1,9 +1,11 @@
-//! The loader: source events in, validated module versions out. It
-//! compiles each version off the supervisor's path (in the background, one
-//! at a time per origin, the newest winning), skips bytes it has already
-//! seen at an origin, applies the operator's narrowing, and decides which
-//! origin provides each module name. It calls the runtime (compile and
-//! validate) only; the supervisor runs what it hands over.
+//! Loader: source events in, validated module versions out.
+//! May call: runtime (compile and validate).
+//!
+//! It compiles each version off the supervisor's path (in the background,
+//! one at a time per origin, the newest winning), skips bytes it has
+//! already seen at an origin, applies the operator's narrowing, and decides
+//! which origin provides each module name; the supervisor runs what it
+//! hands over.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

@@ -1,7 +1,10 @@
-//! The runtime: the wasmtime engine with its compile cache ([`engine`]), a
-//! loaded and validated module version ([`module`]), one reconcile on a
-//! fresh instance of it ([`instance`]), and what a controller dispatches
-//! into ([`dispatch`]). It calls the bindings (host imports) only.
+//! Runtime: modules compiled, validated, and run one reconcile per fresh instance.
+//! May call: bindings (the host imports).
+//!
+//! The wasmtime engine with its compile cache ([`engine`]), a loaded and
+//! validated module version ([`module`]), one reconcile on a fresh
+//! instance of it ([`instance`]), and what a controller dispatches into
+//! ([`dispatch`]).
 
 pub(crate) mod dispatch;
 pub(crate) mod engine;

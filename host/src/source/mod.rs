@@ -1,8 +1,10 @@
-//! Module sources: where module versions come from. A source only
-//! produces bytes under an [`Origin`]; the loader validates and compiles
-//! them, so a controller only ever sees validated versions. A directory of
-//! `*.wasm` files ([`dir`]), module ConfigMaps ([`configmaps`]) in the
-//! format of [`pack`]. It calls the informers (ConfigMaps) only.
+//! Source: where module versions come from, as bytes under an [`Origin`].
+//! May call: informer (module ConfigMaps).
+//!
+//! The loader validates and compiles what a source produces, so a
+//! controller only ever sees validated versions. A directory of `*.wasm`
+//! files ([`dir`]), module ConfigMaps ([`configmaps`]) in the format of
+//! [`pack`].
 
 pub(crate) mod configmaps;
 pub(crate) mod dir;

@@ -1,6 +1,5 @@
-//! Telemetry: the host's metrics (Prometheus text) and the `/metrics`,
-//! `/healthz` and `/readyz` endpoints. Every room may record here; this
-//! room calls nothing of the host's.
+//! Telemetry: the host's metrics and the `/metrics`, `/healthz`, `/readyz` endpoints.
+//! May call: nothing of the host's (every room records here).
 //!
 //! Every metric is listed in the README; a test checks that the names listed
 //! there are the names served. One prefix (`rekon_`), counters end in

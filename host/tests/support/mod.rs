@@ -159,13 +159,27 @@ impl Env {
     }
 
     /// Polls until `check` gives `Some`, or fails with the hosts' logs.
-    pub async fn wait<T>(&self, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    pub async fn wait<T>(&self, what: &str, check: impl FnMut() -> Option<T>) -> T {
+        self.wait_for(DEADLINE, what, check).await
+    }
+
+    /// [`wait`](Self::wait) for what takes long: compiling a big module.
+    pub async fn wait_long<T>(&self, what: &str, check: impl FnMut() -> Option<T>) -> T {
+        self.wait_for(DEADLINE * 4, what, check).await
+    }
+
+    async fn wait_for<T>(
+        &self,
+        deadline: Duration,
+        what: &str,
+        mut check: impl FnMut() -> Option<T>,
+    ) -> T {
         let started = Instant::now();
         loop {
             if let Some(value) = check() {
                 return value;
             }
-            if started.elapsed() > DEADLINE {
+            if started.elapsed() > deadline {
                 panic!(
                     "timed out waiting for {what}\n--- rekon log ---\n{}",
                     self.log()
