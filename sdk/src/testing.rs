@@ -2,7 +2,7 @@
 //! against an in-memory cluster, and assert on what it did.
 //!
 //! The cluster is the project's one in-memory object store
-//! ([`rekon_apiserver::Store`]), with the same Kubernetes semantics the
+//! ([`rekon_store::Store`]), with the same Kubernetes semantics the
 //! host's tests and `rekon reconcile` rely on: resourceVersions and
 //! conflicts, generation, the status subresource, finalizers and
 //! `deletionTimestamp`, server-side apply, owner-reference garbage
@@ -37,7 +37,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use rekon_apiserver::{
+use rekon_store::{
     DeleteOutcome, ListOptions, PatchType as StorePatch, Propagation as StorePropagation,
     ResourceInfo, Status, Store, StoreConfig, WriteOptions,
 };

@@ -3,6 +3,7 @@
 
 mod bench;
 mod check;
+#[cfg(feature = "dev")]
 mod dev;
 mod pack;
 mod reconcile;
@@ -65,6 +66,7 @@ enum Command {
     /// Run the modules against a cluster: one controller per module, until SIGTERM.
     Run(Box<run::Args>),
     /// Run the embedded in-memory Kubernetes API server (no cluster needed).
+    #[cfg(feature = "dev")]
     Dev(dev::Args),
 }
 
@@ -85,7 +87,9 @@ pub fn main() -> ExitCode {
     // Long-running commands tell what they do; one-shot commands only warn.
     init_tracing(
         match cli.command {
-            Command::Run { .. } | Command::Dev { .. } => "info",
+            Command::Run { .. } => "info",
+            #[cfg(feature = "dev")]
+            Command::Dev { .. } => "info",
             _ => "warn",
         },
         cli.log_format,
@@ -101,6 +105,7 @@ pub fn main() -> ExitCode {
             Command::Reconcile(args) => reconcile::run(&cli, args).await,
             Command::Bench(args) => bench::run(&cli, args).await,
             Command::Run(args) => run::run(&cli, args).await,
+            #[cfg(feature = "dev")]
             Command::Dev(args) => dev::run(&cli, args).await,
         }
     });

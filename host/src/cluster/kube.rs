@@ -148,7 +148,7 @@ impl Cluster for KubeCluster {
         label_selector: Option<&str>,
     ) -> Result<Vec<String>, ApiError> {
         let selector = label_selector
-            .map(rekon_apiserver::LabelSelector::parse)
+            .map(rekon_store::LabelSelector::parse)
             .transpose()
             .map_err(|s| api_error(s.code, &s.reason, &s.message))?;
         let informer = self.informer(kind).await?;

@@ -1,8 +1,8 @@
 //! [`MemoryCluster`]: the [`Cluster`] backend over the in-memory object store
 //! (`rekon-apiserver`), for `rekon reconcile`, benchmarks and tests.
 
-use rekon_apiserver::{ListOptions, ResourceInfo, Status, Store, StoreConfig, WriteOptions};
-use rekon_apiserver::{PatchType as StorePatch, Propagation as StorePropagation};
+use rekon_store::{ListOptions, ResourceInfo, Status, Store, StoreConfig, WriteOptions};
+use rekon_store::{PatchType as StorePatch, Propagation as StorePropagation};
 use serde_json::Value;
 
 use super::Cluster;

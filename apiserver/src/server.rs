@@ -29,7 +29,7 @@ use tokio::time::Instant;
 
 pub use control::{FailRule, Faults, RequestRecord};
 
-use crate::store::{
+use rekon_store::{
     DeleteOutcome, ListOptions, PatchType, Propagation, ResourceInfo, Status, Store, StoreConfig,
     WatchEvent, WatchId, WriteOptions,
 };
@@ -231,6 +231,7 @@ impl RunningServer {
     }
 
     /// Fault injection and the request log.
+    #[cfg(feature = "faults")]
     pub fn faults(&self) -> Faults {
         self.faults.clone()
     }
@@ -624,13 +625,17 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
         table: accept.contains("as=Table"),
         metadata_only: accept.contains("as=PartialObjectMetadata"),
     };
+    #[cfg(feature = "faults")]
     if path.starts_with("/_rekon/") {
         let body = read_body(req).await;
         return control(&state, &method, &path, &body, &ctx);
     }
-    let latency = state.faults.latency();
-    if !latency.is_zero() {
-        tokio::time::sleep(latency).await;
+    #[cfg(feature = "faults")]
+    {
+        let latency = state.faults.latency();
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
+        }
     }
     let r = route(&state.store, &path);
     let (verb, resource) = match &r {
@@ -643,19 +648,13 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
         ),
         _ => ("", String::new()),
     };
-    if let Some(delay) = (!verb.is_empty())
-        .then(|| state.faults.take_stall(verb, &resource))
-        .flatten()
-    {
-        tokio::time::sleep(delay).await;
-    }
-    let resp = match (!verb.is_empty())
-        .then(|| state.faults.take_failure(verb, &resource))
-        .flatten()
-    {
+    #[cfg(feature = "faults")]
+    let resp = match inject(&state, verb, &resource).await {
         Some((code, retry)) => status_response(&injected(code, retry, &resource), &ctx),
         None => dispatch(&state, r, req, &query, &user_agent, &ctx).await,
     };
+    #[cfg(not(feature = "faults"))]
+    let resp = dispatch(&state, r, req, &query, &user_agent, &ctx).await;
     state.faults.record(RequestRecord {
         method: method.to_string(),
         path,
@@ -668,6 +667,19 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
     resp
 }
 
+/// The fault to inject for this request, after the delay to add, if any.
+#[cfg(feature = "faults")]
+async fn inject(state: &State, verb: &str, resource: &str) -> Option<(u16, u64)> {
+    if verb.is_empty() {
+        return None;
+    }
+    if let Some(delay) = state.faults.take_stall(verb, resource) {
+        tokio::time::sleep(delay).await;
+    }
+    state.faults.take_failure(verb, resource)
+}
+
+#[cfg(feature = "faults")]
 fn injected(code: u16, retry: u64, resource: &str) -> Status {
     match code {
         429 => Status::too_many_requests(retry),
@@ -689,6 +701,7 @@ fn injected(code: u16, retry: u64, resource: &str) -> Status {
     }
 }
 
+#[cfg_attr(not(feature = "faults"), allow(dead_code))]
 async fn read_body(req: Request<Incoming>) -> Bytes {
     match req.into_body().collect().await {
         Ok(c) => c.to_bytes(),
@@ -696,6 +709,7 @@ async fn read_body(req: Request<Incoming>) -> Bytes {
     }
 }
 
+#[cfg(feature = "faults")]
 fn control(state: &State, method: &Method, path: &str, body: &[u8], ctx: &Ctx) -> Response<Body> {
     let f = &state.faults;
     let arg: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
@@ -748,7 +762,7 @@ fn control(state: &State, method: &Method, path: &str, body: &[u8], ctx: &Ctx) -
 }
 
 fn is_builtin(r: &ResourceInfo) -> bool {
-    crate::store::builtin_resources()
+    rekon_store::builtin_resources()
         .iter()
         .any(|b| b.group == r.group && b.plural == r.plural)
 }
@@ -1387,7 +1401,7 @@ fn watch(
     let mut first = true;
     let sink = Box::new(move |ev: WatchEvent| {
         let object = match &cols {
-            Some(cols) if ev.event_type != crate::store::EventType::Bookmark => {
+            Some(cols) if ev.event_type != rekon_store::EventType::Bookmark => {
                 let rv = ev
                     .object
                     .pointer("/metadata/resourceVersion")
@@ -1397,7 +1411,7 @@ fn watch(
                 first = false;
                 t
             }
-            _ if metadata_only && ev.event_type != crate::store::EventType::Bookmark => {
+            _ if metadata_only && ev.event_type != rekon_store::EventType::Bookmark => {
                 table::partial(&ev.object)
             }
             _ => ev.object,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::store::Store;
+use rekon_store::Store;
 
 /// One request the server answered.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -59,6 +59,7 @@ fn one() -> usize {
 /// A rule delaying the next `count` matching requests, then answering them
 /// normally.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(not(feature = "faults"), allow(dead_code))]
 struct StallRule {
     verb: Option<String>,
     resource: Option<String>,
@@ -67,6 +68,7 @@ struct StallRule {
 }
 
 #[derive(Default)]
+#[cfg_attr(not(feature = "faults"), allow(dead_code))]
 struct FaultState {
     rules: Vec<FailRule>,
     stalls: Vec<StallRule>,
@@ -79,6 +81,7 @@ struct FaultState {
 #[derive(Clone)]
 pub struct Faults {
     state: Arc<Mutex<FaultState>>,
+    #[cfg_attr(not(feature = "faults"), allow(dead_code))]
     store: Store,
     restart: Arc<tokio::sync::Notify>,
 }
@@ -102,16 +105,19 @@ impl Faults {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    #[cfg(feature = "faults")]
     /// Ends every open watch stream (clients see the stream close and re-watch).
     pub fn drop_watches(&self) {
         self.store.drop_watches();
     }
 
+    #[cfg(feature = "faults")]
     /// Answers the next matching requests with an error status.
     pub fn fail(&self, rule: FailRule) {
         self.lock().rules.push(rule);
     }
 
+    #[cfg(feature = "faults")]
     /// Answers the next `count` requests with `verb` on `resource` with `code`.
     pub fn fail_next(&self, count: usize, verb: Option<&str>, resource: Option<&str>, code: u16) {
         self.fail(FailRule {
@@ -123,6 +129,7 @@ impl Faults {
         });
     }
 
+    #[cfg(feature = "faults")]
     /// Delays the next `count` requests with `verb` on `resource` (any when
     /// `None`) by `delay` each, then answers them normally: a slow API
     /// server for one kind of request.
@@ -141,17 +148,20 @@ impl Faults {
         });
     }
 
+    #[cfg(feature = "faults")]
     /// Delays every API request by `latency` (zero to stop).
     pub fn set_latency(&self, latency: Duration) {
         self.lock().latency = latency;
     }
 
+    #[cfg(feature = "faults")]
     /// Forgets the watch history: watches resuming from an older
     /// resourceVersion get a 410 Expired ERROR event.
     pub fn compact(&self) {
         self.store.compact();
     }
 
+    #[cfg(feature = "faults")]
     /// Simulates a restart: open connections are closed, watches end, and
     /// with `keep_data == false` every object is lost (the history is
     /// compacted, so resuming watches get 410).
@@ -163,6 +173,7 @@ impl Faults {
         self.restart.notify_waiters();
     }
 
+    #[cfg(feature = "faults")]
     /// Removes every failure and stall rule and the latency.
     pub fn clear(&self) {
         let mut g = self.lock();
@@ -190,6 +201,7 @@ impl Faults {
         g.log.push(rec);
     }
 
+    #[cfg(feature = "faults")]
     pub(crate) fn latency(&self) -> Duration {
         self.lock().latency
     }
@@ -198,6 +210,7 @@ impl Faults {
         self.restart.clone()
     }
 
+    #[cfg(feature = "faults")]
     /// The delay to add to this request, if a stall rule matches (consuming it).
     pub(crate) fn take_stall(&self, verb: &str, resource: &str) -> Option<Duration> {
         let mut g = self.lock();
@@ -215,6 +228,7 @@ impl Faults {
         Some(delay)
     }
 
+    #[cfg(feature = "faults")]
     /// The failure to inject for this request, if a rule matches (consuming it).
     pub(crate) fn take_failure(&self, verb: &str, resource: &str) -> Option<(u16, u64)> {
         let mut g = self.lock();

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::store::ResourceInfo;
+use rekon_store::ResourceInfo;
 
 /// The `/version` document.
 pub(crate) fn version() -> Value {

@@ -1,4 +1,4 @@
-use super::*;
+use crate::prelude::*;
 
 fn store() -> Store {
     Store::new(StoreConfig::default())

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::store::{ResourceInfo, Store};
+use rekon_store::{ResourceInfo, Store};
 
 const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 

@@ -1,0 +1,107 @@
+//! Deletion: finalizers, deletionTimestamp, propagation, namespaces.
+
+use crate::prelude::*;
+
+impl Inner {
+    pub(crate) fn delete(
+        &mut self,
+        res: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        propagation: Option<Propagation>,
+        from_gc: bool,
+    ) -> Result<DeleteOutcome, Status> {
+        let ns = if res.namespaced {
+            namespace.unwrap_or("").to_string()
+        } else {
+            String::new()
+        };
+        let existing = self
+            .find(res, &ns, name)
+            .cloned()
+            .ok_or_else(|| Status::not_found(res, name))?;
+        let is_ns = res.group.is_empty() && res.kind == "Namespace";
+        if is_ns && matches!(name, "default" | "kube-system" | "kube-public") && !from_gc {
+            return Err(Status {
+                code: 403,
+                reason: "Forbidden".into(),
+                message: format!(
+                    "namespaces \"{name}\" is forbidden: this namespace may not be deleted"
+                ),
+                details: Some(Status::details_for(res, name)),
+            });
+        }
+        if is_deleting(&existing) {
+            return Ok(DeleteOutcome::Pending(existing));
+        }
+        let mut marked = existing.clone();
+        {
+            let md = meta_mut(&mut marked);
+            md.insert("deletionTimestamp".into(), json!(now()));
+            md.insert("deletionGracePeriodSeconds".into(), json!(0));
+        }
+        if is_ns {
+            if let Some(m) = marked.as_object_mut() {
+                m.insert("status".into(), json!({"phase": "Terminating"}));
+            }
+            let out = self.commit(res, EventType::Modified, marked, Some(existing));
+            // Delete the namespace's contents; the namespace goes once it is empty.
+            let keys: Vec<(String, String)> = self.objects.keys().cloned().collect();
+            for key in keys {
+                let Some(r) = self.resource_by_key(&key) else {
+                    continue;
+                };
+                if !r.namespaced {
+                    continue;
+                }
+                let names: Vec<String> = self
+                    .objects
+                    .get(&key)
+                    .map(|m| {
+                        m.keys()
+                            .filter(|(n, _)| n == name)
+                            .map(|(_, n)| n.clone())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                for n in names {
+                    let _ = self.delete(&r, Some(name), &n, Some(Propagation::Background), true);
+                }
+            }
+            return Ok(DeleteOutcome::Pending(out));
+        }
+        let is_crd = res.group == "apiextensions.k8s.io" && res.kind == "CustomResourceDefinition";
+        if is_crd {
+            self.remove_crd_objects(&existing);
+        }
+        let mut fins = finalizers(&existing);
+        match propagation {
+            Some(Propagation::Foreground) => fins.push("foregroundDeletion".into()),
+            Some(Propagation::Orphan) => fins.push("orphan".into()),
+            _ => {}
+        }
+        if fins.is_empty() {
+            return Ok(DeleteOutcome::Deleted(self.finish_delete(
+                res,
+                existing.clone(),
+                Some(existing),
+            )));
+        }
+        meta_mut(&mut marked).insert("finalizers".into(), json!(fins));
+        let out = self.commit(res, EventType::Modified, marked, Some(existing));
+        Ok(DeleteOutcome::Pending(out))
+    }
+
+    pub(crate) fn finish_delete(
+        &mut self,
+        res: &ResourceInfo,
+        obj: Value,
+        old: Option<Value>,
+    ) -> Value {
+        if res.group == "apiextensions.k8s.io" && res.kind == "CustomResourceDefinition" {
+            self.remove_crd_objects(&obj);
+            self.unregister_crd(&obj);
+        }
+        self.commit(res, EventType::Deleted, obj, old)
+    }
+}

@@ -1,0 +1,161 @@
+//! CustomResourceDefinitions: the resources they add, their status, their removal.
+
+use crate::prelude::*;
+
+impl Inner {
+    pub(crate) fn crd_resources(crd: &Value) -> Result<Vec<ResourceInfo>, String> {
+        let spec = crd.get("spec").ok_or("spec: Required value")?;
+        let group = spec
+            .get("group")
+            .and_then(Value::as_str)
+            .ok_or("spec.group: Required value")?;
+        let names = spec.get("names").ok_or("spec.names: Required value")?;
+        let kind = names
+            .get("kind")
+            .and_then(Value::as_str)
+            .ok_or("spec.names.kind: Required value")?;
+        let plural = names
+            .get("plural")
+            .and_then(Value::as_str)
+            .ok_or("spec.names.plural: Required value")?;
+        let singular = names
+            .get("singular")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| kind.to_ascii_lowercase());
+        let short_names: Vec<String> = names
+            .get("shortNames")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let namespaced = spec.get("scope").and_then(Value::as_str) != Some("Cluster");
+        let versions = spec
+            .get("versions")
+            .and_then(Value::as_array)
+            .ok_or("spec.versions: Required value")?;
+        Ok(versions
+            .iter()
+            .filter(|v| v.get("served").and_then(Value::as_bool) != Some(false))
+            .filter_map(|v| {
+                Some(ResourceInfo {
+                    group: group.into(),
+                    version: v.get("name")?.as_str()?.into(),
+                    kind: kind.into(),
+                    plural: plural.into(),
+                    singular: singular.clone(),
+                    short_names: short_names.clone(),
+                    namespaced,
+                    status_subresource: v.pointer("/subresources/status").is_some(),
+                })
+            })
+            .collect())
+    }
+
+    pub(crate) fn register_crd(&mut self, crd: &Value, old: Option<&Value>) -> Result<(), Status> {
+        let crd_res = self
+            .resources
+            .iter()
+            .find(|r| r.plural == "customresourcedefinitions")
+            .cloned()
+            .expect("CRDs are built in");
+        let name = meta(crd, "name").unwrap_or_default();
+        let infos = Inner::crd_resources(crd).map_err(|m| {
+            let (field, detail) = m.split_once(": ").unwrap_or((&m, ""));
+            Status::invalid(&crd_res, &name, field, "FieldValueRequired", detail)
+        })?;
+        if let Some(first) = infos.first() {
+            let expected = format!("{}.{}", first.plural, first.group);
+            if expected != name {
+                return Err(Status::invalid(
+                    &crd_res,
+                    &name,
+                    "metadata.name",
+                    "FieldValueInvalid",
+                    &format!(
+                        "Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"
+                    ),
+                ));
+            }
+        }
+        if let Some(old) = old {
+            self.unregister_crd(old);
+        }
+        for info in infos {
+            self.resources.retain(|r| {
+                !(r.group == info.group && r.version == info.version && r.plural == info.plural)
+            });
+            self.resources.push(info);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn crd_status(&self, mut crd: Value) -> Value {
+        let names = crd
+            .pointer("/spec/names")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let mut accepted = names.clone();
+        if let Some(m) = accepted.as_object_mut()
+            && !m.contains_key("singular")
+            && let Some(k) = names.get("kind").and_then(Value::as_str)
+        {
+            m.insert("singular".into(), json!(k.to_ascii_lowercase()));
+        }
+        let stored: Vec<Value> = crd
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+                    .filter_map(|v| v.get("name").cloned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let t = now();
+        if let Some(m) = crd.as_object_mut() {
+            m.insert(
+                "status".into(),
+                json!({
+                    "conditions": [
+                        {"type": "NamesAccepted", "status": "True", "lastTransitionTime": t, "reason": "NoConflicts", "message": "no conflicts found"},
+                        {"type": "Established", "status": "True", "lastTransitionTime": t, "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"}
+                    ],
+                    "acceptedNames": accepted,
+                    "storedVersions": stored,
+                }),
+            );
+        }
+        crd
+    }
+
+    pub(crate) fn unregister_crd(&mut self, crd: &Value) {
+        if let Ok(infos) = Inner::crd_resources(crd) {
+            for info in infos {
+                self.resources
+                    .retain(|r| !(r.group == info.group && r.plural == info.plural));
+            }
+        }
+    }
+
+    pub(crate) fn remove_crd_objects(&mut self, crd: &Value) {
+        let Ok(infos) = Inner::crd_resources(crd) else {
+            return;
+        };
+        let Some(info) = infos.into_iter().next() else {
+            return;
+        };
+        let objs: Vec<Value> = self
+            .objects
+            .get(&info.key())
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default();
+        for o in objs {
+            self.commit(&info, EventType::Deleted, o.clone(), Some(o));
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! The kinds with rules of their own, one file each.
+
+pub(crate) mod crd;
+pub(crate) mod event;
+pub(crate) mod namespace;

@@ -1,0 +1,257 @@
+//! Helpers on objects as JSON: metadata, names, resourceVersions, continue tokens, field order.
+
+use crate::prelude::*;
+
+pub(crate) fn now() -> String {
+    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+pub(crate) fn meta(o: &Value, field: &str) -> Option<String> {
+    o.get("metadata")
+        .and_then(|m| m.get(field))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+pub(crate) fn meta_mut(o: &mut Value) -> &mut Map<String, Value> {
+    if !o.is_object() {
+        *o = json!({});
+    }
+    let obj = o.as_object_mut().expect("made an object above");
+    let md = obj.entry("metadata").or_insert_with(|| json!({}));
+    if !md.is_object() {
+        *md = json!({});
+    }
+    md.as_object_mut().expect("made an object above")
+}
+
+pub(crate) fn finalizers(o: &Value) -> Vec<String> {
+    o.pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub(crate) fn is_deleting(o: &Value) -> bool {
+    o.pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
+}
+
+pub(crate) fn owner_uids(o: &Value) -> Vec<String> {
+    o.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r.get("uid").and_then(Value::as_str))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub(crate) const META_ORDER: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+/// The object as clients see it: `kind`, `apiVersion`, `metadata` first.
+pub(crate) fn present(res: &ResourceInfo, o: &Value) -> Value {
+    arrange(res, &res.view(o))
+}
+
+/// An object already in `res`'s field names ([`ResourceInfo::view`]), in
+/// the order clients see: `kind`, `apiVersion`, `metadata` first.
+pub(crate) fn arrange(res: &ResourceInfo, o: &Value) -> Value {
+    let mut out = Map::new();
+    out.insert("kind".into(), json!(res.kind));
+    out.insert("apiVersion".into(), json!(res.api_version()));
+    if let Some(Value::Object(md)) = o.get("metadata") {
+        let mut m = Map::new();
+        for k in META_ORDER {
+            if let Some(v) = md.get(*k) {
+                m.insert((*k).into(), v.clone());
+            }
+        }
+        for (k, v) in md {
+            if !m.contains_key(k) {
+                m.insert(k.clone(), v.clone());
+            }
+        }
+        out.insert("metadata".into(), Value::Object(m));
+    }
+    if let Some(map) = o.as_object() {
+        for (k, v) in map {
+            if k != "kind" && k != "apiVersion" && k != "metadata" {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+pub(crate) const RFC1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+pub(crate) const RFC1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+pub(crate) fn is_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+pub(crate) fn is_subdomain(s: &str) -> bool {
+    s.len() <= 253 && s.split('.').all(is_label)
+}
+
+pub(crate) fn random_suffix() -> String {
+    const CHARS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let bytes = uuid::Uuid::new_v4().into_bytes();
+    bytes[..5]
+        .iter()
+        .map(|b| CHARS[*b as usize % CHARS.len()] as char)
+        .collect()
+}
+
+pub(crate) fn parse_rv(s: &str) -> Result<u64, Status> {
+    s.parse::<u64>()
+        .map_err(|_| Status::bad_request(format!("invalid resource version \"{s}\"")))
+}
+
+pub(crate) fn encode_continue(rv: u64, start: &str) -> String {
+    let tok = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": format!("{start}\u{0}")});
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(tok.to_string())
+}
+
+pub(crate) fn decode_continue(s: &str) -> Result<(i64, String), Status> {
+    let bad = || Status::bad_request("invalid continue token: continue key is not valid");
+    let trimmed = s.trim_end_matches('=');
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(trimmed)
+        .map_err(|_| bad())?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
+    let rv = v.get("rv").and_then(Value::as_i64).ok_or_else(bad)?;
+    let start = v
+        .get("start")
+        .and_then(Value::as_str)
+        .ok_or_else(bad)?
+        .trim_end_matches('\u{0}')
+        .to_string();
+    Ok((rv, start))
+}
+
+pub(crate) fn list_key(ns: &str, name: &str) -> String {
+    if ns.is_empty() {
+        name.to_string()
+    } else {
+        format!("{ns}/{name}")
+    }
+}
+
+/// Everything but metadata and status: what bumps generation.
+pub(crate) fn spec_part(o: &Value) -> Value {
+    match o {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| {
+                    !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind")
+                })
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The object without resourceVersion and managedFields times, to detect no-ops.
+pub(crate) fn comparable(o: &Value) -> Value {
+    let mut c = o.clone();
+    if let Some(md) = c.get_mut("metadata").and_then(Value::as_object_mut) {
+        md.remove("resourceVersion");
+        if let Some(Value::Array(entries)) = md.get_mut("managedFields") {
+            for e in entries.iter_mut() {
+                if let Some(m) = e.as_object_mut() {
+                    m.remove("time");
+                }
+            }
+        }
+    }
+    if let Some(m) = c.as_object_mut() {
+        m.remove("apiVersion");
+        m.remove("kind");
+    }
+    c
+}
+
+pub(crate) fn extra_fields(res: &ResourceInfo) -> Vec<&'static str> {
+    match (res.group.as_str(), res.kind.as_str()) {
+        ("", "Event") | ("events.k8s.io", "Event") => vec![
+            "involvedObject.name",
+            "involvedObject.namespace",
+            "involvedObject.kind",
+            "involvedObject.uid",
+            "reason",
+            "type",
+            "regarding.name",
+            "regarding.kind",
+            "regarding.namespace",
+        ],
+        ("", "Secret") => vec!["type"],
+        ("", "Pod") => vec!["spec.nodeName", "status.phase", "spec.serviceAccountName"],
+        ("", "Namespace") => vec!["status.phase"],
+        _ => vec![],
+    }
+}
+
+pub(crate) fn is_builtin(res: &ResourceInfo) -> bool {
+    builtin_resources()
+        .iter()
+        .any(|b| b.group == res.group && b.plural == res.plural)
+}
+
+/// Exactly six fractional digits, as `metav1.MicroTime` requires.
+pub(crate) fn is_micro_time(t: &str) -> bool {
+    let Some((_, frac)) = t.split_once('.') else {
+        return false;
+    };
+    let digits: String = frac.chars().take_while(char::is_ascii_digit).collect();
+    digits.len() == 6 && chrono::DateTime::parse_from_rfc3339(t).is_ok()
+}
+
+/// Byte fields (ConfigMap `binaryData`, Secret `data`) are `[]byte` in the
+/// real server: base64 with line breaks (as kustomize writes it) is decoded
+/// and served back canonical, without them.
+pub(crate) fn canonical_bytes(res: &ResourceInfo, obj: &mut Value) {
+    let field = match (res.group.as_str(), res.kind.as_str()) {
+        ("", "ConfigMap") => "binaryData",
+        ("", "Secret") => "data",
+        _ => return,
+    };
+    if let Some(Value::Object(bytes)) = obj.get_mut(field) {
+        for value in bytes.values_mut() {
+            if let Value::String(text) = value
+                && text.contains(|c: char| c.is_ascii_whitespace())
+            {
+                text.retain(|c| !c.is_ascii_whitespace());
+            }
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! The write path's core: finding objects, committing them with a new resourceVersion, and validation.
+
+use crate::prelude::*;
+
+impl Inner {
+    pub(crate) fn find(&self, res: &ResourceInfo, ns: &str, name: &str) -> Option<&Value> {
+        self.objects
+            .get(&res.key())?
+            .get(&(ns.to_string(), name.to_string()))
+    }
+
+    pub(crate) fn resource_by_key(&self, key: &(String, String)) -> Option<ResourceInfo> {
+        self.resources
+            .iter()
+            .find(|r| r.group == key.0 && r.plural == key.1)
+            .cloned()
+    }
+
+    /// Stores `obj` (or removes it for Deleted) at a new resourceVersion and
+    /// notifies watches. Returns the object as stored.
+    pub(crate) fn commit(
+        &mut self,
+        res: &ResourceInfo,
+        event_type: EventType,
+        obj: Value,
+        old: Option<Value>,
+    ) -> Value {
+        let (mut obj, old) = if res.is_events_api() {
+            (event_stored(obj), old.map(event_stored))
+        } else {
+            (obj, old)
+        };
+        canonical_bytes(res, &mut obj);
+        self.rv += 1;
+        let rv = self.rv;
+        meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
+        let ns = meta(&obj, "namespace").unwrap_or_default();
+        let name = meta(&obj, "name").unwrap_or_default();
+        let map = self.objects.entry(res.key()).or_default();
+        if event_type == EventType::Deleted {
+            map.remove(&(ns, name));
+            if let Some(uid) = meta(&obj, "uid") {
+                self.deleted_uids.insert(uid);
+            }
+        } else {
+            map.insert((ns, name), obj.clone());
+        }
+        let ev = HistEvent {
+            rv,
+            key: res.key(),
+            event_type,
+            object: obj.clone(),
+            old,
+        };
+        self.subs.retain_mut(|s| s.deliver(&ev));
+        self.history.push_back(ev);
+        while self.history.len() > self.config.history_limit.max(1) {
+            if let Some(old) = self.history.pop_front() {
+                self.history_start = old.rv;
+            }
+        }
+        obj
+    }
+
+    pub(crate) fn resolve_ns(
+        &self,
+        res: &ResourceInfo,
+        namespace: Option<&str>,
+        obj: &Value,
+        name: &str,
+    ) -> Result<String, Status> {
+        if !res.namespaced {
+            return Ok(String::new());
+        }
+        let from_obj = meta(obj, "namespace").filter(|s| !s.is_empty());
+        match (namespace, from_obj) {
+            (Some(a), Some(b)) if a != b => Err(Status::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            )),
+            (Some(a), _) => Ok(a.to_string()),
+            (None, Some(b)) => Ok(b),
+            (None, None) => Err(Status::bad_request(format!(
+                "an empty namespace may not be set during creation of {} \"{name}\"",
+                res.qualified_plural()
+            ))),
+        }
+    }
+}
+
+impl Inner {
+    pub(crate) fn validate(
+        &self,
+        res: &ResourceInfo,
+        obj: &Value,
+        name: &str,
+    ) -> Result<(), Status> {
+        let ok = if res.kind == "Namespace" && res.group.is_empty() {
+            is_label(name)
+        } else {
+            is_subdomain(name)
+        };
+        if !ok {
+            let rule = if res.kind == "Namespace" {
+                RFC1123_LABEL
+            } else {
+                RFC1123_SUBDOMAIN
+            };
+            return Err(Status::invalid(
+                res,
+                name,
+                "metadata.name",
+                "FieldValueInvalid",
+                &format!("Invalid value: \"{name}\": {rule}"),
+            ));
+        }
+        if let Some(labels) = obj.pointer("/metadata/labels").and_then(Value::as_object) {
+            for (k, v) in labels {
+                if !v.is_string() {
+                    return Err(Status::bad_request(format!(
+                        "{} in version \"{}\" cannot be handled as a {}: json: cannot unmarshal {} into Go struct field ObjectMeta.metadata.labels of type string",
+                        res.kind, res.version, res.kind, v
+                    )));
+                }
+                let vs = v.as_str().unwrap_or("");
+                let key_name = k.rsplit('/').next().unwrap_or("");
+                let valid_value = vs.len() <= 63
+                    && vs
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                    && (vs.is_empty()
+                        || (vs.starts_with(|c: char| c.is_ascii_alphanumeric())
+                            && vs.ends_with(|c: char| c.is_ascii_alphanumeric())));
+                if key_name.is_empty() || !valid_value {
+                    return Err(Status::invalid(
+                        res,
+                        name,
+                        "metadata.labels",
+                        "FieldValueInvalid",
+                        &format!(
+                            "Invalid value: \"{vs}\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+                        ),
+                    ));
+                }
+            }
+        }
+        if res.group == "coordination.k8s.io" && res.kind == "Lease" {
+            for f in ["acquireTime", "renewTime"] {
+                if let Some(t) = obj.pointer(&format!("/spec/{f}")).and_then(Value::as_str)
+                    && !is_micro_time(t)
+                {
+                    return Err(Status::bad_request(format!(
+                        "Lease in version \"v1\" cannot be handled as a Lease: parsing time \"{t}\" as \"2006-01-02T15:04:05.000000Z07:00\": cannot parse \"{t}\" as \"2006-01-02T15:04:05.000000Z07:00\""
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}

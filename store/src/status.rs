@@ -1,0 +1,198 @@
+//! API errors, shaped like `metav1.Status` and worded as the real server words them.
+
+use crate::prelude::*;
+
+/// An API error, shaped like `metav1.Status`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Status {
+    /// HTTP status code.
+    pub code: u16,
+    /// Machine-readable reason, such as `NotFound`.
+    pub reason: String,
+    /// Human-readable message, as the real server words it.
+    pub message: String,
+    /// `details` (name, group, kind, causes), when the real server sends them.
+    pub details: Option<Value>,
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}): {}", self.reason, self.code, self.message)
+    }
+}
+
+impl std::error::Error for Status {}
+
+impl Status {
+    /// A status with the given code, reason and message and no details.
+    pub fn new(code: u16, reason: &str, message: impl Into<String>) -> Status {
+        Status {
+            code,
+            reason: reason.into(),
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// This status as the JSON `metav1.Status` the real server writes.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("kind".into(), json!("Status"));
+        m.insert("apiVersion".into(), json!("v1"));
+        m.insert("metadata".into(), json!({}));
+        m.insert("status".into(), json!("Failure"));
+        m.insert("message".into(), json!(self.message));
+        if !self.reason.is_empty() {
+            m.insert("reason".into(), json!(self.reason));
+        }
+        if let Some(d) = &self.details {
+            m.insert("details".into(), d.clone());
+        }
+        m.insert("code".into(), json!(self.code));
+        Value::Object(m)
+    }
+
+    pub(crate) fn details_for(res: &ResourceInfo, name: &str) -> Value {
+        let mut d = Map::new();
+        d.insert("name".into(), json!(name));
+        if !res.group.is_empty() {
+            d.insert("group".into(), json!(res.group));
+        }
+        d.insert("kind".into(), json!(res.plural));
+        Value::Object(d)
+    }
+
+    /// 404 NotFound for `name` of `res`.
+    pub fn not_found(res: &ResourceInfo, name: &str) -> Status {
+        Status {
+            code: 404,
+            reason: "NotFound".into(),
+            message: format!("{} \"{}\" not found", res.qualified_plural(), name),
+            details: Some(Status::details_for(res, name)),
+        }
+    }
+
+    /// 404 for a resource the server does not serve.
+    pub fn resource_not_found() -> Status {
+        Status {
+            code: 404,
+            reason: "NotFound".into(),
+            message: "the server could not find the requested resource".into(),
+            details: Some(json!({})),
+        }
+    }
+
+    /// 409 AlreadyExists.
+    pub fn already_exists(res: &ResourceInfo, name: &str) -> Status {
+        Status {
+            code: 409,
+            reason: "AlreadyExists".into(),
+            message: format!("{} \"{}\" already exists", res.qualified_plural(), name),
+            details: Some(Status::details_for(res, name)),
+        }
+    }
+
+    /// 409 Conflict on a stale resourceVersion.
+    pub fn conflict(res: &ResourceInfo, name: &str) -> Status {
+        Status {
+            code: 409,
+            reason: "Conflict".into(),
+            message: format!(
+                "Operation cannot be fulfilled on {} \"{}\": the object has been modified; please apply your changes to the latest version and try again",
+                res.qualified_plural(),
+                name
+            ),
+            details: Some(Status::details_for(res, name)),
+        }
+    }
+
+    /// 400 BadRequest.
+    pub fn bad_request(message: impl Into<String>) -> Status {
+        Status::new(400, "BadRequest", message)
+    }
+
+    /// 422 Invalid with one cause.
+    pub fn invalid(
+        res: &ResourceInfo,
+        name: &str,
+        field: &str,
+        cause_reason: &str,
+        detail: &str,
+    ) -> Status {
+        Status::invalid_causes(res, name, &[(field, cause_reason, detail)])
+    }
+
+    /// 422 Invalid with several causes `(field, reason, message)`.
+    pub fn invalid_causes(res: &ResourceInfo, name: &str, causes: &[(&str, &str, &str)]) -> Status {
+        let msgs: Vec<String> = causes.iter().map(|(f, _, m)| format!("{f}: {m}")).collect();
+        let joined = if msgs.len() == 1 {
+            msgs[0].clone()
+        } else {
+            format!("[{}]", msgs.join(", "))
+        };
+        let mut d = Map::new();
+        d.insert("name".into(), json!(name));
+        if !res.group.is_empty() {
+            d.insert("group".into(), json!(res.group));
+        }
+        d.insert("kind".into(), json!(res.kind));
+        d.insert(
+            "causes".into(),
+            Value::Array(
+                causes
+                    .iter()
+                    .map(|(f, r, m)| json!({"reason": r, "message": m, "field": f}))
+                    .collect(),
+            ),
+        );
+        Status {
+            code: 422,
+            reason: "Invalid".into(),
+            message: format!("{} \"{}\" is invalid: {}", res.kind, name, joined),
+            details: Some(Value::Object(d)),
+        }
+    }
+
+    /// 410 Expired for a watch or list from a version older than the history.
+    pub fn expired(message: impl Into<String>) -> Status {
+        Status::new(410, "Expired", message)
+    }
+
+    /// 500 InternalError.
+    pub fn internal(message: impl Into<String>) -> Status {
+        Status {
+            code: 500,
+            reason: "InternalError".into(),
+            message: format!("Internal error occurred: {}", message.into()),
+            details: None,
+        }
+    }
+
+    /// 429 TooManyRequests, as sent with a `Retry-After` header.
+    pub fn too_many_requests(retry_after_seconds: u64) -> Status {
+        Status {
+            code: 429,
+            reason: "TooManyRequests".into(),
+            message: "Too many requests, please try again later.".into(),
+            details: Some(json!({"retryAfterSeconds": retry_after_seconds})),
+        }
+    }
+
+    /// 415 for a strategic merge patch on a custom resource.
+    pub fn unsupported_patch() -> Status {
+        Status::new(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+        )
+    }
+
+    pub(crate) fn json_patch_failed() -> Status {
+        Status {
+            code: 422,
+            reason: "Invalid".into(),
+            message: "the server rejected our request due to an error in our request".into(),
+            details: Some(json!({})),
+        }
+    }
+}

@@ -1,0 +1,356 @@
+//! Create, replace and update, with defaults, generation and status rules.
+
+use crate::prelude::*;
+
+impl Inner {
+    pub(crate) fn create(
+        &mut self,
+        res: &ResourceInfo,
+        namespace: Option<&str>,
+        mut obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value, Status> {
+        if !obj.is_object() {
+            return Err(Status::bad_request(format!(
+                "the body of the request was not a {} object",
+                res.kind
+            )));
+        }
+        let mut name = meta(&obj, "name").unwrap_or_default();
+        if name.is_empty() {
+            match meta(&obj, "generateName").filter(|g| !g.is_empty()) {
+                Some(prefix) => {
+                    name = format!("{prefix}{}", random_suffix());
+                }
+                None => {
+                    return Err(Status::invalid(
+                        res,
+                        "",
+                        "metadata.name",
+                        "FieldValueRequired",
+                        "Required value: name or generateName is required",
+                    ));
+                }
+            }
+        }
+        let ns = self.resolve_ns(res, namespace, &obj, &name)?;
+        self.validate(res, &obj, &name)?;
+        self.check_namespace(res, &ns, &name)?;
+        if self.find(res, &ns, &name).is_some() {
+            return Err(Status::already_exists(res, &name));
+        }
+        {
+            let md = meta_mut(&mut obj);
+            md.insert("name".into(), json!(name));
+            if res.namespaced {
+                md.insert("namespace".into(), json!(ns));
+            } else {
+                md.remove("namespace");
+            }
+            md.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
+            md.insert("creationTimestamp".into(), json!(now()));
+            md.remove("deletionTimestamp");
+            md.remove("deletionGracePeriodSeconds");
+            md.remove("resourceVersion");
+            md.remove("selfLink");
+            if res.has_generation() {
+                md.insert("generation".into(), json!(1));
+            } else {
+                md.remove("generation");
+            }
+            if md
+                .get("managedFields")
+                .is_some_and(|v| v.as_array().is_some_and(|a| a.is_empty()))
+            {
+                md.remove("managedFields");
+            }
+        }
+        if res.status_subresource
+            && let Some(m) = obj.as_object_mut()
+        {
+            m.remove("status");
+        }
+        self.defaults(res, &mut obj)?;
+        if obj.pointer("/metadata/managedFields").is_none() {
+            let manager = opts
+                .field_manager
+                .clone()
+                .unwrap_or_else(|| "unknown".into());
+            track_update(res, None, &mut obj, &manager, None);
+        }
+        let mut full = obj;
+        if let Some(m) = full.as_object_mut() {
+            m.insert("apiVersion".into(), json!(res.api_version()));
+            m.insert("kind".into(), json!(res.kind));
+        }
+        if opts.dry_run {
+            return Ok(full);
+        }
+        if res.group == "apiextensions.k8s.io" && res.kind == "CustomResourceDefinition" {
+            self.register_crd(&full, None)?;
+            full = self.crd_status(full);
+        }
+        Ok(self.commit(res, EventType::Added, full, None))
+    }
+
+    /// Fills what the real server defaults for the kinds whose defaults clients read.
+    ///
+    /// (Byte fields are made canonical in [`canonical_bytes`], on every write.)
+    pub(crate) fn defaults(&self, res: &ResourceInfo, obj: &mut Value) -> Result<(), Status> {
+        if !res.group.is_empty() {
+            return Ok(());
+        }
+        let Some(m) = obj.as_object_mut() else {
+            return Ok(());
+        };
+        match res.kind.as_str() {
+            "Namespace" => {
+                let name = m
+                    .get("metadata")
+                    .and_then(|md| md.get("name"))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                if let Some(md) = m.get_mut("metadata").and_then(Value::as_object_mut) {
+                    let labels = md.entry("labels").or_insert_with(|| json!({}));
+                    if let Some(l) = labels.as_object_mut() {
+                        l.insert("kubernetes.io/metadata.name".into(), name);
+                    }
+                }
+                m.entry("spec")
+                    .or_insert_with(|| json!({"finalizers": ["kubernetes"]}));
+                m.insert("status".into(), json!({"phase": "Active"}));
+            }
+            "Secret" => {
+                if let Some(Value::Object(sd)) = m.remove("stringData") {
+                    let data = m.entry("data").or_insert_with(|| json!({}));
+                    if let Some(d) = data.as_object_mut() {
+                        for (k, v) in sd {
+                            let s = v.as_str().unwrap_or("");
+                            d.insert(
+                                k,
+                                json!(base64::engine::general_purpose::STANDARD.encode(s)),
+                            );
+                        }
+                    }
+                }
+                m.entry("type").or_insert_with(|| json!("Opaque"));
+            }
+            "Pod" => {
+                m.entry("status")
+                    .or_insert_with(|| json!({"phase": "Pending", "qosClass": "BestEffort"}));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    pub(crate) fn replace(
+        &mut self,
+        res: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value, Status> {
+        if !obj.is_object() {
+            return Err(Status::bad_request(format!(
+                "the body of the request was not a {} object",
+                res.kind
+            )));
+        }
+        if let Some(n) = meta(&obj, "name").filter(|n| !n.is_empty())
+            && n != name
+        {
+            return Err(Status::bad_request(format!(
+                "the name of the object ({n}) does not match the name on the URL ({name})"
+            )));
+        }
+        let ns = self.resolve_ns(res, namespace, &obj, name)?;
+        let existing = self
+            .find(res, &ns, name)
+            .map(|o| res.view(o).into_owned())
+            .ok_or_else(|| Status::not_found(res, name))?;
+        if let Some(rv) = meta(&obj, "resourceVersion").filter(|s| !s.is_empty()) {
+            if rv.parse::<u64>().is_err() {
+                return Err(Status::internal(format!(
+                    "strconv.ParseUint: parsing \"{rv}\": invalid syntax"
+                )));
+            }
+            if Some(rv) != meta(&existing, "resourceVersion") {
+                return Err(Status::conflict(res, name));
+            }
+        }
+        self.update(res, existing, obj, opts, None)
+    }
+
+    /// The update path shared by replace and patch: `incoming` becomes the
+    /// object, keeping system metadata (and status or spec, by subresource).
+    pub(crate) fn update(
+        &mut self,
+        res: &ResourceInfo,
+        existing: Value,
+        incoming: Value,
+        opts: &WriteOptions,
+        managed: Option<Vec<ManagedEntry>>,
+    ) -> Result<Value, Status> {
+        let name = meta(&existing, "name").unwrap_or_default();
+        let subresource = opts.subresource.as_deref();
+        if subresource.is_some_and(|s| s != "status")
+            || (subresource == Some("status") && !res.status_subresource)
+        {
+            return Err(Status::not_found(res, &name));
+        }
+        self.validate(res, &incoming, &name)?;
+        let mut new = if subresource == Some("status") {
+            let mut n = existing.clone();
+            if let Some(m) = n.as_object_mut() {
+                match incoming.get("status") {
+                    Some(s) => {
+                        m.insert("status".into(), s.clone());
+                    }
+                    None => {
+                        m.remove("status");
+                    }
+                }
+            }
+            n
+        } else {
+            let mut n = incoming.clone();
+            if res.status_subresource
+                && let Some(m) = n.as_object_mut()
+            {
+                match existing.get("status") {
+                    Some(s) => {
+                        m.insert("status".into(), s.clone());
+                    }
+                    None => {
+                        m.remove("status");
+                    }
+                }
+            }
+            let old_md = existing
+                .get("metadata")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
+            let md = meta_mut(&mut n);
+            for k in [
+                "name",
+                "namespace",
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "generation",
+            ] {
+                match old_md.get(k) {
+                    Some(v) => {
+                        md.insert(k.into(), v.clone());
+                    }
+                    None => {
+                        md.remove(k);
+                    }
+                }
+            }
+            if md.get("managedFields").is_none()
+                && let Some(mf) = old_md.get("managedFields")
+            {
+                md.insert("managedFields".into(), mf.clone());
+            }
+            n
+        };
+        if let Some(m) = new.as_object_mut() {
+            m.insert("apiVersion".into(), json!(res.api_version()));
+            m.insert("kind".into(), json!(res.kind));
+        }
+        if res.kind == "Namespace" && res.group.is_empty() && subresource.is_none() {
+            let name_v = json!(name);
+            let md = meta_mut(&mut new);
+            let labels = md.entry("labels").or_insert_with(|| json!({}));
+            if let Some(l) = labels.as_object_mut() {
+                l.insert("kubernetes.io/metadata.name".into(), name_v);
+            }
+            if let (Some(m), Some(s)) = (new.as_object_mut(), existing.get("status")) {
+                m.insert("status".into(), s.clone());
+            }
+        }
+        if is_deleting(&existing) {
+            let old_f = finalizers(&existing);
+            let added: Vec<String> = finalizers(&new)
+                .into_iter()
+                .filter(|f| !old_f.contains(f))
+                .collect();
+            if !added.is_empty() {
+                let quoted: Vec<String> = added.iter().map(|f| format!("\"{f}\"")).collect();
+                let msg = format!(
+                    "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+                    quoted.join(", ")
+                );
+                return Err(Status::invalid_causes(
+                    res,
+                    &name,
+                    &[
+                        ("metadata.finalizers", "FieldValueForbidden", &msg),
+                        ("metadata.finalizers", "FieldValueForbidden", &msg),
+                    ],
+                ));
+            }
+        }
+        // managedFields: explicitly rewritten by the client, computed by apply, or tracked.
+        let incoming_mf = incoming.pointer("/metadata/managedFields").cloned();
+        let existing_mf = existing.pointer("/metadata/managedFields").cloned();
+        match managed {
+            Some(entries) => write_managed(&mut new, &entries),
+            None if incoming_mf.is_some() && incoming_mf != existing_mf => {
+                if incoming_mf
+                    .as_ref()
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| a.is_empty())
+                {
+                    meta_mut(&mut new).remove("managedFields");
+                }
+            }
+            None => {
+                let manager = opts
+                    .field_manager
+                    .clone()
+                    .unwrap_or_else(|| "unknown".into());
+                track_update(res, Some(&existing), &mut new, &manager, subresource);
+            }
+        }
+        if comparable(&new) == comparable(&existing) {
+            return Ok(existing);
+        }
+        if res.has_generation() && spec_part(&new) != spec_part(&existing) {
+            let g = existing
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            meta_mut(&mut new).insert("generation".into(), json!(g + 1));
+        }
+        if opts.dry_run {
+            return Ok(new);
+        }
+        let is_crd = res.group == "apiextensions.k8s.io" && res.kind == "CustomResourceDefinition";
+        if is_crd {
+            self.register_crd(&new, Some(&existing))?;
+            new = self.crd_status(new);
+        }
+        if is_deleting(&new) && finalizers(&new).is_empty() {
+            // The write that removes the last finalizer deletes the object;
+            // like the real server, it answers with the previous version
+            // while the DELETED event carries a new one.
+            let previous = existing.pointer("/metadata/resourceVersion").cloned();
+            let mut out = self.finish_delete(res, new.clone(), Some(existing));
+            if let Some(rv) = previous {
+                meta_mut(&mut out).insert("resourceVersion".into(), rv);
+            }
+            self.collect_garbage();
+            return Ok(out);
+        }
+        let out = self.commit(res, EventType::Modified, new, Some(existing));
+        if is_deleting(&out) {
+            self.collect_garbage();
+        }
+        Ok(out)
+    }
+}
