@@ -222,17 +222,15 @@ impl FakeCluster {
         let res = match store.resource_for_kind(&kind.group, &kind.version, &kind.kind) {
             Some(res) => res,
             None => {
-                let lower = kind.kind.to_lowercase();
-                let res = ResourceInfo {
-                    group: kind.group.clone(),
-                    version: kind.version.clone(),
-                    kind: kind.kind.clone(),
-                    plural: format!("{lower}s"),
-                    singular: lower,
-                    short_names: Vec::new(),
-                    namespaced: namespace.is_some(),
-                    status_subresource: true,
-                };
+                let plural = format!("{}s", kind.kind.to_lowercase());
+                let mut res = ResourceInfo::new(
+                    &kind.group,
+                    &kind.version,
+                    &kind.kind,
+                    &plural,
+                    namespace.is_some(),
+                );
+                res.status_subresource = true;
                 store.register(res.clone());
                 res
             }

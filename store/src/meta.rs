@@ -222,7 +222,7 @@ pub(crate) fn extra_fields(res: &ResourceInfo) -> Vec<&'static str> {
 }
 
 pub(crate) fn is_builtin(res: &ResourceInfo) -> bool {
-    builtin_resources()
+    builtins()
         .iter()
         .any(|b| b.group == res.group && b.plural == res.plural)
 }

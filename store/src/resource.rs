@@ -21,9 +21,72 @@ pub struct ResourceInfo {
     pub namespaced: bool,
     /// Whether the `status` subresource is enabled.
     pub status_subresource: bool,
+    /// The verbs served: `create`, `delete`, `deletecollection`, `get`,
+    /// `list`, `patch`, `update`, `watch`. A request with another verb gets
+    /// 405 MethodNotAllowed.
+    pub verbs: Vec<String>,
+    /// Categories (`all`, ...) kubectl expands, as in `kubectl get all`.
+    pub categories: Vec<String>,
+    /// Subresources other than `status` listed by discovery (`scale`,
+    /// `log`, `eviction`...), with their verbs.
+    pub subresources: Vec<Subresource>,
+    /// The storage version hash discovery shows for built-in resources.
+    pub storage_version_hash: Option<String>,
 }
 
+/// A subresource as discovery lists it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Subresource {
+    /// The name after the slash: `scale`, `log`...
+    pub name: String,
+    /// The kind it takes and returns (`Scale`, `Pod`...).
+    pub kind: String,
+    /// The group of that kind, when not the resource's (`autoscaling` for `Scale`).
+    pub group: Option<String>,
+    /// The version of that kind, when not the resource's.
+    pub version: Option<String>,
+    /// Its verbs.
+    pub verbs: Vec<String>,
+}
+
+/// Every verb a resource can serve, as custom resources do.
+pub const ALL_VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
 impl ResourceInfo {
+    /// A resource with every verb, no short names, categories or
+    /// subresources: what a custom kind added by hand looks like.
+    pub fn new(
+        group: &str,
+        version: &str,
+        kind: &str,
+        plural: &str,
+        namespaced: bool,
+    ) -> ResourceInfo {
+        ResourceInfo {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            plural: plural.into(),
+            singular: kind.to_ascii_lowercase(),
+            short_names: Vec::new(),
+            namespaced,
+            status_subresource: false,
+            verbs: ALL_VERBS.iter().map(|v| v.to_string()).collect(),
+            categories: Vec::new(),
+            subresources: Vec::new(),
+            storage_version_hash: None,
+        }
+    }
+
     /// The `apiVersion` of objects of this resource: `v1` or `apps/v1`.
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {
@@ -43,43 +106,181 @@ impl ResourceInfo {
         }
     }
 
-    pub(crate) fn builtin(
-        group: &str,
-        version: &str,
-        kind: &str,
-        plural: &str,
-        short: &[&str],
-        namespaced: bool,
-        status: bool,
-    ) -> ResourceInfo {
-        ResourceInfo {
-            group: group.into(),
-            version: version.into(),
-            kind: kind.into(),
-            plural: plural.into(),
-            singular: kind.to_ascii_lowercase(),
-            short_names: short.iter().map(|s| s.to_string()).collect(),
-            namespaced,
-            status_subresource: status,
+    /// Whether the resource serves `verb`.
+    pub fn serves(&self, verb: &str) -> bool {
+        self.verbs.iter().any(|v| v == verb)
+    }
+
+    /// Whether objects of this kind are kept: not a review or a binding that
+    /// a real server answers without storing (`create` is its only verb).
+    pub fn is_stored(&self) -> bool {
+        self.serves("get") || self.serves("list")
+    }
+
+    /// This resource's entries in its group-version's discovery document:
+    /// the resource, then `status` and the other subresources.
+    pub fn to_discovery(&self) -> Vec<Value> {
+        let mut main = Map::new();
+        main.insert("name".into(), json!(self.plural));
+        main.insert("singularName".into(), json!(self.singular));
+        main.insert("namespaced".into(), json!(self.namespaced));
+        main.insert("kind".into(), json!(self.kind));
+        main.insert("verbs".into(), json!(self.verbs));
+        if !self.short_names.is_empty() {
+            main.insert("shortNames".into(), json!(self.short_names));
         }
+        if !self.categories.is_empty() {
+            main.insert("categories".into(), json!(self.categories));
+        }
+        if let Some(hash) = &self.storage_version_hash {
+            main.insert("storageVersionHash".into(), json!(hash));
+        }
+        let mut out = vec![Value::Object(main)];
+        let mut subresources: Vec<(&str, Value)> = self
+            .subresources
+            .iter()
+            .map(|sub| {
+                let mut m = Map::new();
+                m.insert(
+                    "name".into(),
+                    json!(format!("{}/{}", self.plural, sub.name)),
+                );
+                m.insert("singularName".into(), json!(""));
+                m.insert("namespaced".into(), json!(self.namespaced));
+                if let Some(group) = &sub.group {
+                    m.insert("group".into(), json!(group));
+                }
+                if let Some(version) = &sub.version {
+                    m.insert("version".into(), json!(version));
+                }
+                m.insert("kind".into(), json!(sub.kind));
+                m.insert("verbs".into(), json!(sub.verbs));
+                (sub.name.as_str(), Value::Object(m))
+            })
+            .collect();
+        if self.status_subresource {
+            subresources.push((
+                "status",
+                json!({"name": format!("{}/status", self.plural), "singularName": "",
+                    "namespaced": self.namespaced, "kind": self.kind,
+                    "verbs": ["get", "patch", "update"]}),
+            ));
+        }
+        subresources.sort_by(|a, b| a.0.cmp(b.0));
+        out.extend(subresources.into_iter().map(|(_, v)| v));
+        out
+    }
+
+    /// The resources of one group-version as discovery lists them (an
+    /// `APIResourceList` document, as `/api/v1` or `/apis/GROUP/VERSION`
+    /// serve it): the resources, their `status` and other subresources.
+    pub fn from_discovery(document: &Value) -> Result<Vec<ResourceInfo>, String> {
+        let group_version = document["groupVersion"]
+            .as_str()
+            .ok_or("the document has no groupVersion")?;
+        let (group, version) = group_version
+            .rsplit_once('/')
+            .unwrap_or(("", group_version));
+        let entries = document["resources"]
+            .as_array()
+            .ok_or("the document has no resources")?;
+        let strings = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| s.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut out: Vec<ResourceInfo> = Vec::new();
+        for entry in entries {
+            let name = entry["name"].as_str().ok_or("a resource has no name")?;
+            let kind = entry["kind"].as_str().ok_or("a resource has no kind")?;
+            if let Some((parent, sub)) = name.split_once('/') {
+                let Some(owner) = out.iter_mut().find(|r| r.plural == parent) else {
+                    continue;
+                };
+                if sub == "status" {
+                    owner.status_subresource = true;
+                } else {
+                    owner.subresources.push(Subresource {
+                        name: sub.to_string(),
+                        kind: kind.to_string(),
+                        group: entry["group"].as_str().map(str::to_string),
+                        version: entry["version"].as_str().map(str::to_string),
+                        verbs: strings(&entry["verbs"]),
+                    });
+                }
+                continue;
+            }
+            let mut info = ResourceInfo::new(
+                group,
+                version,
+                kind,
+                name,
+                entry["namespaced"].as_bool().unwrap_or(true),
+            );
+            info.singular = entry["singularName"]
+                .as_str()
+                .unwrap_or(&info.singular)
+                .to_string();
+            info.short_names = strings(&entry["shortNames"]);
+            info.verbs = strings(&entry["verbs"]);
+            info.categories = strings(&entry["categories"]);
+            info.storage_version_hash = entry["storageVersionHash"].as_str().map(str::to_string);
+            out.push(info);
+        }
+        Ok(out)
     }
 
     /// Whether objects of this kind carry `metadata.generation`.
     pub(crate) fn has_generation(&self) -> bool {
-        let no_generation_core = [
-            "ConfigMap",
-            "Secret",
-            "Event",
-            "ServiceAccount",
-            "Namespace",
-            "Service",
-            "Endpoints",
+        // Built-in kinds whose strategy sets generation 1 on create and
+        // bumps it on spec changes; every custom resource does.
+        const WITH_GENERATION: [(&str, &str); 25] = [
+            ("", "Pod"),
+            ("", "ReplicationController"),
+            ("apps", "Deployment"),
+            ("apps", "ReplicaSet"),
+            ("apps", "StatefulSet"),
+            ("apps", "DaemonSet"),
+            ("batch", "Job"),
+            ("batch", "CronJob"),
+            ("autoscaling", "HorizontalPodAutoscaler"),
+            ("policy", "PodDisruptionBudget"),
+            ("networking.k8s.io", "Ingress"),
+            ("networking.k8s.io", "NetworkPolicy"),
+            ("discovery.k8s.io", "EndpointSlice"),
+            ("apiextensions.k8s.io", "CustomResourceDefinition"),
+            (
+                "admissionregistration.k8s.io",
+                "ValidatingWebhookConfiguration",
+            ),
+            (
+                "admissionregistration.k8s.io",
+                "MutatingWebhookConfiguration",
+            ),
+            ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+            (
+                "admissionregistration.k8s.io",
+                "ValidatingAdmissionPolicyBinding",
+            ),
+            ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+            (
+                "admissionregistration.k8s.io",
+                "MutatingAdmissionPolicyBinding",
+            ),
+            ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+            ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+            ("resource.k8s.io", "DeviceClass"),
+            ("resource.k8s.io", "ResourceClaim"),
+            ("resource.k8s.io", "ResourceSlice"),
         ];
-        !((self.group.is_empty() && no_generation_core.contains(&self.kind.as_str()))
-            || matches!(
-                self.group.as_str(),
-                "coordination.k8s.io" | "events.k8s.io" | "rbac.authorization.k8s.io"
-            ))
+        !is_builtin(self)
+            || WITH_GENERATION
+                .iter()
+                .any(|(group, kind)| self.group == *group && self.kind == *kind)
     }
 
     /// Where its objects are stored: events.k8s.io/v1 Events are core/v1
@@ -106,96 +307,62 @@ impl ResourceInfo {
     }
 }
 
-/// The built-in resources every store serves.
+/// The discovery documents of a real kube-apiserver 1.36, one per
+/// group-version, in the order its `/apis` lists the groups (the core
+/// group first).
+const DISCOVERY: [&str; 22] = [
+    include_str!("../discovery/api_v1.json"),
+    include_str!("../discovery/apis_apiregistration.k8s.io_v1.json"),
+    include_str!("../discovery/apis_apps_v1.json"),
+    include_str!("../discovery/apis_events.k8s.io_v1.json"),
+    include_str!("../discovery/apis_authentication.k8s.io_v1.json"),
+    include_str!("../discovery/apis_authorization.k8s.io_v1.json"),
+    include_str!("../discovery/apis_autoscaling_v2.json"),
+    include_str!("../discovery/apis_autoscaling_v1.json"),
+    include_str!("../discovery/apis_batch_v1.json"),
+    include_str!("../discovery/apis_certificates.k8s.io_v1.json"),
+    include_str!("../discovery/apis_networking.k8s.io_v1.json"),
+    include_str!("../discovery/apis_policy_v1.json"),
+    include_str!("../discovery/apis_rbac.authorization.k8s.io_v1.json"),
+    include_str!("../discovery/apis_storage.k8s.io_v1.json"),
+    include_str!("../discovery/apis_admissionregistration.k8s.io_v1.json"),
+    include_str!("../discovery/apis_apiextensions.k8s.io_v1.json"),
+    include_str!("../discovery/apis_scheduling.k8s.io_v1.json"),
+    include_str!("../discovery/apis_coordination.k8s.io_v1.json"),
+    include_str!("../discovery/apis_node.k8s.io_v1.json"),
+    include_str!("../discovery/apis_discovery.k8s.io_v1.json"),
+    include_str!("../discovery/apis_resource.k8s.io_v1.json"),
+    include_str!("../discovery/apis_flowcontrol.apiserver.k8s.io_v1.json"),
+];
+
+/// The built-in resources every store serves: every resource of
+/// Kubernetes 1.36, as its discovery documents describe them.
 pub fn builtin_resources() -> Vec<ResourceInfo> {
-    let b = ResourceInfo::builtin;
-    vec![
-        b("", "v1", "Namespace", "namespaces", &["ns"], false, true),
-        b("", "v1", "ConfigMap", "configmaps", &["cm"], true, false),
-        b("", "v1", "Secret", "secrets", &[], true, false),
-        b("", "v1", "Event", "events", &["ev"], true, false),
-        b(
-            "",
-            "v1",
-            "ServiceAccount",
-            "serviceaccounts",
-            &["sa"],
-            true,
-            false,
-        ),
-        b("", "v1", "Pod", "pods", &["po"], true, true),
-        b("", "v1", "Service", "services", &["svc"], true, true),
-        b(
-            "apps",
-            "v1",
-            "Deployment",
-            "deployments",
-            &["deploy"],
-            true,
-            true,
-        ),
-        b(
-            "coordination.k8s.io",
-            "v1",
-            "Lease",
-            "leases",
-            &[],
-            true,
-            false,
-        ),
-        b(
-            "events.k8s.io",
-            "v1",
-            "Event",
-            "events",
-            &["ev"],
-            true,
-            false,
-        ),
-        b(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "Role",
-            "roles",
-            &[],
-            true,
-            false,
-        ),
-        b(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "RoleBinding",
-            "rolebindings",
-            &[],
-            true,
-            false,
-        ),
-        b(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "ClusterRole",
-            "clusterroles",
-            &[],
-            false,
-            false,
-        ),
-        b(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "ClusterRoleBinding",
-            "clusterrolebindings",
-            &[],
-            false,
-            false,
-        ),
-        b(
-            "apiextensions.k8s.io",
-            "v1",
-            "CustomResourceDefinition",
-            "customresourcedefinitions",
-            &["crd", "crds"],
-            false,
-            true,
-        ),
-    ]
+    builtins().to_vec()
+}
+
+/// The built-in resources, parsed once.
+pub(crate) fn builtins() -> &'static [ResourceInfo] {
+    static BUILTIN: std::sync::LazyLock<Vec<ResourceInfo>> = std::sync::LazyLock::new(|| {
+        DISCOVERY
+            .iter()
+            .flat_map(|text| {
+                let document: Value =
+                    serde_json::from_str(text).expect("the recorded discovery documents are JSON");
+                ResourceInfo::from_discovery(&document)
+                    .expect("the recorded discovery documents are APIResourceLists")
+            })
+            .collect()
+    });
+    &BUILTIN
+}
+
+/// The recorded discovery documents of the built-in group-versions: the
+/// answers of a real kube-apiserver 1.36 to `GET /api/v1` and `GET
+/// /apis/GROUP/VERSION`.
+pub fn builtin_discovery_documents() -> Vec<Value> {
+    DISCOVERY
+        .iter()
+        .map(|text| serde_json::from_str(text).expect("the recorded discovery documents are JSON"))
+        .collect()
 }

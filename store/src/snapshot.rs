@@ -20,11 +20,7 @@ impl Store {
             .resources
             .iter()
             .filter(|r| !builtin.contains(r))
-            .map(|r| {
-                json!({"group": r.group, "version": r.version, "kind": r.kind, "plural": r.plural,
-                       "singular": r.singular, "shortNames": r.short_names, "namespaced": r.namespaced,
-                       "statusSubresource": r.status_subresource})
-            })
+            .map(|r| json!({"groupVersion": r.api_version(), "resources": r.to_discovery()}))
             .collect();
         let mut objects = Vec::new();
         for ((group, plural), m) in g.objects.iter() {
@@ -48,33 +44,14 @@ impl Store {
                 .and_then(Value::as_array)
                 .ok_or_else(|| bad("resources"))?
             {
-                let text = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-                let info = ResourceInfo {
-                    group: text("group"),
-                    version: text("version"),
-                    kind: text("kind"),
-                    plural: text("plural"),
-                    singular: text("singular"),
-                    short_names: r
-                        .get("shortNames")
-                        .and_then(Value::as_array)
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(Value::as_str)
-                                .map(str::to_string)
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                    namespaced: r.get("namespaced").and_then(Value::as_bool).unwrap_or(true),
-                    status_subresource: r
-                        .get("statusSubresource")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
-                };
-                g.resources.retain(|x| {
-                    !(x.group == info.group && x.version == info.version && x.plural == info.plural)
-                });
-                g.resources.push(info);
+                for info in resource_of_snapshot(r).map_err(|e| bad(&e))? {
+                    g.resources.retain(|x| {
+                        !(x.group == info.group
+                            && x.version == info.version
+                            && x.plural == info.plural)
+                    });
+                    g.resources.push(info);
+                }
             }
             for e in snapshot
                 .get("objects")
@@ -114,4 +91,45 @@ impl Store {
     pub fn oldest_resource_version(&self) -> String {
         self.lock().history_start.to_string()
     }
+}
+
+/// The resources of one snapshot entry: a discovery document, or (older
+/// snapshots) one resource's fields.
+fn resource_of_snapshot(entry: &Value) -> Result<Vec<ResourceInfo>, String> {
+    if entry.get("groupVersion").is_some() {
+        return ResourceInfo::from_discovery(entry);
+    }
+    let text = |k: &str| {
+        entry
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let mut info = ResourceInfo::new(
+        &text("group"),
+        &text("version"),
+        &text("kind"),
+        &text("plural"),
+        entry
+            .get("namespaced")
+            .and_then(Value::as_bool)
+            .unwrap_or(true),
+    );
+    info.singular = text("singular");
+    info.short_names = entry
+        .get("shortNames")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    info.status_subresource = entry
+        .get("statusSubresource")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    Ok(vec![info])
 }

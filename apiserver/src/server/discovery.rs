@@ -94,40 +94,7 @@ pub(crate) fn resource_list(
     if rs.is_empty() {
         return None;
     }
-    let mut list = Vec::new();
-    for r in rs {
-        let mut m = Map::new();
-        m.insert("name".into(), json!(r.plural));
-        m.insert("singularName".into(), json!(r.singular));
-        m.insert("namespaced".into(), json!(r.namespaced));
-        m.insert("kind".into(), json!(r.kind));
-        m.insert(
-            "verbs".into(),
-            json!([
-                "create",
-                "delete",
-                "deletecollection",
-                "get",
-                "list",
-                "patch",
-                "update",
-                "watch"
-            ]),
-        );
-        if !r.short_names.is_empty() {
-            m.insert("shortNames".into(), json!(r.short_names));
-        }
-        list.push(Value::Object(m));
-        if r.status_subresource {
-            list.push(json!({
-                "name": format!("{}/status", r.plural),
-                "singularName": "",
-                "namespaced": r.namespaced,
-                "kind": r.kind,
-                "verbs": ["get", "patch", "update"]
-            }));
-        }
-    }
+    let list: Vec<Value> = rs.iter().flat_map(|r| r.to_discovery()).collect();
     let gv = if group.is_empty() {
         version.to_string()
     } else {

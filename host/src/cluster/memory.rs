@@ -53,16 +53,9 @@ impl MemoryCluster {
             && self.store.resource_for_kind(group, version, kind).is_none()
         {
             let plural = format!("{}s", kind.to_lowercase());
-            self.store.register(ResourceInfo {
-                group: group.to_string(),
-                version: version.to_string(),
-                kind: kind.to_string(),
-                singular: kind.to_lowercase(),
-                plural,
-                short_names: Vec::new(),
-                namespaced: true,
-                status_subresource: true,
-            });
+            let mut info = ResourceInfo::new(group, version, kind, &plural, true);
+            info.status_subresource = true;
+            self.store.register(info);
         }
         self.store.apply_object(object).map_err(from_status)
     }

@@ -2,6 +2,19 @@
 
 use crate::prelude::*;
 
+/// The strings of a JSON array (none when absent).
+fn strings(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 impl Inner {
     pub(crate) fn crd_resources(crd: &Value) -> Result<Vec<ResourceInfo>, String> {
         let spec = crd.get("spec").ok_or("spec: Required value")?;
@@ -42,16 +55,22 @@ impl Inner {
             .iter()
             .filter(|v| v.get("served").and_then(Value::as_bool) != Some(false))
             .filter_map(|v| {
-                Some(ResourceInfo {
-                    group: group.into(),
-                    version: v.get("name")?.as_str()?.into(),
-                    kind: kind.into(),
-                    plural: plural.into(),
-                    singular: singular.clone(),
-                    short_names: short_names.clone(),
-                    namespaced,
-                    status_subresource: v.pointer("/subresources/status").is_some(),
-                })
+                let version = v.get("name")?.as_str()?;
+                let mut info = ResourceInfo::new(group, version, kind, plural, namespaced);
+                info.singular = singular.clone();
+                info.short_names = short_names.clone();
+                info.categories = strings(names.get("categories"));
+                info.status_subresource = v.pointer("/subresources/status").is_some();
+                if v.pointer("/subresources/scale").is_some() {
+                    info.subresources.push(Subresource {
+                        name: "scale".into(),
+                        kind: "Scale".into(),
+                        group: Some("autoscaling".into()),
+                        version: Some("v1".into()),
+                        verbs: vec!["get".into(), "patch".into(), "update".into()],
+                    });
+                }
+                Some(info)
             })
             .collect())
     }

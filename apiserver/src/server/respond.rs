@@ -1,0 +1,131 @@
+//! Responses and requests: query strings, the request context, and JSON, Status and 404 responses.
+
+use super::prelude::*;
+
+pub(crate) fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => match u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                Ok(b) => {
+                    out.push(b);
+                    i += 2;
+                }
+                Err(_) => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+pub(crate) struct Query(pub(crate) Vec<(String, String)>);
+
+impl Query {
+    pub(crate) fn parse(q: &str) -> Query {
+        Query(
+            q.split('&')
+                .filter(|p| !p.is_empty())
+                .map(|p| match p.split_once('=') {
+                    Some((k, v)) => (percent_decode(k), percent_decode(v)),
+                    None => (percent_decode(p), String::new()),
+                })
+                .collect(),
+        )
+    }
+
+    pub(crate) fn get(&self, k: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub(crate) fn flag(&self, k: &str) -> bool {
+        matches!(self.get(k), Some("true" | "1" | ""))
+    }
+}
+
+pub(crate) struct Ctx {
+    pub(crate) pretty: bool,
+    pub(crate) yaml: bool,
+    pub(crate) table: bool,
+    /// `as=PartialObjectMetadata`: metadata-only objects (kube-rs metadata watches).
+    pub(crate) metadata_only: bool,
+}
+
+pub(crate) fn audit_headers(resp: &mut Response<Body>) {
+    let h = resp.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&uuid::Uuid::new_v4().to_string()) {
+        h.insert("audit-id", v);
+    }
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
+}
+
+pub(crate) fn body_of(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into()).boxed_unsync()
+}
+
+pub(crate) fn json_response(code: u16, v: &Value, ctx: &Ctx) -> Response<Body> {
+    let (bytes, ctype) = if ctx.yaml {
+        (
+            serde_yaml::to_string(v).unwrap_or_default().into_bytes(),
+            "application/yaml",
+        )
+    } else if ctx.pretty {
+        (
+            serde_json::to_vec_pretty(v).unwrap_or_default(),
+            "application/json",
+        )
+    } else {
+        (
+            serde_json::to_vec(v).unwrap_or_default(),
+            "application/json",
+        )
+    };
+    let mut resp = Response::new(body_of(bytes));
+    *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
+    audit_headers(&mut resp);
+    resp
+}
+
+pub(crate) fn status_response(st: &Status, ctx: &Ctx) -> Response<Body> {
+    let mut resp = json_response(st.code, &st.to_json(), ctx);
+    if st.code == 429 || st.code == 504 {
+        let secs = st
+            .details
+            .as_ref()
+            .and_then(|d| d.get("retryAfterSeconds"))
+            .and_then(Value::as_u64)
+            .unwrap_or(1);
+        if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+            resp.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+    }
+    resp
+}
+
+pub(crate) fn text_404() -> Response<Body> {
+    let mut resp = Response::new(body_of("404 page not found\n"));
+    *resp.status_mut() = StatusCode::NOT_FOUND;
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    h.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    audit_headers(&mut resp);
+    resp
+}

@@ -1,0 +1,158 @@
+//! Watch streams: one JSON event per line, bookmarks, and the end of the stream.
+
+use super::prelude::*;
+
+pub(crate) fn event_line(event_type: &str, object: &Value) -> Bytes {
+    let mut v =
+        serde_json::to_vec(&json!({"type": event_type, "object": object})).unwrap_or_default();
+    v.push(b'\n');
+    Bytes::from(v)
+}
+
+pub(crate) struct WatchGuard {
+    pub(crate) store: Store,
+    pub(crate) id: Option<WatchId>,
+}
+
+impl Drop for WatchGuard {
+    fn drop(&mut self) {
+        if let Some(id) = self.id {
+            self.store.unwatch(id);
+        }
+    }
+}
+
+pub(crate) struct WatchState {
+    pub(crate) rx: tokio::sync::mpsc::UnboundedReceiver<Bytes>,
+    pub(crate) guard: WatchGuard,
+    pub(crate) deadline: Instant,
+    pub(crate) next_bookmark: Instant,
+    pub(crate) final_bookmark: Option<Instant>,
+    pub(crate) bookmarks: bool,
+    pub(crate) interval: Duration,
+}
+
+pub(crate) fn watch(
+    state: &State,
+    res: &ResourceInfo,
+    opts: ListOptions,
+    query: &Query,
+    shape: &Ctx,
+) -> Response<Body> {
+    let store = state.store.clone();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Bytes>();
+    let bookmarks = query.flag("allowWatchBookmarks");
+    let send_initial = query.flag("sendInitialEvents");
+    let rv = query.get("resourceVersion").filter(|v| !v.is_empty());
+    let legacy = rv.is_none() || rv == Some("0");
+    let start_rv = if send_initial { None } else { rv };
+    let sink_tx = tx.clone();
+    let cols = shape.table.then(|| table::columns(&store, res));
+    let metadata_only = shape.metadata_only;
+    let mut first = true;
+    let sink = Box::new(move |ev: WatchEvent| {
+        let object = match &cols {
+            Some(cols) if ev.event_type != rekon_store::EventType::Bookmark => {
+                let rv = ev
+                    .object
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let t = table::table(cols, rv, std::slice::from_ref(&ev.object), first);
+                first = false;
+                t
+            }
+            _ if metadata_only && ev.event_type != rekon_store::EventType::Bookmark => {
+                table::partial(&ev.object)
+            }
+            _ => ev.object,
+        };
+        sink_tx
+            .send(event_line(ev.event_type.as_str(), &object))
+            .is_ok()
+    });
+    let timeout = query
+        .get("timeoutSeconds")
+        .and_then(|t| t.parse::<u64>().ok())
+        .map(Duration::from_secs)
+        .unwrap_or(Duration::from_secs(1800));
+    let ctx = Ctx {
+        pretty: false,
+        yaml: false,
+        table: false,
+        metadata_only: false,
+    };
+    let id = match store.watch(res, &opts, start_rv, sink) {
+        Ok(id) => id,
+        Err(st) if st.code == 410 => {
+            let _ = tx.send(event_line("ERROR", &st.to_json()));
+            drop(tx);
+            return stream_response(WatchState {
+                rx,
+                guard: WatchGuard { store, id: None },
+                deadline: Instant::now() + timeout,
+                next_bookmark: Instant::now() + timeout,
+                final_bookmark: None,
+                bookmarks: false,
+                interval: timeout,
+            });
+        }
+        Err(st) => return status_response(&st, &ctx),
+    };
+    drop(tx);
+    if bookmarks && (legacy || send_initial) {
+        store.watch_bookmark(id, true);
+    }
+    let now = Instant::now();
+    let deadline = now + timeout;
+    stream_response(WatchState {
+        rx,
+        guard: WatchGuard {
+            store,
+            id: Some(id),
+        },
+        deadline,
+        next_bookmark: now + state.bookmark_interval,
+        final_bookmark: timeout
+            .checked_sub(Duration::from_secs(2))
+            .filter(|d| !d.is_zero())
+            .map(|d| now + d),
+        bookmarks,
+        interval: state.bookmark_interval,
+    })
+}
+
+pub(crate) fn stream_response(st: WatchState) -> Response<Body> {
+    let stream = futures::stream::unfold(st, |mut st| async move {
+        loop {
+            let bookmark_at = match st.final_bookmark {
+                Some(f) => f.min(st.next_bookmark),
+                None => st.next_bookmark,
+            };
+            tokio::select! {
+                biased;
+                msg = st.rx.recv() => {
+                    return msg.map(|b| (Ok::<_, Infallible>(Frame::data(b)), st));
+                }
+                _ = tokio::time::sleep_until(st.deadline) => return None,
+                _ = tokio::time::sleep_until(bookmark_at), if st.bookmarks => {
+                    if let Some(id) = st.guard.id {
+                        st.guard.store.watch_bookmark(id, false);
+                    }
+                    if st.final_bookmark.is_some_and(|f| f <= Instant::now()) {
+                        st.final_bookmark = None;
+                    } else {
+                        st.next_bookmark = Instant::now() + st.interval;
+                    }
+                }
+            }
+        }
+    });
+    let mut resp = Response::new(BodyExt::boxed_unsync(StreamBody::new(stream.boxed())));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    audit_headers(&mut resp);
+    resp
+}
