@@ -62,6 +62,19 @@ impl Store {
             // The store is empty, so creating these cannot fail.
             let _ = self.create(&ns, None, json!({"metadata": {"name": name}}), &opts);
         }
+        // The control plane's health, as `kubectl get componentstatuses`
+        // shows it (the kind takes no writes: only get and list).
+        let statuses = builtin_resources()
+            .into_iter()
+            .find(|r| r.plural == "componentstatuses")
+            .expect("componentstatuses is built in");
+        for name in ["scheduler", "controller-manager", "etcd-0"] {
+            let status = json!({
+                "metadata": {"name": name},
+                "conditions": [{"type": "Healthy", "status": "True", "message": "ok"}],
+            });
+            let _ = self.create(&statuses, None, status, &WriteOptions::default());
+        }
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {

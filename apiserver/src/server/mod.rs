@@ -11,6 +11,7 @@ pub(crate) mod protobuf;
 pub(crate) mod respond;
 pub(crate) mod rest;
 pub(crate) mod routes;
+pub(crate) mod special;
 pub(crate) mod table;
 pub(crate) mod watch;
 
@@ -39,6 +40,7 @@ mod prelude {
     pub(crate) use super::respond::*;
     pub(crate) use super::rest::*;
     pub(crate) use super::routes::*;
+    pub(crate) use super::special::*;
     pub(crate) use super::watch::*;
     pub(crate) use super::{Body, State, discovery, protobuf, table};
 }

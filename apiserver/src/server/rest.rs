@@ -49,6 +49,23 @@ pub(crate) fn rest(
     ctx: &Ctx,
 ) -> Result<Response<Body>, Status> {
     let store = &state.store;
+    let verb = verb_of(method, name.is_some(), query);
+    match (sub.as_deref(), name) {
+        (None, _) if !res.serves(verb) => return Err(method_not_allowed()),
+        (None, None) if verb == "create" && !res.is_stored() => {
+            let object = review(res, namespace, body)?;
+            return Ok(json_response(201, &object, ctx));
+        }
+        (Some("scale"), Some(n)) => {
+            let opts = WriteOptions {
+                field_manager: Some(default_manager(query, ua)),
+                ..WriteOptions::default()
+            };
+            let scale = scale(store, res, namespace, n, method, body, &opts)?;
+            return Ok(json_response(200, &scale, ctx));
+        }
+        _ => {}
+    }
     let dry_run = query.get("dryRun") == Some("All");
     if let Some(v) = query.get("dryRun").filter(|v| *v != "All") {
         let kind = match method.as_str() {
@@ -190,11 +207,7 @@ pub(crate) fn rest(
             let out = store.create(res, namespace, obj, &opts)?;
             Ok(json_response(201, &out, ctx))
         }
-        ("POST", Some(_)) => Err(Status::new(
-            405,
-            "MethodNotAllowed",
-            "the server does not allow this method on the requested resource",
-        )),
+        ("POST", Some(_)) => Err(method_not_allowed()),
         ("PUT", Some(n)) => {
             let obj = parse_json(body, res)?;
             let out = store.replace(res, namespace, n, obj, &opts)?;
@@ -323,11 +336,7 @@ pub(crate) fn rest(
             });
             Ok(json_response(200, &doc, ctx))
         }
-        _ => Err(Status::new(
-            405,
-            "MethodNotAllowed",
-            "the server does not allow this method on the requested resource",
-        )),
+        _ => Err(method_not_allowed()),
     }
 }
 

@@ -79,6 +79,10 @@ pub(crate) fn resource_route(store: &Store, group: &str, version: &str, rest: &[
     if let Some(s) = sub
         && !(s == "status" && res.status_subresource)
         && !(s == "finalize" && res.plural == "namespaces")
+        && !res
+            .subresources
+            .iter()
+            .any(|r| r.name == "scale" && r.name == s)
     {
         return Route::UnknownResource;
     }
