@@ -110,12 +110,49 @@ pub struct Permission {
 }
 
 impl Permission {
-    /// Whether this grant allows `verb` on `kind` in `namespace`.
+    /// Whether this grant allows `verb` on `kind` in `namespace`, by the
+    /// rule the host applies: group and kind, every version (like RBAC).
     pub fn allows(&self, kind: &Gvk, verb: Verbs, namespace: Option<&str>) -> bool {
-        self.kind == *kind
+        self.kind.group == kind.group
+            && self.kind.kind == kind.kind
             && self.verbs.contains(verb)
             && (self.namespaces.is_empty()
                 || namespace.is_some_and(|ns| self.namespaces.iter().any(|n| n == ns)))
+    }
+}
+
+/// The verbs by the names the contract and the host give them.
+#[cfg(not(target_arch = "wasm32"))]
+const VERB_NAMES: [(Verbs, &str); 7] = [
+    (Verbs::GET, "get"),
+    (Verbs::LIST, "list"),
+    (Verbs::WATCH, "watch"),
+    (Verbs::CREATE, "create"),
+    (Verbs::UPDATE, "update"),
+    (Verbs::PATCH, "patch"),
+    (Verbs::DELETE, "delete"),
+];
+
+/// A grant under the permission rule the SDK's harness shares with the
+/// host (`rekon_store::calls::is_allowed`).
+#[cfg(not(target_arch = "wasm32"))]
+impl rekon_store::calls::Grant for Permission {
+    fn group(&self) -> &str {
+        &self.kind.group
+    }
+
+    fn kind(&self) -> &str {
+        &self.kind.kind
+    }
+
+    fn grants(&self, verb: &str) -> bool {
+        VERB_NAMES
+            .iter()
+            .any(|(flag, name)| *name == verb && self.verbs.contains(*flag))
+    }
+
+    fn namespaces(&self) -> &[String] {
+        &self.namespaces
     }
 }
 

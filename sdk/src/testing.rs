@@ -37,9 +37,9 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use rekon_store::calls::{self, CallPatch, KindRef, TargetRef};
 use rekon_store::{
-    DeleteOutcome, ListOptions, PatchType as StorePatch, Propagation as StorePropagation,
-    ResourceInfo, Status, Store, StoreConfig, WriteOptions,
+    ListOptions, Propagation as StorePropagation, ResourceInfo, Status, Store, StoreConfig,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -48,7 +48,7 @@ use crate::backend::Current;
 pub use crate::backend::{Backend, with_backend};
 use crate::{
     Action, ApiError, Error, EventType, Gvk, Level, Manifest, ObjectRef, PatchType, Propagation,
-    Reason, Reconciler, Request, Verbs,
+    Reason, Reconciler, Request,
 };
 
 /// What kind of write a reconciler made.
@@ -212,76 +212,7 @@ impl FakeCluster {
 
     /// Adds (or replaces) one object, as [`seed_yaml`](Self::seed_yaml) does.
     pub fn seed(&self, object: Value) -> Result<Value, ApiError> {
-        let store = &self.inner.store;
-        let kind = Gvk::from_object(&object)
-            .ok_or_else(|| ApiError::new(400, "BadRequest", "fixture lacks apiVersion or kind"))?;
-        let namespace = object
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let res = match store.resource_for_kind(&kind.group, &kind.version, &kind.kind) {
-            Some(res) => res,
-            None => {
-                let plural = format!("{}s", kind.kind.to_lowercase());
-                let mut res = ResourceInfo::new(
-                    &kind.group,
-                    &kind.version,
-                    &kind.kind,
-                    &plural,
-                    namespace.is_some(),
-                );
-                res.status_subresource = true;
-                store.register(res.clone());
-                res
-            }
-        };
-        if res.namespaced {
-            self.ensure_namespace(namespace.as_deref().unwrap_or("default"))?;
-        }
-        let stored = store.apply_object(object.clone()).map_err(api_error)?;
-        match object.get("status") {
-            Some(status) if res.status_subresource && !status.is_null() => {
-                let mut with_status = stored;
-                with_status["status"] = status.clone();
-                if let Some(meta) = with_status
-                    .get_mut("metadata")
-                    .and_then(Value::as_object_mut)
-                {
-                    meta.remove("resourceVersion");
-                }
-                let name = with_status
-                    .pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                let ns = if res.namespaced {
-                    Some(namespace.as_deref().unwrap_or("default"))
-                } else {
-                    None
-                };
-                let opts = WriteOptions {
-                    field_manager: Some("fixture".to_owned()),
-                    subresource: Some("status".to_owned()),
-                    dry_run: false,
-                };
-                store
-                    .replace(&res, ns, &name, with_status, &opts)
-                    .map_err(api_error)
-            }
-            _ => Ok(stored),
-        }
-    }
-
-    fn ensure_namespace(&self, name: &str) -> Result<(), ApiError> {
-        let store = &self.inner.store;
-        let res = store
-            .resource_for_kind("", "v1", "Namespace")
-            .expect("the store serves namespaces");
-        if store.get(&res, None, name).is_err() {
-            let ns = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-            store.apply_object(ns).map_err(api_error)?;
-        }
-        Ok(())
+        calls::seed(&self.inner.store, object).map_err(api_error)
     }
 
     /// Runs one reconcile of `R` for its primary object `namespace/name`,
@@ -430,17 +361,7 @@ impl FakeCluster {
 
 impl Inner {
     fn resource(&self, kind: &Gvk) -> Result<ResourceInfo, ApiError> {
-        self.store
-            .resource_for_kind(&kind.group, &kind.version, &kind.kind)
-            .ok_or_else(|| {
-                ApiError::new(
-                    404,
-                    "NotFound",
-                    format!(
-                        "the server could not find the requested resource (no kind {kind} is served)"
-                    ),
-                )
-            })
+        calls::resource(&self.store, kind_ref(kind)).map_err(api_error)
     }
 
     fn field_manager(&self) -> String {
@@ -450,30 +371,25 @@ impl Inner {
         }
     }
 
-    fn check(
-        &self,
-        kind: &Gvk,
-        verb: Verbs,
-        verb_name: &str,
-        namespace: Option<&str>,
-    ) -> Result<(), ApiError> {
+    /// Refuses a call outside the manifest's permissions, as the host
+    /// does: the same rule, the same 403.
+    fn check(&self, kind: &Gvk, verb: &str, namespace: Option<&str>) -> Result<(), ApiError> {
         let manifest = self.manifest.borrow();
         let Some(m) = &*manifest else {
             return Ok(());
         };
-        if m.allows(kind, verb, namespace) {
+        if calls::is_allowed(&m.permissions, verb, kind_ref(kind), namespace) {
             return Ok(());
         }
-        let place = match namespace {
-            Some(ns) => format!(" in namespace \"{ns}\""),
-            None => String::new(),
-        };
         Err(ApiError::new(
             403,
             "Forbidden",
-            format!(
-                "module \"{}\" may not {verb_name} {kind}{place}: not in its manifest's permissions",
-                m.name
+            calls::denial_message(
+                &m.name,
+                verb,
+                kind_ref(kind),
+                namespace,
+                "its manifest does not grant it",
             ),
         ))
     }
@@ -489,30 +405,44 @@ impl Inner {
         }
         result
     }
+}
 
-    fn opts(&self, field_manager: Option<String>, status: bool) -> WriteOptions {
-        WriteOptions {
-            field_manager: Some(field_manager.unwrap_or_else(|| self.field_manager())),
-            subresource: status.then(|| "status".to_owned()),
-            dry_run: false,
-        }
+/// A body as a write records it: JSON (or YAML, as an apply body may be).
+fn body_value(body: &str) -> Value {
+    serde_json::from_str(body)
+        .or_else(|_| serde_yaml::from_str(body))
+        .unwrap_or_else(|_| Value::String(body.to_owned()))
+}
+
+/// A call's answer as a write records it.
+fn answer(result: Result<String, Status>) -> Result<Value, ApiError> {
+    result
+        .map(|text| serde_json::from_str(&text).unwrap_or(Value::Null))
+        .map_err(api_error)
+}
+
+fn kind_ref(kind: &Gvk) -> KindRef<'_> {
+    KindRef {
+        group: &kind.group,
+        version: &kind.version,
+        kind: &kind.kind,
     }
 }
 
-fn parse(body: &str) -> Result<Value, ApiError> {
-    serde_json::from_str(body)
-        .map_err(|e| ApiError::new(400, "BadRequest", format!("invalid JSON body: {e}")))
+fn target_ref(target: &ObjectRef) -> TargetRef<'_> {
+    TargetRef {
+        kind: kind_ref(&target.kind),
+        namespace: target.namespace.as_deref(),
+        name: &target.name,
+    }
 }
 
+/// Every call goes through `rekon_store::calls`, the adapter the host's
+/// offline cluster uses too: the harness answers as `rekon reconcile` does.
 impl Backend for Inner {
     fn get(&self, target: &ObjectRef) -> Result<String, ApiError> {
-        let ns = target.namespace.as_deref();
-        self.check(&target.kind, Verbs::GET, "get", ns)?;
-        let res = self.resource(&target.kind)?;
-        self.store
-            .get(&res, ns, &target.name)
-            .map(|v| v.to_string())
-            .map_err(api_error)
+        self.check(&target.kind, "get", target.namespace.as_deref())?;
+        calls::get(&self.store, target_ref(target)).map_err(api_error)
     }
 
     fn list(
@@ -521,17 +451,8 @@ impl Backend for Inner {
         namespace: Option<&str>,
         label_selector: Option<&str>,
     ) -> Result<Vec<String>, ApiError> {
-        self.check(kind, Verbs::LIST, "list", namespace)?;
-        let res = self.resource(kind)?;
-        let opts = ListOptions {
-            namespace: namespace.map(str::to_owned),
-            label_selector: label_selector.map(str::to_owned),
-            ..ListOptions::default()
-        };
-        self.store
-            .list(&res, &opts)
-            .map(|l| l.items.iter().map(Value::to_string).collect())
-            .map_err(api_error)
+        self.check(kind, "list", namespace)?;
+        calls::list(&self.store, kind_ref(kind), namespace, label_selector).map_err(api_error)
     }
 
     fn create(
@@ -540,18 +461,15 @@ impl Backend for Inner {
         namespace: Option<&str>,
         object: &str,
     ) -> Result<String, ApiError> {
-        self.check(kind, Verbs::CREATE, "create", namespace)?;
-        let body = parse(object)?;
+        self.check(kind, "create", namespace)?;
+        let body = body_value(object);
         let name = body
             .pointer("/metadata/name")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let result = self.resource(kind).and_then(|res| {
-            self.store
-                .create(&res, namespace, body.clone(), &self.opts(None, false))
-                .map_err(api_error)
-        });
+        let manager = self.field_manager();
+        let result = calls::create(&self.store, kind_ref(kind), namespace, object, &manager);
         self.record(Write {
             verb: Verb::Create,
             kind: kind.clone(),
@@ -559,33 +477,22 @@ impl Backend for Inner {
             name,
             status: false,
             body,
-            result,
+            result: answer(result),
         })
     }
 
     fn replace(&self, target: &ObjectRef, object: &str, status: bool) -> Result<String, ApiError> {
-        let ns = target.namespace.as_deref();
-        self.check(&target.kind, Verbs::UPDATE, "update", ns)?;
-        let body = parse(object)?;
-        let result = self.resource(&target.kind).and_then(|res| {
-            self.store
-                .replace(
-                    &res,
-                    ns,
-                    &target.name,
-                    body.clone(),
-                    &self.opts(None, status),
-                )
-                .map_err(api_error)
-        });
+        self.check(&target.kind, "update", target.namespace.as_deref())?;
+        let manager = self.field_manager();
+        let result = calls::replace(&self.store, target_ref(target), object, status, &manager);
         self.record(Write {
             verb: Verb::Replace,
             kind: target.kind.clone(),
             namespace: target.namespace.clone(),
             name: target.name.clone(),
             status,
-            body,
-            result,
+            body: body_value(object),
+            result: answer(result),
         })
     }
 
@@ -596,12 +503,10 @@ impl Backend for Inner {
         body: &str,
         status: bool,
     ) -> Result<String, ApiError> {
-        let ns = target.namespace.as_deref();
-        self.check(&target.kind, Verbs::PATCH, "patch", ns)?;
-        let parsed = parse(body)?;
-        let (verb, store_patch, manager) = match patch_type {
-            PatchType::Merge => (Verb::MergePatch, StorePatch::Merge, None),
-            PatchType::Json => (Verb::JsonPatch, StorePatch::Json, None),
+        self.check(&target.kind, "patch", target.namespace.as_deref())?;
+        let (verb, patch, manager) = match patch_type {
+            PatchType::Merge => (Verb::MergePatch, CallPatch::Merge, self.field_manager()),
+            PatchType::Json => (Verb::JsonPatch, CallPatch::Json, self.field_manager()),
             PatchType::Apply {
                 field_manager,
                 force,
@@ -614,50 +519,39 @@ impl Backend for Inner {
                         field_manager: manager.clone(),
                         force: *force,
                     },
-                    StorePatch::Apply { force: *force },
-                    Some(manager),
+                    CallPatch::Apply { force: *force },
+                    manager,
                 )
             }
         };
-        let result = self.resource(&target.kind).and_then(|res| {
-            self.store
-                .patch(
-                    &res,
-                    ns,
-                    &target.name,
-                    &store_patch,
-                    body.as_bytes(),
-                    &self.opts(manager, status),
-                )
-                .map_err(api_error)
-        });
+        let result = calls::patch(
+            &self.store,
+            target_ref(target),
+            &patch,
+            body,
+            status,
+            &manager,
+        );
         self.record(Write {
             verb,
             kind: target.kind.clone(),
             namespace: target.namespace.clone(),
             name: target.name.clone(),
             status,
-            body: parsed,
-            result,
+            body: body_value(body),
+            result: answer(result),
         })
     }
 
     fn delete(&self, target: &ObjectRef, propagation: Option<Propagation>) -> Result<(), ApiError> {
-        let ns = target.namespace.as_deref();
-        self.check(&target.kind, Verbs::DELETE, "delete", ns)?;
+        self.check(&target.kind, "delete", target.namespace.as_deref())?;
         let propagation = propagation.map(|p| match p {
             Propagation::Background => StorePropagation::Background,
             Propagation::Foreground => StorePropagation::Foreground,
             Propagation::Orphan => StorePropagation::Orphan,
         });
-        let result = self.resource(&target.kind).and_then(|res| {
-            self.store
-                .delete(&res, ns, &target.name, propagation)
-                .map(|outcome| match outcome {
-                    DeleteOutcome::Deleted(_) | DeleteOutcome::Pending(_) => Value::Null,
-                })
-                .map_err(api_error)
-        });
+        let result =
+            calls::delete(&self.store, target_ref(target), propagation).map(|()| Value::Null);
         self.record(Write {
             verb: Verb::Delete,
             kind: target.kind.clone(),
@@ -665,7 +559,7 @@ impl Backend for Inner {
             name: target.name.clone(),
             status: false,
             body: Value::Null,
-            result,
+            result: result.map_err(api_error),
         })
         .map(|_| ())
     }
@@ -678,16 +572,7 @@ impl Backend for Inner {
         message: &str,
     ) -> Result<(), ApiError> {
         // As the host: only an Event no API server would take is refused.
-        if reason.is_empty() || reason.len() > 128 {
-            return Err(ApiError::new(
-                422,
-                "Invalid",
-                format!(
-                    "the Event's reason must be 1 to 128 characters, not {}",
-                    reason.len()
-                ),
-            ));
-        }
+        calls::check_event_reason(reason).map_err(api_error)?;
         if !self.recording.get() {
             return Ok(());
         }

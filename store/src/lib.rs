@@ -26,6 +26,7 @@
 #![allow(clippy::result_large_err)]
 
 mod apply;
+pub mod calls;
 mod delete;
 mod gc;
 mod kinds;
@@ -45,7 +46,8 @@ mod write;
 #[cfg(test)]
 mod tests;
 
-pub use resource::{ResourceInfo, builtin_resources};
+pub use kinds::review::answer as answer_review;
+pub use resource::{ResourceInfo, Subresource, builtin_resources};
 pub use selector::{FieldSelector, LabelSelector};
 pub use status::Status;
 pub use store::Store;

@@ -15,14 +15,7 @@ pub(crate) fn default_manager(query: &Query, ua: &str) -> String {
 }
 
 pub(crate) fn parse_json(body: &[u8], res: &ResourceInfo) -> Result<Value, Status> {
-    serde_json::from_slice(body)
-        .or_else(|_| serde_yaml::from_slice(body))
-        .map_err(|e: serde_yaml::Error| {
-            Status::bad_request(format!(
-                "the object provided is unrecognized (must be of type {}): couldn't get version/kind; json parse error: {e}",
-                res.kind
-            ))
-        })
+    rekon_store::calls::decode_object(body, res)
 }
 
 /// List items of built-in kinds carry no kind and apiVersion (custom ones do).
@@ -53,7 +46,7 @@ pub(crate) fn rest(
     match (sub.as_deref(), name) {
         (None, _) if !res.serves(verb) => return Err(method_not_allowed()),
         (None, None) if verb == "create" && !res.is_stored() => {
-            let object = review(res, namespace, body)?;
+            let object = rekon_store::answer_review(res, namespace, body)?;
             return Ok(json_response(201, &object, ctx));
         }
         (Some("scale"), Some(n)) => {

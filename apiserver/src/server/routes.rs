@@ -3,6 +3,8 @@
 use super::prelude::*;
 
 /// What a request addresses.
+// One per request, built and matched at once: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Route {
     Version,
     Api,

@@ -1,6 +1,6 @@
-//! Resources that are not plain stored objects: reviews and bindings (a
-//! real server answers them without storing anything), the `scale`
-//! subresource, and verbs a resource does not serve.
+//! Resources that are not plain stored objects: the `scale` subresource,
+//! and verbs a resource does not serve. (Reviews and bindings, answered
+//! without storing, are the store's: `rekon_store::answer_review`.)
 
 use super::prelude::*;
 
@@ -11,53 +11,6 @@ pub(crate) fn method_not_allowed() -> Status {
         "MethodNotAllowed",
         "the server does not allow this method on the requested resource",
     )
-}
-
-/// The answer to a create of a kind that is not stored: the object with
-/// the status a real server would give it in `rekon dev`, where every
-/// request is allowed and there is no authentication.
-pub(crate) fn review(
-    res: &ResourceInfo,
-    namespace: Option<&str>,
-    body: &[u8],
-) -> Result<Value, Status> {
-    let mut object = parse_json(body, res)?;
-    if !object.is_object() {
-        return Err(Status::bad_request(format!(
-            "the object provided is unrecognized (must be of type {})",
-            res.kind
-        )));
-    }
-    object["apiVersion"] = json!(res.api_version());
-    object["kind"] = json!(res.kind);
-    if let Some(ns) = namespace.filter(|_| res.namespaced) {
-        object["metadata"]["namespace"] = json!(ns);
-    }
-    if object.get("metadata").is_none_or(Value::is_null) {
-        object["metadata"] = json!({});
-    }
-    let status = match (res.group.as_str(), res.kind.as_str()) {
-        ("authorization.k8s.io", "SelfSubjectRulesReview") => json!({
-            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-            "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
-            "incomplete": false,
-        }),
-        ("authorization.k8s.io", _) => json!({
-            "allowed": true,
-            "reason": "rekon dev allows every request",
-        }),
-        ("authentication.k8s.io", "SelfSubjectReview") => json!({
-            "userInfo": {"username": "rekon-dev", "groups": ["system:masters", "system:authenticated"]},
-        }),
-        ("authentication.k8s.io", "TokenReview") => json!({
-            "authenticated": false,
-            "error": "rekon dev issues no tokens",
-        }),
-        // A Binding needs no status: the server answers with the object.
-        _ => return Ok(object),
-    };
-    object["status"] = status;
-    Ok(object)
 }
 
 /// The `scale` subresource of a Deployment, ReplicaSet, StatefulSet,

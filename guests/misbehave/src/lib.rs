@@ -5,6 +5,7 @@
 
 use rekon_sdk::k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use rekon_sdk::prelude::*;
+use rekon_sdk::raw;
 
 /// The module's name. Tests make differently named copies of this module by
 /// replacing every `misbehave` in the component with another name of the
@@ -25,6 +26,10 @@ pub const PANIC_MESSAGE: &str = "misbehave: asked to panic";
 pub const BUILD_MARK: &str = "misbehave-build-A";
 /// The Secret the `forbidden` mode tries to delete.
 pub const VICTIM: &str = "misbehave-victim";
+/// The annotation holding the calls of the `probe` mode: a JSON array of
+/// `{"call": "get|list|create|replace|patch|delete", "apiVersion", "kind",
+/// "namespace", "name", "patch": "merge|json|apply", "body": "<text>"}`.
+pub const SCRIPT_KEY: &str = "misbehave.rekon.dev/script";
 
 /// What the reconciler does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,11 +71,17 @@ pub enum Mode {
     /// ConfigMap (only if not there yet) and return done. Differently named
     /// copies of the module stamp the same ConfigMap side by side.
     Stamp,
+    /// `probe`: make the host calls of the [`SCRIPT_KEY`] annotation, in
+    /// order, and record each answer in the ConfigMap's `data` as
+    /// `answer-<i>`: `ok`, or `<code> <reason>: <message>` (only if not
+    /// there yet); then done. Tests compare the answers of every way to run
+    /// a module.
+    Probe,
 }
 
 impl Mode {
     /// Every mode with its name.
-    pub const ALL: [(&'static str, Mode); 14] = [
+    pub const ALL: [(&'static str, Mode); 15] = [
         ("ok", Mode::Ok),
         ("trap", Mode::Trap),
         ("panic", Mode::Panic),
@@ -85,6 +96,7 @@ impl Mode {
         ("permanent-error", Mode::PermanentError),
         ("requeue", Mode::Requeue),
         ("stamp", Mode::Stamp),
+        ("probe", Mode::Probe),
     ];
 
     /// The mode called `name`.
@@ -116,7 +128,11 @@ pub struct Misbehave;
 #[rekon_sdk::reconciler]
 impl Reconciler for Misbehave {
     fn manifest() -> Manifest {
-        Manifest::new(NAME, Gvk::of::<ConfigMap>()).version(env!("CARGO_PKG_VERSION"))
+        let configmap = Gvk::of::<ConfigMap>();
+        Manifest::new(NAME, configmap.clone())
+            .version(env!("CARGO_PKG_VERSION"))
+            // The `probe` mode creates ConfigMaps.
+            .allow(configmap, Verbs::CREATE, &[])
     }
 
     fn reconcile(req: Request) -> Result<Action, Error> {
@@ -149,6 +165,7 @@ impl Reconciler for Misbehave {
                 size.map_or(1000, |s| u64::try_from(s).unwrap_or(u64::MAX)),
             )),
             Mode::Stamp => stamp(&req, &object),
+            Mode::Probe => probe(&req, &object),
         }
     }
 }
@@ -177,6 +194,55 @@ fn stamp(req: &Request, object: &Value) -> Result<Action, Error> {
         )?;
     }
     Ok(Action::Done)
+}
+
+fn probe(req: &Request, object: &Value) -> Result<Action, Error> {
+    if object["data"]["answer-0"].is_string() {
+        return Ok(Action::Done);
+    }
+    let script: Vec<Value> = object["metadata"]["annotations"][SCRIPT_KEY]
+        .as_str()
+        .map(serde_json::from_str)
+        .transpose()?
+        .unwrap_or_default();
+    let mut answers = serde_json::Map::new();
+    for (i, call) in script.iter().enumerate() {
+        let answer = match probe_call(call) {
+            Ok(()) => "ok".to_string(),
+            Err(e) => format!("{} {}: {}", e.code, e.reason, e.message),
+        };
+        answers.insert(format!("answer-{i}"), json!(answer));
+    }
+    api::patch_dyn(&req.target, &PatchType::Merge, &json!({"data": answers}))?;
+    Ok(Action::Done)
+}
+
+/// One call of a `probe` script.
+fn probe_call(call: &Value) -> Result<(), ApiError> {
+    let text = |key: &str| call[key].as_str().unwrap_or_default();
+    let (group, version) = text("apiVersion")
+        .rsplit_once('/')
+        .unwrap_or(("", text("apiVersion")));
+    let kind = Gvk::new(group, version, text("kind"));
+    let namespace = call["namespace"].as_str();
+    let target = ObjectRef::new(kind.clone(), namespace, text("name"));
+    let patch = match text("patch") {
+        "json" => PatchType::Json,
+        "apply" => PatchType::Apply {
+            field_manager: None,
+            force: true,
+        },
+        _ => PatchType::Merge,
+    };
+    match text("call") {
+        "get" => raw::get(&target).map(drop),
+        "list" => raw::list(&kind, namespace, None).map(drop),
+        "create" => raw::create(&kind, namespace, text("body")).map(drop),
+        "replace" => raw::replace(&target, text("body")).map(drop),
+        "patch" => raw::patch(&target, &patch, text("body")).map(drop),
+        "delete" => raw::delete(&target, None),
+        other => Err(ApiError::new(0, "Probe", format!("unknown call {other:?}"))),
+    }
 }
 
 fn forbidden(req: &Request) -> Result<Action, Error> {

@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use tracing::Instrument as _;
 
-use super::permissions::is_allowed;
+use super::permissions::{is_allowed, kind_ref};
 use super::state::{FailedCall, HostState, describe_target};
 use crate::cluster::Cluster;
 use crate::contract::{ApiError, Gvk, Verbs, api_error, api_error_json};
@@ -91,14 +91,12 @@ impl HostState {
         } else {
             "its manifest does not grant it"
         };
-        let scope = namespace.map_or("the cluster scope".to_string(), |ns| {
-            format!("namespace {ns:?}")
-        });
-        let message = format!(
-            "module {:?} may not {} {} in {scope}: {by}",
-            ctx.caller.name,
+        let message = rekon_store::calls::denial_message(
+            &ctx.caller.name,
             verb_name(verb),
-            display_kind(kind),
+            kind_ref(kind),
+            namespace,
+            by,
         );
         tracing::warn!(
             module = %ctx.caller.name,

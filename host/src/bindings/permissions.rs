@@ -1,23 +1,51 @@
 //! Who may do what: a module's declared permissions, narrowed by the
 //! operator, checked before any call reaches the cluster.
 
+use rekon_store::calls::{self, Grant, KindRef};
+
 use crate::contract::{Gvk, Permission, Verbs};
+use crate::shared::{VERBS, verb_name};
+
+/// A manifest's permission under the permission rule modules share with
+/// the SDK's harness (`rekon_store::calls::is_allowed`).
+impl Grant for Permission {
+    fn group(&self) -> &str {
+        &self.kind.group
+    }
+
+    fn kind(&self) -> &str {
+        &self.kind.kind
+    }
+
+    fn grants(&self, verb: &str) -> bool {
+        VERBS
+            .iter()
+            .any(|(flag, name)| *name == verb && self.verbs.contains(*flag))
+    }
+
+    fn namespaces(&self) -> &[String] {
+        &self.namespaces
+    }
+}
 
 /// Whether `permissions` allow `verb` on `kind` in `namespace`. Versions are
 /// not compared (like RBAC): a grant covers every version of a group/kind.
-pub fn is_allowed(
+pub(crate) fn is_allowed(
     permissions: &[Permission],
     verb: Verbs,
     kind: &Gvk,
     namespace: Option<&str>,
 ) -> bool {
-    permissions.iter().any(|p| {
-        p.kind.group == kind.group
-            && p.kind.kind == kind.kind
-            && p.verbs.contains(verb)
-            && (p.namespaces.is_empty()
-                || namespace.is_some_and(|ns| p.namespaces.iter().any(|n| n == ns)))
-    })
+    calls::is_allowed(permissions, verb_name(verb), kind_ref(kind), namespace)
+}
+
+/// A kind as the shared rules take it.
+pub(crate) fn kind_ref(kind: &Gvk) -> KindRef<'_> {
+    KindRef {
+        group: &kind.group,
+        version: &kind.version,
+        kind: &kind.kind,
+    }
 }
 
 /// Who is calling: the module's identity and permissions.

@@ -4,8 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::api::{DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy};
-use serde_json::Value;
+use kube::api::{DeleteParams, PostParams, PropagationPolicy};
 
 use super::Cluster;
 use super::events::{EventRecord, Recorder};
@@ -97,14 +96,16 @@ pub(crate) fn from_kube(error: kube::Error) -> ApiError {
     }
 }
 
-fn parse(text: &str) -> Result<Value, ApiError> {
-    serde_json::from_str(text).map_err(|e| {
-        api_error(
-            400,
-            "BadRequest",
-            &format!("the body is not valid JSON: {e}"),
-        )
-    })
+/// `text` escaped for a URL query value.
+fn query_value(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 fn build(
@@ -208,32 +209,32 @@ impl Cluster for KubeCluster {
         field_manager: &str,
     ) -> Result<String, ApiError> {
         let resolved = self.resolve(&target.kind).await?;
-        let request = kube::core::Request::new(resolved.url_path(target.namespace.as_deref()));
-        let mut params = PatchParams {
-            field_manager: Some(field_manager.to_string()),
-            ..PatchParams::default()
-        };
-        let value = parse(body)?;
-        let patch = match patch_type {
-            PatchType::Merge => Patch::Merge(value),
-            PatchType::Json => Patch::Json(
-                serde_json::from_value(value)
-                    .map_err(|e| api_error(400, "BadRequest", &format!("not a JSON patch: {e}")))?,
+        // The body goes as the guest wrote it: the API server reads an
+        // apply body as YAML, and answers for a malformed patch itself.
+        let (content_type, manager, force) = match patch_type {
+            PatchType::Merge => ("application/merge-patch+json", field_manager, false),
+            PatchType::Json => ("application/json-patch+json", field_manager, false),
+            PatchType::Apply(options) => (
+                "application/apply-patch+yaml",
+                options.field_manager.as_deref().unwrap_or(field_manager),
+                options.force,
             ),
-            PatchType::Apply(options) => {
-                if let Some(manager) = &options.field_manager {
-                    params.field_manager = Some(manager.clone());
-                }
-                params.force = options.force;
-                Patch::Apply(value)
-            }
         };
-        let http = if status {
-            request.patch_subresource("status", &target.name, &params, &patch)
-        } else {
-            request.patch(&target.name, &params, &patch)
-        };
-        self.send(build(http)?).await
+        let mut url = format!(
+            "{}/{}{}?fieldManager={}",
+            resolved.url_path(target.namespace.as_deref()),
+            target.name,
+            if status { "/status" } else { "" },
+            query_value(manager),
+        );
+        if force {
+            url.push_str("&force=true");
+        }
+        let request = http::Request::patch(url)
+            .header(http::header::CONTENT_TYPE, content_type)
+            .body(body.as_bytes().to_vec())
+            .map_err(|e| api_error(400, "BadRequest", &e.to_string()))?;
+        self.send(request).await
     }
 
     async fn delete(

@@ -1,14 +1,15 @@
 //! [`MemoryCluster`]: the [`Cluster`] backend over the in-memory object store
-//! (`rekon-apiserver`), for `rekon reconcile`, benchmarks and tests.
+//! (`rekon-store`), for `rekon reconcile`, benchmarks and tests. Every call
+//! goes through `rekon_store::calls`, the adapter the SDK's test harness
+//! uses too, so both answer as the API server does.
 
-use rekon_store::{ListOptions, ResourceInfo, Status, Store, StoreConfig, WriteOptions};
-use rekon_store::{PatchType as StorePatch, Propagation as StorePropagation};
+use rekon_store::calls::{self, CallPatch, KindRef, TargetRef};
+use rekon_store::{Propagation as StorePropagation, Status, Store, StoreConfig};
 use serde_json::Value;
 
 use super::Cluster;
 use super::events::event_object;
 use crate::contract::{ApiError, EventType, Gvk, ObjectRef, PatchType, Propagation, api_error};
-use crate::shared::{api_version, split_api_version};
 
 /// A cluster held in memory, with Kubernetes semantics (resourceVersion,
 /// generation, finalizers, owner references, selectors): the same store the
@@ -41,39 +42,12 @@ impl MemoryCluster {
         &self.store
     }
 
-    /// Adds (or replaces) an object, creating its kind when the store does
-    /// not know it (a namespaced custom kind, plural `<kind>s`), so fixtures
-    /// need no CRD.
+    /// Adds (or replaces) an object, registering its kind when the store
+    /// does not serve it (plural `<kind>s`, namespaced if the object has a
+    /// namespace), so fixtures need no CRD. The namespace is created, and
+    /// a `status` given is kept.
     pub fn seed(&self, object: Value) -> Result<Value, ApiError> {
-        let api_version = object["apiVersion"].as_str().unwrap_or_default();
-        let kind = object["kind"].as_str().unwrap_or_default();
-        let (group, version) = split_api_version(api_version);
-        if !kind.is_empty()
-            && kind != "CustomResourceDefinition"
-            && self.store.resource_for_kind(group, version, kind).is_none()
-        {
-            let plural = format!("{}s", kind.to_lowercase());
-            let mut info = ResourceInfo::new(group, version, kind, &plural, true);
-            info.status_subresource = true;
-            self.store.register(info);
-        }
-        self.store.apply_object(object).map_err(from_status)
-    }
-
-    fn resource(&self, kind: &Gvk) -> Result<ResourceInfo, ApiError> {
-        self.store
-            .resource_for_kind(&kind.group, &kind.version, &kind.kind)
-            .ok_or_else(|| {
-                api_error(
-                    404,
-                    "NotFound",
-                    &format!(
-                        "the server could not find the requested resource ({} {})",
-                        api_version(kind),
-                        kind.kind
-                    ),
-                )
-            })
+        calls::seed(&self.store, object).map_err(from_status)
     }
 }
 
@@ -81,36 +55,26 @@ fn from_status(status: Status) -> ApiError {
     api_error(status.code, &status.reason, &status.message)
 }
 
-fn parse(text: &str) -> Result<Value, ApiError> {
-    serde_json::from_str(text).map_err(|e| {
-        api_error(
-            400,
-            "BadRequest",
-            &format!("the object is not valid JSON: {e}"),
-        )
-    })
+fn kind_ref(kind: &Gvk) -> KindRef<'_> {
+    KindRef {
+        group: &kind.group,
+        version: &kind.version,
+        kind: &kind.kind,
+    }
 }
 
-fn text(value: &Value) -> String {
-    value.to_string()
-}
-
-fn status_options(field_manager: &str, status: bool) -> WriteOptions {
-    WriteOptions {
-        field_manager: Some(field_manager.to_string()),
-        subresource: status.then(|| "status".to_string()),
-        ..WriteOptions::default()
+fn target_ref(target: &ObjectRef) -> TargetRef<'_> {
+    TargetRef {
+        kind: kind_ref(&target.kind),
+        namespace: target.namespace.as_deref(),
+        name: &target.name,
     }
 }
 
 #[async_trait::async_trait]
 impl Cluster for MemoryCluster {
     async fn get(&self, target: &ObjectRef) -> Result<String, ApiError> {
-        let res = self.resource(&target.kind)?;
-        self.store
-            .get(&res, target.namespace.as_deref(), &target.name)
-            .map(|v| text(&v))
-            .map_err(from_status)
+        calls::get(&self.store, target_ref(target)).map_err(from_status)
     }
 
     async fn list(
@@ -119,14 +83,7 @@ impl Cluster for MemoryCluster {
         namespace: Option<&str>,
         label_selector: Option<&str>,
     ) -> Result<Vec<String>, ApiError> {
-        let res = self.resource(kind)?;
-        let options = ListOptions {
-            namespace: namespace.map(str::to_string),
-            label_selector: label_selector.map(str::to_string),
-            ..ListOptions::default()
-        };
-        let list = self.store.list(&res, &options).map_err(from_status)?;
-        Ok(list.items.iter().map(text).collect())
+        calls::list(&self.store, kind_ref(kind), namespace, label_selector).map_err(from_status)
     }
 
     async fn create(
@@ -136,16 +93,14 @@ impl Cluster for MemoryCluster {
         object: &str,
         field_manager: &str,
     ) -> Result<String, ApiError> {
-        let res = self.resource(kind)?;
-        self.store
-            .create(
-                &res,
-                namespace,
-                parse(object)?,
-                &status_options(field_manager, false),
-            )
-            .map(|v| text(&v))
-            .map_err(from_status)
+        calls::create(
+            &self.store,
+            kind_ref(kind),
+            namespace,
+            object,
+            field_manager,
+        )
+        .map_err(from_status)
     }
 
     async fn replace(
@@ -155,17 +110,14 @@ impl Cluster for MemoryCluster {
         status: bool,
         field_manager: &str,
     ) -> Result<String, ApiError> {
-        let res = self.resource(&target.kind)?;
-        self.store
-            .replace(
-                &res,
-                target.namespace.as_deref(),
-                &target.name,
-                parse(object)?,
-                &status_options(field_manager, status),
-            )
-            .map(|v| text(&v))
-            .map_err(from_status)
+        calls::replace(
+            &self.store,
+            target_ref(target),
+            object,
+            status,
+            field_manager,
+        )
+        .map_err(from_status)
     }
 
     async fn patch(
@@ -176,29 +128,25 @@ impl Cluster for MemoryCluster {
         status: bool,
         field_manager: &str,
     ) -> Result<String, ApiError> {
-        let res = self.resource(&target.kind)?;
-        let mut options = status_options(field_manager, status);
-        let patch = match patch_type {
-            PatchType::Merge => StorePatch::Merge,
-            PatchType::Json => StorePatch::Json,
-            PatchType::Apply(apply) => {
-                if let Some(manager) = &apply.field_manager {
-                    options.field_manager = Some(manager.clone());
-                }
-                StorePatch::Apply { force: apply.force }
-            }
+        let (patch, manager) = match patch_type {
+            PatchType::Merge => (CallPatch::Merge, field_manager),
+            PatchType::Json => (CallPatch::Json, field_manager),
+            PatchType::Apply(options) => (
+                CallPatch::Apply {
+                    force: options.force,
+                },
+                options.field_manager.as_deref().unwrap_or(field_manager),
+            ),
         };
-        self.store
-            .patch(
-                &res,
-                target.namespace.as_deref(),
-                &target.name,
-                &patch,
-                body.as_bytes(),
-                &options,
-            )
-            .map(|v| text(&v))
-            .map_err(from_status)
+        calls::patch(
+            &self.store,
+            target_ref(target),
+            &patch,
+            body,
+            status,
+            manager,
+        )
+        .map_err(from_status)
     }
 
     async fn delete(
@@ -206,16 +154,12 @@ impl Cluster for MemoryCluster {
         target: &ObjectRef,
         propagation: Option<Propagation>,
     ) -> Result<(), ApiError> {
-        let res = self.resource(&target.kind)?;
         let propagation = propagation.map(|p| match p {
             Propagation::Background => StorePropagation::Background,
             Propagation::Foreground => StorePropagation::Foreground,
             Propagation::Orphan => StorePropagation::Orphan,
         });
-        self.store
-            .delete(&res, target.namespace.as_deref(), &target.name, propagation)
-            .map(|_| ())
-            .map_err(from_status)
+        calls::delete(&self.store, target_ref(target), propagation).map_err(from_status)
     }
 
     async fn record_event(
@@ -226,14 +170,10 @@ impl Cluster for MemoryCluster {
         message: &str,
         component: &str,
     ) -> Result<(), ApiError> {
-        let uid = self
-            .resource(&regarding.kind)
-            .and_then(|res| {
-                self.store
-                    .get(&res, regarding.namespace.as_deref(), &regarding.name)
-                    .map_err(from_status)
-            })
+        calls::check_event_reason(reason).map_err(from_status)?;
+        let uid = calls::get(&self.store, target_ref(regarding))
             .ok()
+            .and_then(|o| serde_json::from_str::<Value>(&o).ok())
             .and_then(|o| o["metadata"]["uid"].as_str().map(str::to_string));
         let event = event_object(
             regarding,

@@ -3,3 +3,4 @@
 pub(crate) mod crd;
 pub(crate) mod event;
 pub(crate) mod namespace;
+pub(crate) mod review;
