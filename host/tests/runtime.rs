@@ -290,6 +290,56 @@ mod app {
         assert!(ready["status"].is_string());
     }
 
+    /// `rekon reconcile` runs the paths a live reconcile can: an object
+    /// being deleted, with the module's finalizer, is reconciled as
+    /// `finalizing`; timestamps given in the object are kept.
+    #[test]
+    fn rekon_reconcile_runs_a_finalizing_reconcile_and_keeps_given_timestamps() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app_object();
+        app["metadata"]["creationTimestamp"] = json!("2020-01-01T00:00:00Z");
+        app["metadata"]["deletionTimestamp"] = json!("2026-11-23T00:00:00Z");
+        app["metadata"]["finalizers"] = json!([::app::FINALIZER]);
+        let object = write(dir.path(), "app.yaml", serde_yaml::to_string(&app).unwrap());
+        let output = rekon(
+            &["reconcile", rekon_test_artifacts::APP, "--object", &object],
+            dir.path(),
+        );
+        assert!(
+            output.status.success(),
+            "{}\n{}",
+            stdout(&output),
+            stderr(&output)
+        );
+        let lines: Vec<Value> = stdout(&output)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("every line is JSON"))
+            .collect();
+        // The cleanup ran: owned objects deleted, no apply of them.
+        let deleted: Vec<&str> = lines
+            .iter()
+            .filter(|l| l["call"] == "delete")
+            .filter_map(|l| l["args"]["kind"].as_str())
+            .collect();
+        assert_eq!(deleted, ["Deployment", "Service"], "{lines:#?}");
+        assert!(
+            !lines
+                .iter()
+                .any(|l| l["args"]["patchType"]["apply"].is_object())
+        );
+        // Then the finalizer went, from the object as given.
+        let removal = lines
+            .iter()
+            .find(|l| l["call"] == "patch" && l["args"]["patchType"] == "json")
+            .expect("the finalizer's removal");
+        let removed = &removal["result"]["ok"];
+        assert_eq!(
+            removed["metadata"]["creationTimestamp"],
+            "2020-01-01T00:00:00Z"
+        );
+        assert!(removed["metadata"]["finalizers"].is_null(), "{removed}");
+    }
+
     #[tokio::test]
     async fn reconcile_in_process_writes_owned_objects_to_the_store() {
         let engine = Engine::new(EngineConfig::default()).unwrap();

@@ -222,7 +222,9 @@ pub fn check_event_reason(reason: &str) -> Result<(), Status> {
 /// Adds (or replaces) a fixture object, registering its kind when the
 /// store does not serve it (namespaced if the object has a namespace), so
 /// fixtures need no CustomResourceDefinition. Namespaces it names are
-/// created; a `status` given is kept (written through the subresource).
+/// created; a `status` given is kept (written through the subresource), so
+/// are a `creationTimestamp` and, on an object with finalizers, a
+/// `deletionTimestamp` (see [`Store::seed_object`]).
 pub fn seed(store: &Store, object: Value) -> Result<Value, Status> {
     let api_version = object["apiVersion"]
         .as_str()
@@ -253,7 +255,7 @@ pub fn seed(store: &Store, object: Value) -> Result<Value, Status> {
     if res.namespaced {
         ensure_namespace(store, namespace.as_deref().unwrap_or("default"))?;
     }
-    let stored = store.apply_object(object.clone())?;
+    let stored = store.seed_object(object.clone())?;
     match object.get("status").filter(|s| !s.is_null()) {
         Some(status) if res.status_subresource => {
             let mut with_status = stored;

@@ -239,6 +239,27 @@ pub(crate) fn is_micro_time(t: &str) -> bool {
 /// Byte fields (ConfigMap `binaryData`, Secret `data`) are `[]byte` in the
 /// real server: base64 with line breaks (as kustomize writes it) is decoded
 /// and served back canonical, without them.
+/// Drops the metadata lists and maps that are empty, as the real server's
+/// `omitempty` encoding does: a patch that removes the last finalizer
+/// leaves no `finalizers: []` behind.
+pub(crate) fn omit_empty_metadata(obj: &mut Value) {
+    if let Some(Value::Object(md)) = obj.get_mut("metadata") {
+        md.retain(|key, value| {
+            let listed = matches!(
+                key.as_str(),
+                "labels" | "annotations" | "finalizers" | "ownerReferences" | "managedFields"
+            );
+            let empty = match value {
+                Value::Null => true,
+                Value::Array(a) => a.is_empty(),
+                Value::Object(o) => o.is_empty(),
+                _ => false,
+            };
+            !(listed && empty)
+        });
+    }
+}
+
 pub(crate) fn canonical_bytes(res: &ResourceInfo, obj: &mut Value) {
     let field = match (res.group.as_str(), res.kind.as_str()) {
         ("", "ConfigMap") => "binaryData",

@@ -31,6 +31,7 @@ impl Inner {
             (obj, old)
         };
         canonical_bytes(res, &mut obj);
+        omit_empty_metadata(&mut obj);
         self.rv += 1;
         let rv = self.rv;
         meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));

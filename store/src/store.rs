@@ -373,4 +373,45 @@ impl Store {
         };
         Ok(present(&res, &out))
     }
+
+    /// Adds or replaces `object` as a fixture: as [`Store::apply_object`],
+    /// but the fields the server owns that a test may need as given are
+    /// kept: `metadata.creationTimestamp` (for age-based logic) and
+    /// `metadata.deletionTimestamp` when the object still has finalizers
+    /// (an object being deleted).
+    pub fn seed_object(&self, object: Value) -> Result<Value, Status> {
+        let created = object.pointer("/metadata/creationTimestamp").cloned();
+        let deleting = object
+            .pointer("/metadata/deletionTimestamp")
+            .cloned()
+            .filter(|_| !finalizers(&object).is_empty());
+        let stored = self.apply_object(object)?;
+        if created.is_none() && deleting.is_none() {
+            return Ok(stored);
+        }
+        let api_version = stored["apiVersion"].as_str().unwrap_or_default();
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let kind = stored["kind"].as_str().unwrap_or_default();
+        let res = self
+            .resource_for_kind(group, version, kind)
+            .ok_or_else(Status::resource_not_found)?;
+        let ns = meta(&stored, "namespace").unwrap_or_default();
+        let name = meta(&stored, "name").unwrap_or_default();
+        let mut g = self.lock();
+        let old = g
+            .find(&res, &ns, &name)
+            .cloned()
+            .ok_or_else(|| Status::not_found(&res, &name))?;
+        let mut updated = old.clone();
+        let md = meta_mut(&mut updated);
+        if let Some(created) = created {
+            md.insert("creationTimestamp".into(), created);
+        }
+        if let Some(deleting) = deleting {
+            md.insert("deletionTimestamp".into(), deleting);
+            md.insert("deletionGracePeriodSeconds".into(), json!(0));
+        }
+        let out = g.commit(&res, EventType::Modified, updated, Some(old));
+        Ok(present(&res, &out))
+    }
 }

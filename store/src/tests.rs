@@ -684,3 +684,27 @@ fn events_are_one_set_of_objects_through_both_apis() {
         .unwrap();
     assert_eq!(by_field.items.len(), 2);
 }
+
+#[test]
+fn emptied_metadata_lists_are_omitted_as_the_real_server_encodes_them() {
+    let s = store();
+    let r = cm_res(&s);
+    let mut o = cm("e");
+    o["metadata"]["finalizers"] = json!(["x/y"]);
+    o["metadata"]["labels"] = json!({"a": "b"});
+    s.create(&r, Some("default"), o, &opts("t")).unwrap();
+    let out = s
+        .patch(
+            &r,
+            Some("default"),
+            "e",
+            &PatchType::Json,
+            br#"[{"op":"remove","path":"/metadata/finalizers/0"},{"op":"remove","path":"/metadata/labels/a"}]"#,
+            &opts("t"),
+        )
+        .unwrap();
+    assert!(out["metadata"].get("finalizers").is_none(), "{out}");
+    assert!(out["metadata"].get("labels").is_none(), "{out}");
+    let stored = s.get(&r, Some("default"), "e").unwrap();
+    assert!(stored["metadata"].get("finalizers").is_none(), "{stored}");
+}

@@ -317,6 +317,7 @@ impl Inner {
                 track_update(res, Some(&existing), &mut new, &manager, subresource);
             }
         }
+        omit_empty_metadata(&mut new);
         if comparable(&new) == comparable(&existing) {
             return Ok(existing);
         }

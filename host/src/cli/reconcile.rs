@@ -21,14 +21,28 @@ pub(super) struct Args {
     /// Objects that exist in the cluster beforehand (YAML, several documents allowed). Repeatable.
     #[arg(long = "cluster")]
     fixtures: Vec<PathBuf>,
-    /// Report the object as gone (reason `deleted`, no object) instead.
+    /// Report the object as gone (reason `deleted`, no object) instead. (An
+    /// object with a `deletionTimestamp` and the module's finalizer is
+    /// reconciled as `finalizing`; `creationTimestamp` is kept as given.)
     #[arg(long)]
     deleted: bool,
 }
 
 pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let module = load(&engine(cli)?, &args.module).await?;
-    let (cluster, request) = offline_request(&args.object, &args.fixtures, args.deleted)?;
+    let (cluster, mut request) = offline_request(&args.object, &args.fixtures, args.deleted)?;
+    // As a live host: an object being deleted that still carries the
+    // module's finalizer is reconciled as `finalizing`.
+    if let (Some(object), Some(finalizer)) = (&request.object, &module.manifest().finalizer) {
+        let object: Value = serde_json::from_str(object)?;
+        let deleting = !object["metadata"]["deletionTimestamp"].is_null();
+        let holds = object["metadata"]["finalizers"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|f| f == finalizer.as_str()));
+        if deleting && holds {
+            request.reason = Reason::Finalizing;
+        }
+    }
     let outcome = module
         .reconcile(
             Arc::new(cluster),
