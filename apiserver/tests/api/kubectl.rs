@@ -26,14 +26,14 @@ async fn kubectl(t: &TestServer, args: &[&str]) -> (bool, String, String) {
     )
 }
 
-async fn ok(t: &TestServer, args: &[&str]) -> String {
+pub(crate) async fn ok(t: &TestServer, args: &[&str]) -> String {
     let (success, out, err) = kubectl(t, args).await;
     assert!(success, "kubectl {args:?} failed: {err}\n{out}");
     assert!(!err.contains("warning"), "kubectl {args:?} warned: {err}");
     out
 }
 
-fn write(dir: &Path, name: &str, body: &str) -> String {
+pub(crate) fn write(dir: &Path, name: &str, body: &str) -> String {
     let p = dir.join(name);
     std::fs::write(&p, body).expect("write manifest");
     p.display().to_string()

@@ -9,3 +9,4 @@ mod discovery;
 mod faults;
 mod kube_client;
 mod kubectl;
+mod tables;
