@@ -449,7 +449,80 @@ async fn imperative_creates_in_protobuf() {
     assert_eq!(get("ConfigMap", "settings")["data"]["color"], "blue");
     assert_eq!(get("Secret", "token")["data"]["key"], "czNjcmV0");
     assert_eq!(get("Secret", "token")["type"], "Opaque");
-    // Kinds the server cannot decode from protobuf are refused, clearly.
-    let (success, _, err) = kubectl(&t, &["create", "deployment", "web", "--image=nginx"]).await;
-    assert!(!success && err.contains("unknown format"), "{err}");
+    // Every built-in kind decodes: the imperative commands of workloads,
+    // services, quotas and RBAC.
+    let commands: &[&[&str]] = &[
+        &[
+            "create",
+            "deployment",
+            "web",
+            "--image=nginx:1.27",
+            "--replicas=0",
+        ],
+        &["create", "job", "migrate", "--image=busybox"],
+        &[
+            "create",
+            "cronjob",
+            "nightly",
+            "--image=busybox",
+            "--schedule=0 3 * * *",
+        ],
+        &["create", "service", "clusterip", "web", "--tcp=80:8080"],
+        &["create", "quota", "compute", "--hard=pods=10,cpu=2"],
+        &["create", "role", "reader", "--verb=get", "--resource=pods"],
+        &[
+            "create",
+            "rolebinding",
+            "readers",
+            "--role=reader",
+            "--user=alice",
+        ],
+        &[
+            "create",
+            "ingress",
+            "web",
+            "--rule=shop.example.com/=web:80",
+        ],
+    ];
+    for command in commands {
+        let mut args = command.to_vec();
+        args.extend(["-n", "shop"]);
+        ok(&t, &args).await;
+    }
+    let get = |group: &str, kind: &str, name: &str| {
+        let res = store.resource_for_kind(group, "v1", kind).unwrap();
+        store.get(&res, Some("shop"), name).unwrap()
+    };
+    let web = get("apps", "Deployment", "web");
+    assert_eq!(
+        web["spec"]["replicas"], 0,
+        "a zero that means something stays: {web}"
+    );
+    assert_eq!(
+        web["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.27"
+    );
+    let nightly = get("batch", "CronJob", "nightly");
+    assert_eq!(nightly["spec"]["schedule"], "0 3 * * *");
+    assert_eq!(
+        get("", "Service", "web")["spec"]["ports"][0]["targetPort"],
+        8080
+    );
+    assert_eq!(
+        get("", "ResourceQuota", "compute")["spec"]["hard"]["pods"],
+        "10"
+    );
+    assert_eq!(
+        get("rbac.authorization.k8s.io", "Role", "reader")["rules"][0]["apiGroups"][0],
+        ""
+    );
+    let ingress = get("networking.k8s.io", "Ingress", "web");
+    assert_eq!(
+        ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"],
+        "web"
+    );
+    assert_eq!(
+        get("batch", "Job", "migrate")["spec"]["template"]["spec"]["containers"][0]["image"],
+        "busybox"
+    );
 }
