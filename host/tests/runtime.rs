@@ -600,6 +600,123 @@ mod dev {
         sigterm_and_wait(&mut child);
     }
 
+    /// `rekon dev --api-resources` serves kinds without a CRD: an
+    /// aggregated API (metrics.k8s.io, which `kubectl top` reads) and a
+    /// kind of a version Kubernetes no longer serves (batch/v1beta1).
+    #[test]
+    fn dev_serves_further_resources_from_discovery_documents() {
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        let resources = write(
+            dir.path(),
+            "resources.yaml",
+            r#"kind: APIResourceList
+apiVersion: v1
+groupVersion: metrics.k8s.io/v1beta1
+resources:
+- {name: nodes, singularName: "", namespaced: false, kind: NodeMetrics, verbs: [get, list]}
+- {name: pods, singularName: "", namespaced: true, kind: PodMetrics, verbs: [get, list]}
+---
+kind: APIResourceList
+apiVersion: v1
+groupVersion: batch/v1beta1
+resources:
+- {name: cronjobs, singularName: cronjob, namespaced: true, kind: CronJob, shortNames: [cj]}
+"#,
+        );
+        let metrics = write(
+            dir.path(),
+            "metrics.yaml",
+            r#"apiVersion: metrics.k8s.io/v1beta1
+kind: PodMetrics
+metadata: {name: web-0, namespace: default}
+timestamp: "2026-11-23T00:00:00Z"
+window: 30s
+containers: [{name: web, usage: {cpu: 250m, memory: 64Mi}}]
+"#,
+        );
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .args([
+                "dev",
+                "--api-only",
+                "--api-resources",
+                &resources,
+                "-f",
+                &metrics,
+            ])
+            .arg("--write-kubeconfig")
+            .arg(&kubeconfig)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !kubeconfig.exists() {
+            assert!(Instant::now() < deadline, "no kubeconfig written");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let cache = dir.path().join("kubectl-cache");
+        let kubectl = |args: &[&str]| {
+            let mut all = vec!["--cache-dir", cache.to_str().unwrap()];
+            all.extend_from_slice(args);
+            let out = kubectl(&kubeconfig, &all);
+            assert!(out.status.success(), "kubectl {args:?}: {}", stderr(&out));
+            stdout(&out)
+        };
+        // kubectl top finds the metrics API through discovery and reads it.
+        let top = kubectl(&["top", "pod", "-n", "default"]);
+        let row: Vec<&str> = top
+            .lines()
+            .nth(1)
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect();
+        assert_eq!(row, ["web-0", "250m", "64Mi"], "{top}");
+        let cronjob = write(
+            dir.path(),
+            "cronjob.yaml",
+            r#"apiVersion: batch/v1beta1
+kind: CronJob
+metadata: {name: nightly, namespace: default}
+spec:
+  schedule: "0 3 * * *"
+  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
+"#,
+        );
+        kubectl(&["create", "-f", &cronjob]);
+        let got = kubectl(&[
+            "get",
+            "cronjobs.v1beta1.batch",
+            "nightly",
+            "-o",
+            "jsonpath={.apiVersion} {.spec.schedule}",
+        ]);
+        assert_eq!(got, "batch/v1beta1 0 3 * * *");
+        // batch/v1 stays the preferred version.
+        let batch: Value =
+            serde_json::from_str(&kubectl(&["get", "--raw", "/apis/batch"])).unwrap();
+        assert_eq!(batch["preferredVersion"]["version"], "v1", "{batch}");
+        let versions = kubectl(&["api-versions"]);
+        assert!(versions.lines().any(|l| l == "batch/v1beta1"), "{versions}");
+        assert!(
+            versions.lines().any(|l| l == "metrics.k8s.io/v1beta1"),
+            "{versions}"
+        );
+        // The metrics API is read-only, as its document says.
+        let out = dev_kubectl(&kubeconfig, &cache, &["delete", "podmetrics", "web-0"]);
+        assert!(
+            !out.status.success() && stderr(&out).contains("MethodNotAllowed"),
+            "{}",
+            stderr(&out)
+        );
+        sigterm_and_wait(&mut child);
+    }
+
+    fn dev_kubectl(kubeconfig: &Path, cache: &Path, args: &[&str]) -> Output {
+        let mut all = vec!["--cache-dir", cache.to_str().unwrap()];
+        all.extend_from_slice(args);
+        kubectl(kubeconfig, &all)
+    }
+
     /// Drives one resource through kubectl; `Err` says what went wrong.
     fn drive(
         kubectl: &dyn Fn(&[&str]) -> Output,

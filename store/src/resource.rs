@@ -226,7 +226,10 @@ impl ResourceInfo {
                 .unwrap_or(&info.singular)
                 .to_string();
             info.short_names = strings(&entry["shortNames"]);
-            info.verbs = strings(&entry["verbs"]);
+            if entry.get("verbs").is_some() {
+                // (Without verbs, a hand-written entry serves every verb.)
+                info.verbs = strings(&entry["verbs"]);
+            }
             info.categories = strings(&entry["categories"]);
             info.storage_version_hash = entry["storageVersionHash"].as_str().map(str::to_string);
             out.push(info);

@@ -142,6 +142,35 @@ impl Store {
         g.resources.push(info);
     }
 
+    /// Serves the resources of one group-version given as its discovery
+    /// document (an `APIResourceList`, as `kubectl get --raw
+    /// /apis/GROUP/VERSION` prints it): an aggregated API, a kind of
+    /// another version, without a CRD. Objects are stored generically,
+    /// with the verbs, scope, short names and subresources the document
+    /// gives. Returns what is now served.
+    pub fn serve_api_resources(&self, document: &Value) -> Result<Vec<ResourceInfo>, String> {
+        if document["kind"] != "APIResourceList" {
+            return Err(format!(
+                "expected an APIResourceList, got kind {}",
+                document["kind"]
+            ));
+        }
+        let resources = ResourceInfo::from_discovery(document)?;
+        if resources.is_empty() {
+            return Err("the APIResourceList lists no resources".into());
+        }
+        for res in &resources {
+            if res.group.is_empty() && res.version != "v1" {
+                return Err(format!(
+                    "the core group serves v1 only, not {} of {}",
+                    res.version, res.kind
+                ));
+            }
+            self.register(res.clone());
+        }
+        Ok(resources)
+    }
+
     /// The store's current resourceVersion.
     pub fn resource_version(&self) -> String {
         self.lock().rv.to_string()

@@ -708,3 +708,26 @@ fn emptied_metadata_lists_are_omitted_as_the_real_server_encodes_them() {
     let stored = s.get(&r, Some("default"), "e").unwrap();
     assert!(stored["metadata"].get("finalizers").is_none(), "{stored}");
 }
+
+#[test]
+fn further_resources_are_served_from_a_discovery_document() {
+    let s = store();
+    let doc = json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "example.com/v1",
+        "resources": [{"name": "gadgets", "kind": "Gadget", "namespaced": true},
+                      {"name": "gadgets/status", "kind": "Gadget", "namespaced": true, "verbs": ["get", "patch"]}]});
+    let served = s.serve_api_resources(&doc).unwrap();
+    assert_eq!(served.len(), 1);
+    let res = s.resource_for_kind("example.com", "v1", "Gadget").unwrap();
+    // Without verbs, a hand-written entry serves them all; status is a subresource.
+    assert!(res.serves("create") && res.serves("watch") && res.status_subresource);
+    let gadget = json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}});
+    s.create(&res, Some("default"), gadget, &opts("t")).unwrap();
+    // Not a discovery document, or a core kind of another version: refused, clearly.
+    let err = s.serve_api_resources(&json!({"kind": "ConfigMap"})).unwrap_err();
+    assert!(err.contains("expected an APIResourceList"), "{err}");
+    let core = json!({"kind": "APIResourceList", "groupVersion": "v2",
+        "resources": [{"name": "things", "kind": "Thing"}]});
+    let err = s.serve_api_resources(&core).unwrap_err();
+    assert!(err.contains("core group serves v1 only"), "{err}");
+    assert!(s.resource_for_kind("", "v2", "Thing").is_none());
+}

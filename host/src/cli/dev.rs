@@ -28,6 +28,11 @@ pub(super) struct Args {
     /// Write a kubeconfig for kubectl and kube-rs clients to this file.
     #[arg(long)]
     write_kubeconfig: Option<PathBuf>,
+    /// Further resources to serve without a CRD (an aggregated API, a kind
+    /// of another version): `APIResourceList` documents, YAML or JSON, as
+    /// `kubectl get --raw /apis/GROUP/VERSION` prints them. Repeatable.
+    #[arg(long = "api-resources")]
+    api_resources: Vec<PathBuf>,
     /// Manifests (CRDs and objects, YAML) to apply at start. Repeatable.
     #[arg(long = "filename", short = 'f')]
     manifests: Vec<PathBuf>,
@@ -43,6 +48,17 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         .await
         .context("cannot start the API server")?;
     let store = server.store();
+    for path in &args.api_resources {
+        for document in read_documents(path)? {
+            let served = store
+                .serve_api_resources(&document)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("cannot serve the resources of {}", path.display()))?;
+            for res in served {
+                tracing::info!(resource = %res.plural, group_version = %res.api_version(), "serving");
+            }
+        }
+    }
     for path in &args.manifests {
         for document in read_documents(path)? {
             store
