@@ -720,10 +720,13 @@ fn further_resources_are_served_from_a_discovery_document() {
     let res = s.resource_for_kind("example.com", "v1", "Gadget").unwrap();
     // Without verbs, a hand-written entry serves them all; status is a subresource.
     assert!(res.serves("create") && res.serves("watch") && res.status_subresource);
-    let gadget = json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}});
+    let gadget =
+        json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}});
     s.create(&res, Some("default"), gadget, &opts("t")).unwrap();
     // Not a discovery document, or a core kind of another version: refused, clearly.
-    let err = s.serve_api_resources(&json!({"kind": "ConfigMap"})).unwrap_err();
+    let err = s
+        .serve_api_resources(&json!({"kind": "ConfigMap"}))
+        .unwrap_err();
     assert!(err.contains("expected an APIResourceList"), "{err}");
     let core = json!({"kind": "APIResourceList", "groupVersion": "v2",
         "resources": [{"name": "things", "kind": "Thing"}]});

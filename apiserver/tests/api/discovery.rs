@@ -12,7 +12,8 @@ async fn every_builtin_group_version_answers_its_recorded_document() {
     let mut checked = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
-        let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let recorded: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let group_version = recorded["groupVersion"].as_str().unwrap();
         let url = if group_version.contains('/') {
             format!("/apis/{group_version}")

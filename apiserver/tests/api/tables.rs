@@ -114,7 +114,16 @@ async fn common_kinds_print_their_real_columns() {
     let (header, web) = row(&out, "web");
     assert_eq!(
         header,
-        ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE", "CONTAINERS", "IMAGES", "SELECTOR"]
+        [
+            "NAME",
+            "READY",
+            "UP-TO-DATE",
+            "AVAILABLE",
+            "AGE",
+            "CONTAINERS",
+            "IMAGES",
+            "SELECTOR"
+        ]
     );
     assert_eq!(
         [web[1], web[2], web[3], web[5], web[6], web[7]],
@@ -135,15 +144,33 @@ async fn common_kinds_print_their_real_columns() {
     let (header, cron) = row(&out, "backup");
     assert_eq!(
         header,
-        ["NAME", "SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST SCHEDULE", "AGE"]
+        [
+            "NAME",
+            "SCHEDULE",
+            "TIMEZONE",
+            "SUSPEND",
+            "ACTIVE",
+            "LAST SCHEDULE",
+            "AGE"
+        ]
     );
-    assert_eq!(cron[1..6], ["*/5 * * * *", "<none>", "False", "0", "<none>"]);
+    assert_eq!(
+        cron[1..6],
+        ["*/5 * * * *", "<none>", "False", "0", "<none>"]
+    );
 
     let out = get(&["service"]).await;
     let (header, svc) = row(&out, "web");
     assert_eq!(
         header,
-        ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"]
+        [
+            "NAME",
+            "TYPE",
+            "CLUSTER-IP",
+            "EXTERNAL-IP",
+            "PORT(S)",
+            "AGE"
+        ]
     );
     assert_eq!(svc[1..5], ["ClusterIP", "10.96.0.20", "<none>", "80/TCP"]);
 
