@@ -555,6 +555,94 @@ mod dev {
         sigterm_and_wait(&mut child);
     }
 
+    /// A module owning built-in kinds beyond Deployments (Namespace,
+    /// ResourceQuota, RoleBinding, StatefulSet, Job) reconciles in
+    /// `rekon dev`: it provisions, follows its owned objects' status, and
+    /// its Tenant's deletion takes everything with it.
+    #[test]
+    fn dev_runs_a_tenant_operator_owning_quota_statefulset_and_job() {
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        let manifests = concat!(env!("CARGO_MANIFEST_DIR"), "/../guests/tenant/manifests");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .args(["dev", rekon_test_artifacts::TENANT])
+            .args(["-f", &format!("{manifests}/crd.yaml")])
+            .args(["-f", &format!("{manifests}/example.yaml")])
+            .arg("--write-kubeconfig")
+            .arg(&kubeconfig)
+            .env("REKON_CACHE_DIR", dir.path().join("cache"))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let cache = dir.path().join("kubectl-cache");
+        let run = |args: &[&str]| dev_kubectl(&kubeconfig, &cache, args);
+        let until = |what: &str, done: &dyn Fn() -> bool| {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while !(kubeconfig.exists() && done()) {
+                assert!(Instant::now() < deadline, "timed out waiting for {what}");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        };
+        let jsonpath = |args: &[&str], path: &str| {
+            let mut all = args.to_vec();
+            let path = format!("jsonpath={path}");
+            all.extend(["-o", &path]);
+            stdout(&run(&all))
+        };
+        until("the tenant's objects", &|| {
+            let names = stdout(&run(&[
+                "get",
+                "resourcequota,rolebinding,statefulset,job",
+                "-n",
+                "tenant-acme",
+                "-o",
+                "name",
+            ]));
+            names.contains("resourcequota/tenant-quota")
+                && names.contains("rolebinding.rbac.authorization.k8s.io/tenant-admins")
+                && names.contains("statefulset.apps/db")
+                && names.contains("job.batch/db-init")
+        });
+        let reason = || jsonpath(&["get", "tenant", "acme"], "{.status.conditions[0].reason}");
+        until("the Provisioning status", &|| reason() == "Provisioning");
+        // The workload controllers report: the module hears of its owned
+        // objects' changes and reports the tenant ready.
+        for (kind, status) in [
+            (
+                "statefulset/db",
+                r#"{"status":{"replicas":1,"readyReplicas":1}}"#,
+            ),
+            ("job/db-init", r#"{"status":{"succeeded":1}}"#),
+        ] {
+            let out = run(&[
+                "patch",
+                kind,
+                "-n",
+                "tenant-acme",
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                status,
+            ]);
+            assert!(out.status.success(), "{}", stderr(&out));
+        }
+        until("the Provisioned status", &|| reason() == "Provisioned");
+        assert_eq!(
+            jsonpath(
+                &["get", "tenant", "acme"],
+                "{.status.databaseReady} {.status.initialized}"
+            ),
+            "1 true"
+        );
+        // Deleting the Tenant collects the namespace and its contents.
+        let out = run(&["delete", "tenant", "acme", "--wait=false"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        until("the namespace's removal", &|| {
+            stderr(&run(&["get", "namespace", "tenant-acme"])).contains("NotFound")
+        });
+        sigterm_and_wait(&mut child);
+    }
+
     /// Every built-in resource of Kubernetes 1.36, driven through kubectl
     /// against `rekon dev --api-only` as its discovery document allows:
     /// created from a minimal manifest, read, listed by label, patched and

@@ -19,7 +19,8 @@
 //! (commit, resourceVersions, validation), `write` and `apply` (the writes),
 //! `delete` and `gc` (deletion, garbage collection), `watch` (history and
 //! watches), `managed` (managedFields), and `kinds/` for the kinds with
-//! rules of their own (Namespace, CustomResourceDefinition, Event).
+//! rules of their own (Namespace, CustomResourceDefinition, Event, Lease,
+//! the reviews that are answered, not stored).
 #![deny(missing_docs)]
 // `Status` is a plain mirror of metav1.Status that other crates build
 // against; it is the error of every store call and is not boxed on purpose.

@@ -227,18 +227,7 @@ pub(crate) fn is_builtin(res: &ResourceInfo) -> bool {
         .any(|b| b.group == res.group && b.plural == res.plural)
 }
 
-/// Exactly six fractional digits, as `metav1.MicroTime` requires.
-pub(crate) fn is_micro_time(t: &str) -> bool {
-    let Some((_, frac)) = t.split_once('.') else {
-        return false;
-    };
-    let digits: String = frac.chars().take_while(char::is_ascii_digit).collect();
-    digits.len() == 6 && chrono::DateTime::parse_from_rfc3339(t).is_ok()
-}
 
-/// Byte fields (ConfigMap `binaryData`, Secret `data`) are `[]byte` in the
-/// real server: base64 with line breaks (as kustomize writes it) is decoded
-/// and served back canonical, without them.
 /// Drops the metadata lists and maps that are empty, as the real server's
 /// `omitempty` encoding does: a patch that removes the last finalizer
 /// leaves no `finalizers: []` behind.
@@ -260,6 +249,9 @@ pub(crate) fn omit_empty_metadata(obj: &mut Value) {
     }
 }
 
+/// Byte fields (ConfigMap `binaryData`, Secret `data`) are `[]byte` in the
+/// real server: base64 with line breaks (as kustomize writes it) is decoded
+/// and served back canonical, without them.
 pub(crate) fn canonical_bytes(res: &ResourceInfo, obj: &mut Value) {
     let field = match (res.group.as_str(), res.kind.as_str()) {
         ("", "ConfigMap") => "binaryData",

@@ -1,5 +1,6 @@
 //! The write path's core: finding objects, committing them with a new resourceVersion, and validation.
 
+use crate::kinds::lease;
 use crate::prelude::*;
 
 impl Inner {
@@ -145,15 +146,7 @@ impl Inner {
             }
         }
         if res.group == "coordination.k8s.io" && res.kind == "Lease" {
-            for f in ["acquireTime", "renewTime"] {
-                if let Some(t) = obj.pointer(&format!("/spec/{f}")).and_then(Value::as_str)
-                    && !is_micro_time(t)
-                {
-                    return Err(Status::bad_request(format!(
-                        "Lease in version \"v1\" cannot be handled as a Lease: parsing time \"{t}\" as \"2006-01-02T15:04:05.000000Z07:00\": cannot parse \"{t}\" as \"2006-01-02T15:04:05.000000Z07:00\""
-                    )));
-                }
-            }
+            lease::validate(obj)?;
         }
         Ok(())
     }

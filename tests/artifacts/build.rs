@@ -20,10 +20,11 @@ use std::process::Command;
 const TARGET: &str = "wasm32-wasip2";
 
 /// (env var suffix, package, file stem of the .wasm).
-const GUESTS: [(&str, &str, &str); 3] = [
+const GUESTS: [(&str, &str, &str); 4] = [
     ("APP", "app", "app"),
     ("CONFIGMAP_SYNC", "configmap-sync", "configmap_sync"),
     ("MISBEHAVE", "misbehave", "misbehave"),
+    ("TENANT", "tenant", "tenant"),
 ];
 
 /// Guests in other languages, built by `make guests-other`: (env var
@@ -73,6 +74,8 @@ fn main() {
         "guests/configmap-sync/Cargo.toml",
         "guests/misbehave/src",
         "guests/misbehave/Cargo.toml",
+        "guests/tenant/src",
+        "guests/tenant/Cargo.toml",
         "sdk/src",
         "sdk/Cargo.toml",
         "sdk/macros/src",

@@ -2,5 +2,6 @@
 
 pub(crate) mod crd;
 pub(crate) mod event;
+pub(crate) mod lease;
 pub(crate) mod namespace;
 pub(crate) mod review;

@@ -24,6 +24,10 @@ pub const CONFIGMAP_SYNC: &str = env!("REKON_GUEST_CONFIGMAP_SYNC");
 /// Absolute path of `misbehave.wasm` (traps, panics, loops, ... on command).
 pub const MISBEHAVE: &str = env!("REKON_GUEST_MISBEHAVE");
 
+/// Absolute path of `tenant.wasm` (a cluster-scoped Tenant: Namespace,
+/// ResourceQuota, RoleBinding, StatefulSet and Job).
+pub const TENANT: &str = env!("REKON_GUEST_TENANT");
+
 /// Absolute path of `configmap_sync_js.wasm`: `configmap-sync` in
 /// JavaScript (componentize-js). Built by `make guests-other`.
 pub const CONFIGMAP_SYNC_JS: &str = env!("REKON_GUEST_CONFIGMAP_SYNC_JS");
