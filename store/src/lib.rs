@@ -48,6 +48,7 @@ mod write;
 mod tests;
 
 pub use kinds::review::answer as answer_review;
+pub use meta::is_builtin;
 pub use resource::{ResourceInfo, Subresource, builtin_resources};
 pub use selector::{FieldSelector, LabelSelector};
 pub use status::Status;

@@ -221,12 +221,13 @@ pub(crate) fn extra_fields(res: &ResourceInfo) -> Vec<&'static str> {
     }
 }
 
-pub(crate) fn is_builtin(res: &ResourceInfo) -> bool {
+/// Whether `res` is a built-in resource of Kubernetes (by group and
+/// plural: any version), not a custom or an added one.
+pub fn is_builtin(res: &ResourceInfo) -> bool {
     builtins()
         .iter()
         .any(|b| b.group == res.group && b.plural == res.plural)
 }
-
 
 /// Drops the metadata lists and maps that are empty, as the real server's
 /// `omitempty` encoding does: a patch that removes the last finalizer

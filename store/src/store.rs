@@ -127,6 +127,14 @@ impl Store {
             .cloned()
     }
 
+    /// Whether any resource of `group`/`version` is served.
+    pub fn serves_group_version(&self, group: &str, version: &str) -> bool {
+        self.lock()
+            .resources
+            .iter()
+            .any(|r| r.group == group && r.version == version)
+    }
+
     /// Every served resource, built-in ones first.
     pub fn resources(&self) -> Vec<ResourceInfo> {
         self.lock().resources.clone()

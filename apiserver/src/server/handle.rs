@@ -170,11 +170,7 @@ pub(crate) fn control(
     }
 }
 
-pub(crate) fn is_builtin(r: &ResourceInfo) -> bool {
-    rekon_store::builtin_resources()
-        .iter()
-        .any(|b| b.group == r.group && b.plural == r.plural)
-}
+pub(crate) use rekon_store::is_builtin;
 
 pub(crate) fn openapi_docs(store: &Store) -> Vec<(String, String, Vec<u8>)> {
     let resources = store.resources();

@@ -46,11 +46,7 @@ pub(crate) fn route(store: &Store, path: &str) -> Route {
 }
 
 pub(crate) fn resource_route(store: &Store, group: &str, version: &str, rest: &[&str]) -> Route {
-    let served = store
-        .resources()
-        .iter()
-        .any(|r| r.group == group && r.version == version);
-    if !served {
+    if !store.serves_group_version(group, version) {
         return Route::NotFound;
     }
     let find = |plural: &str| store.resource_for_plural(group, version, plural);

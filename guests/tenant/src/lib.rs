@@ -139,8 +139,14 @@ impl Reconciler for TenantReconciler {
         let status = desired_status(current.clone(), generation, name, &spec, &database, &job);
         if status != current {
             api::patch_status_dyn(&req.target, &json!({ "status": status }))?;
-            if status.conditions.iter().any(|c| c.type_ == READY && c.is_true())
-                && !current.conditions.iter().any(|c| c.type_ == READY && c.is_true())
+            if status
+                .conditions
+                .iter()
+                .any(|c| c.type_ == READY && c.is_true())
+                && !current
+                    .conditions
+                    .iter()
+                    .any(|c| c.type_ == READY && c.is_true())
             {
                 let message = format!("namespace {} is ready", status.namespace);
                 api::event(&req.target, EventType::Normal, "Provisioned", &message);

@@ -37,21 +37,32 @@ fn provisions_a_namespace_with_quota_admins_database_and_init_job() {
     let labels = ns.metadata.labels.clone().unwrap_or_default();
     assert_eq!(labels.get(TENANT_LABEL).map(String::as_str), Some("acme"));
     let owner = &ns.metadata.owner_references.as_ref().expect("owned")[0];
-    assert_eq!((owner.kind.as_str(), owner.uid.as_str()), ("Tenant", uid.as_str().unwrap()));
+    assert_eq!(
+        (owner.kind.as_str(), owner.uid.as_str()),
+        ("Tenant", uid.as_str().unwrap())
+    );
 
     let quota: ResourceQuota = cluster.get(NS, "tenant-quota").expect("the quota");
     let hard = quota.spec.and_then(|s| s.hard).unwrap_or_default();
     assert_eq!(hard.get("pods").map(|q| q.0.as_str()), Some("20"));
-    assert_eq!(hard.get("requests.memory").map(|q| q.0.as_str()), Some("8Gi"));
+    assert_eq!(
+        hard.get("requests.memory").map(|q| q.0.as_str()),
+        Some("8Gi")
+    );
 
     let admins: RoleBinding = cluster.get(NS, "tenant-admins").expect("the binding");
     assert_eq!(admins.role_ref.name, "admin");
-    assert_eq!(admins.subjects.expect("subjects")[0].name, "alice@acme.example");
+    assert_eq!(
+        admins.subjects.expect("subjects")[0].name,
+        "alice@acme.example"
+    );
 
     let db: StatefulSet = cluster.get(NS, "db").expect("the database");
     let spec = db.spec;
     assert_eq!(spec.replicas, Some(1));
-    let image = spec.template.spec.expect("pod spec").containers[0].image.clone();
+    let image = spec.template.spec.expect("pod spec").containers[0]
+        .image
+        .clone();
     assert_eq!(image.as_deref(), Some("postgres:17"));
 
     let job: Job = cluster.get(NS, "db-init").expect("the init job");
@@ -78,7 +89,10 @@ fn ready_once_the_database_is_up_and_the_job_succeeded() {
         .reconcile::<TenantReconciler>(None, "acme")
         .expect("reconciles");
     // The database alone is not enough.
-    assert_eq!(tenant(&cluster)["status"]["conditions"][0]["status"], "False");
+    assert_eq!(
+        tenant(&cluster)["status"]["conditions"][0]["status"],
+        "False"
+    );
 
     let mut job = cluster
         .object(&Gvk::of::<Job>(), NS, "db-init")
@@ -93,7 +107,10 @@ fn ready_once_the_database_is_up_and_the_job_succeeded() {
     assert_eq!(status["initialized"], true);
     assert_eq!(status["conditions"][0]["status"], "True");
     let events = cluster.events();
-    assert!(events.iter().any(|e| e.reason == "Provisioned"), "{events:?}");
+    assert!(
+        events.iter().any(|e| e.reason == "Provisioned"),
+        "{events:?}"
+    );
 }
 
 #[test]
