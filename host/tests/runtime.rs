@@ -912,10 +912,14 @@ spec:
             return Err(format!("the patch did not stick: {patched:?}"));
         }
         ok("table", run(&["get", &qualified, &name])).and_then(|table| {
-            if table.starts_with("NAME") && table.contains("AGE") || table.contains("LAST SEEN") {
+            // NAME and a time column: AGE, or CREATED AT for the kinds the
+            // real server prints so (CRDs, Roles, LimitRanges); Events
+            // start with LAST SEEN.
+            let timed = table.contains("AGE") || table.contains("CREATED AT");
+            if table.starts_with("NAME") && timed || table.starts_with("LAST SEEN") {
                 Ok(())
             } else {
-                Err(format!("the table has no NAME and AGE columns: {table}"))
+                Err(format!("the table has no NAME and time columns: {table}"))
             }
         })?;
         ok(
