@@ -77,7 +77,14 @@ class WitWorld(wit_world.WitWorld):
             owns=[],
             # A listed namespace appearing must bring its copy: every source
             # is looked at again (non-sources return at once).
-            watches=[Watch(kind=NAMESPACE, mapping=Mapping_AllPrimaries(), label_selector=None)],
+            watches=[
+                Watch(
+                    kind=NAMESPACE,
+                    mapping=Mapping_AllPrimaries(),
+                    label_selector=None,
+                    predicates=[],
+                )
+            ],
             finalizer=FINALIZER,
             permissions=[
                 # Copies live in any namespace: create, patch and delete them.
@@ -86,6 +93,13 @@ class WitWorld(wit_world.WitWorld):
             ],
             max_concurrency=None,
             timeout_ms=None,
+            # Every ConfigMap, every change: sources are recognised by their
+            # label, and a source losing it must be seen.
+            primary_selector=None,
+            primary_namespaces=[],
+            primary_predicates=[],
+            resync_period_ms=None,
+            indexes=[],
         )
 
     def reconcile(self, request: Request) -> Action_Done:

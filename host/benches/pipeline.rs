@@ -511,12 +511,30 @@ mod native {
         .fold(host::Verbs::empty(), |all, (_, h)| all | h)
     }
 
+    fn predicates(p: &[sdk::Predicate]) -> Vec<host::Predicate> {
+        p.iter()
+            .map(|p| match p {
+                sdk::Predicate::GenerationChanged => host::Predicate::GenerationChanged,
+                sdk::Predicate::LabelsChanged => host::Predicate::LabelsChanged,
+                sdk::Predicate::AnnotationsChanged => host::Predicate::AnnotationsChanged,
+                sdk::Predicate::ResourceVersionChanged => host::Predicate::ResourceVersionChanged,
+            })
+            .collect()
+    }
+
     fn manifest(m: sdk::Manifest) -> host::Manifest {
         host::Manifest {
             name: m.name,
             version: m.version,
             primary: gvk(&m.primary),
-            owns: m.owns.iter().map(gvk).collect(),
+            owns: m
+                .owns
+                .iter()
+                .map(|o| host::Owned {
+                    kind: gvk(&o.kind),
+                    predicates: predicates(&o.predicates),
+                })
+                .collect(),
             watches: m
                 .watches
                 .iter()
@@ -529,6 +547,7 @@ mod native {
                         sdk::Mapping::AllPrimaries => host::Mapping::AllPrimaries,
                     },
                     label_selector: w.label_selector.clone(),
+                    predicates: predicates(&w.predicates),
                 })
                 .collect(),
             finalizer: m.finalizer,
@@ -543,6 +562,22 @@ mod native {
                 .collect(),
             max_concurrency: m.max_concurrency,
             timeout_ms: m.timeout_ms,
+            primary_selector: m.primary_selector,
+            primary_namespaces: m.primary_namespaces,
+            primary_predicates: predicates(&m.primary_predicates),
+            resync_period_ms: m.resync_period_ms,
+            indexes: m
+                .indexes
+                .iter()
+                .map(|i| host::Index {
+                    name: i.name.clone(),
+                    kind: gvk(&i.kind),
+                    key: match &i.key {
+                        sdk::IndexKey::Field(path) => host::IndexKey::Field(path.clone()),
+                        sdk::IndexKey::Label(key) => host::IndexKey::Label(key.clone()),
+                    },
+                })
+                .collect(),
         }
     }
 

@@ -72,8 +72,9 @@ pub use cluster::Cluster;
 pub use cluster::memory::MemoryCluster;
 pub use config::{ConfigError, HostConfig, ModuleConfig, PermissionConfig};
 pub use contract::{
-    Action, ApiError, ApplyOptions, EventType, GuestError, Gvk, Level, Manifest, Mapping,
-    ObjectRef, PatchType, Permission, Propagation, Reason, Request, Verbs, Watch, api_error,
+    Action, ApiError, ApplyOptions, CONTRACT_VERSIONS, EventType, GuestError, Gvk, Index, IndexKey,
+    Level, Manifest, Mapping, ObjectRef, Owned, PatchType, Permission, Predicate, Propagation,
+    Reason, Request, Verbs, Watch, api_error,
 };
 pub use controller::ControllerConfig;
 pub use ha::LeaderConfig;

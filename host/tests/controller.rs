@@ -17,9 +17,21 @@ mod app {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn app_lifecycle_owned_objects_status_repair_and_finalizer() {
+        lifecycle(rekon_test_artifacts::APP).await;
+    }
+
+    /// The same App operator built for `rekon:reconciler@0.1.0` (kept in
+    /// the test artifacts, never rebuilt): a newer host runs it exactly as
+    /// it ran before.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_component_built_for_contract_0_1_0_behaves_as_before() {
+        lifecycle(rekon_test_artifacts::APP_V0_1).await;
+    }
+
+    async fn lifecycle(module: &str) {
         let mut env = Env::new().await;
         env.apply_file(&path("guests/app/manifests/crd.yaml"));
-        env.run(&[rekon_test_artifacts::APP], &[]);
+        env.run(&[module], &[]);
         env.apply(app("web", 2));
 
         let deployment = env
@@ -119,6 +131,12 @@ mod configmap_sync {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn rust_follows_creates_updates_and_deletes_including_the_watched_kind() {
         scenario(rekon_test_artifacts::CONFIGMAP_SYNC).await;
+    }
+
+    /// Built for `rekon:reconciler@0.1.0`, with its watched kind.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn built_for_contract_0_1_0_follows_the_same_scenario() {
+        scenario(rekon_test_artifacts::CONFIGMAP_SYNC_V0_1).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -122,6 +122,22 @@ mod check {
         );
         assert!(manifest["finalizer"].is_string());
         assert_eq!(manifest["digest"].as_str().unwrap().len(), 64);
+        assert_eq!(manifest["contract"], "rekon:reconciler@0.2.0");
+    }
+
+    /// A component built for 0.1.0 is recognised as such, and its manifest
+    /// reads as 0.1.0 behaved: every change passes, no selector, no resync.
+    #[test]
+    fn a_0_1_0_component_is_checked_as_built_for_0_1_0() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = rekon(&["check", rekon_test_artifacts::APP_V0_1], dir.path());
+        assert!(output.status.success(), "{}", stderr(&output));
+        let manifest: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        assert_eq!(manifest["contract"], "rekon:reconciler@0.1.0");
+        assert_eq!(manifest["name"], "app");
+        assert_eq!(manifest["primaryPredicates"], json!([]));
+        assert!(manifest["primarySelector"].is_null() && manifest["resyncPeriodMs"].is_null());
+        assert_eq!(manifest["owns"][0]["predicates"], json!([]));
     }
 
     #[test]

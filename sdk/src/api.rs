@@ -157,6 +157,21 @@ pub fn list_as<T: DeserializeOwned>(
         .collect()
 }
 
+/// Lists from the host's cache the objects whose key in the index `index`
+/// (declared with [`Manifest::index`](crate::Manifest::index)) is `value`,
+/// in `namespace` (`None`: all): "the Pods on node X", "the Apps that
+/// reference Secret S", at the cost of what is returned.
+pub fn list_by_index<T: DeserializeOwned>(
+    index: &str,
+    value: &str,
+    namespace: Option<&str>,
+) -> Result<Vec<T>, ApiError> {
+    raw::list_by_index(index, value, namespace)?
+        .iter()
+        .map(|json| decode(json))
+        .collect()
+}
+
 /// Server-side applies a JSON object of any kind (with `apiVersion`, `kind`
 /// and `metadata.name`); returns the object after the apply.
 pub fn apply_value(object: &Value, force: bool) -> Result<Value, ApiError> {

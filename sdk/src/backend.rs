@@ -50,6 +50,22 @@ pub trait Backend {
         namespace: Option<&str>,
         label_selector: Option<&str>,
     ) -> Result<Vec<String>, ApiError>;
+    /// Lists the objects whose key in the index `index` (declared in the
+    /// reconciler's manifest) is `value`. The default refuses: a backend
+    /// that knows the manifest's indexes answers.
+    fn list_by_index(
+        &self,
+        index: &str,
+        value: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<String>, ApiError> {
+        let _ = (value, namespace);
+        Err(ApiError::new(
+            400,
+            "BadRequest",
+            format!("this backend serves no index ({index:?})"),
+        ))
+    }
     /// Creates an object; returns it as stored.
     fn create(&self, kind: &Gvk, namespace: Option<&str>, object: &str)
     -> Result<String, ApiError>;

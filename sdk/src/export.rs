@@ -70,8 +70,8 @@ fn install_panic_hook() {
 pub(crate) mod convert {
     use crate::bindings::rekon::reconciler::types as b;
     use crate::{
-        Action, ApiError, EventType, Gvk, Level, Manifest, Mapping, ObjectRef, PatchType,
-        Propagation, Reason, Request, Verbs,
+        Action, ApiError, EventType, Gvk, IndexKey, Level, Manifest, Mapping, ObjectRef, PatchType,
+        Predicate, Propagation, Reason, Request, Verbs,
     };
 
     pub(crate) fn gvk(g: &Gvk) -> b::Gvk {
@@ -163,12 +163,30 @@ pub(crate) mod convert {
         out
     }
 
+    fn predicates(p: &[Predicate]) -> Vec<b::Predicate> {
+        p.iter()
+            .map(|p| match p {
+                Predicate::GenerationChanged => b::Predicate::GenerationChanged,
+                Predicate::LabelsChanged => b::Predicate::LabelsChanged,
+                Predicate::AnnotationsChanged => b::Predicate::AnnotationsChanged,
+                Predicate::ResourceVersionChanged => b::Predicate::ResourceVersionChanged,
+            })
+            .collect()
+    }
+
     pub(crate) fn manifest(m: Manifest) -> b::Manifest {
         b::Manifest {
             name: m.name,
             version: m.version,
             primary: gvk(&m.primary),
-            owns: m.owns.iter().map(gvk).collect(),
+            owns: m
+                .owns
+                .iter()
+                .map(|o| b::Owned {
+                    kind: gvk(&o.kind),
+                    predicates: predicates(&o.predicates),
+                })
+                .collect(),
             watches: m
                 .watches
                 .into_iter()
@@ -181,6 +199,7 @@ pub(crate) mod convert {
                         Mapping::AllPrimaries => b::Mapping::AllPrimaries,
                     },
                     label_selector: w.label_selector,
+                    predicates: predicates(&w.predicates),
                 })
                 .collect(),
             finalizer: m.finalizer,
@@ -195,6 +214,22 @@ pub(crate) mod convert {
                 .collect(),
             max_concurrency: m.max_concurrency,
             timeout_ms: m.timeout_ms,
+            primary_selector: m.primary_selector,
+            primary_namespaces: m.primary_namespaces,
+            primary_predicates: predicates(&m.primary_predicates),
+            resync_period_ms: m.resync_period_ms,
+            indexes: m
+                .indexes
+                .into_iter()
+                .map(|i| b::Index {
+                    name: i.name,
+                    kind: gvk(&i.kind),
+                    key: match i.key {
+                        IndexKey::Field(path) => b::IndexKey::Field(path),
+                        IndexKey::Label(key) => b::IndexKey::Label(key),
+                    },
+                })
+                .collect(),
         }
     }
 

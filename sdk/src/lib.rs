@@ -122,7 +122,9 @@ mod backend;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
 
-pub use manifest::{Manifest, Mapping, Permission, Verbs, Watch};
+pub use manifest::{
+    Index, IndexKey, Manifest, Mapping, Owned, Permission, Predicate, Verbs, Watch,
+};
 pub use rekon_sdk_macros::reconciler;
 pub use types::{
     Action, ApiError, Error, EventType, Gvk, Level, ObjectRef, PatchType, Propagation, Reason,
@@ -171,8 +173,8 @@ pub trait Reconciler {
 pub mod prelude {
     pub use crate::conditions::{Condition, set_condition};
     pub use crate::{
-        Action, ApiError, Error, EventType, Gvk, Level, Manifest, Mapping, ObjectRef, PatchType,
-        Reason, Reconciler, Request, Verbs, Watch, api,
+        Action, ApiError, Error, EventType, Gvk, IndexKey, Level, Manifest, Mapping, ObjectRef,
+        PatchType, Predicate, Reason, Reconciler, Request, Verbs, Watch, api,
     };
     pub use serde_json::{Value, json};
 }

@@ -19,6 +19,23 @@ pub enum Mapping {
     AllPrimaries,
 }
 
+/// Which changes of a source's objects queue reconciles. A change passes
+/// when any of the source's predicates says so; no predicate passes every
+/// change. Objects appearing and disappearing, and deletion starting
+/// (`deletionTimestamp` set), always pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Predicate {
+    /// `metadata.generation` changed: the spec changed (not status, labels
+    /// or annotations). controller-runtime's `GenerationChangedPredicate`.
+    GenerationChanged,
+    /// `metadata.labels` changed.
+    LabelsChanged,
+    /// `metadata.annotations` changed.
+    AnnotationsChanged,
+    /// Anything changed (`metadata.resourceVersion`): the default.
+    ResourceVersionChanged,
+}
+
 /// A kind the reconciler watches besides its primary and owned kinds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Watch {
@@ -28,6 +45,8 @@ pub struct Watch {
     pub mapping: Mapping,
     /// Only watch objects matching this label selector.
     pub label_selector: Option<String>,
+    /// Which changes queue reconciles (empty: every change).
+    pub predicates: Vec<Predicate>,
 }
 
 impl Watch {
@@ -37,6 +56,7 @@ impl Watch {
             kind,
             mapping,
             label_selector: None,
+            predicates: Vec::new(),
         }
     }
 
@@ -46,6 +66,44 @@ impl Watch {
         self.label_selector = Some(selector.into());
         self
     }
+
+    /// Only these changes queue reconciles.
+    #[must_use]
+    pub fn predicates(mut self, predicates: &[Predicate]) -> Self {
+        self.predicates = predicates.to_vec();
+        self
+    }
+}
+
+/// A kind the primary owns, and which of its changes queue the owner.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Owned {
+    /// The owned kind.
+    pub kind: Gvk,
+    /// Which changes queue the owner (empty: every change).
+    pub predicates: Vec<Predicate>,
+}
+
+/// What an index keys each object by.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndexKey {
+    /// The value at a dotted field path (`spec.nodeName`); a list indexes
+    /// the object under each of its scalar items.
+    Field(String),
+    /// The value of the label with this key.
+    Label(String),
+}
+
+/// A named index the host's cache keeps over a kind, for
+/// [`api::list_by_index`](crate::api::list_by_index).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Index {
+    /// Name, unique within the module (`[a-z0-9-]`).
+    pub name: String,
+    /// The indexed kind.
+    pub kind: Gvk,
+    /// What each object is indexed by.
+    pub key: IndexKey,
 }
 
 /// A set of API verbs (`Verbs::GET | Verbs::LIST`).
@@ -163,6 +221,7 @@ impl rekon_store::calls::Grant for Permission {
 /// let m = Manifest::new("app", Gvk::new("demo.rekon.dev", "v1", "App"))
 ///     .owns(Gvk::new("apps", "v1", "Deployment"))
 ///     .finalizer("demo.rekon.dev/cleanup")
+///     .generation_changed()   // the module's own status writes wake nothing
 ///     .allow(Gvk::new("apps", "v1", "Deployment"), Verbs::ALL, &[]);
 /// assert_eq!(m.owns.len(), 1);
 /// ```
@@ -175,7 +234,7 @@ pub struct Manifest {
     /// The kind this reconciler reconciles.
     pub primary: Gvk,
     /// Kinds the primary owns through a controller ownerReference.
-    pub owns: Vec<Gvk>,
+    pub owns: Vec<Owned>,
     /// Other kinds that influence primaries.
     pub watches: Vec<Watch>,
     /// The finalizer this reconciler puts on primaries.
@@ -186,6 +245,16 @@ pub struct Manifest {
     pub max_concurrency: Option<u32>,
     /// Hint: CPU time budget of one reconcile in milliseconds.
     pub timeout_ms: Option<u32>,
+    /// Only primaries matching this label selector are cached and reconciled.
+    pub primary_selector: Option<String>,
+    /// Only primaries in these namespaces (empty: every namespace).
+    pub primary_namespaces: Vec<String>,
+    /// Which changes of a primary queue a reconcile (empty: every change).
+    pub primary_predicates: Vec<Predicate>,
+    /// Reconcile every primary again this often (milliseconds, jittered).
+    pub resync_period_ms: Option<u64>,
+    /// Indexes the host keeps over kinds the reconciler reads.
+    pub indexes: Vec<Index>,
 }
 
 impl Manifest {
@@ -207,6 +276,11 @@ impl Manifest {
             finalizer: None,
             max_concurrency: None,
             timeout_ms: None,
+            primary_selector: None,
+            primary_namespaces: Vec::new(),
+            primary_predicates: Vec::new(),
+            resync_period_ms: None,
+            indexes: Vec::new(),
         }
     }
 
@@ -219,9 +293,70 @@ impl Manifest {
 
     /// Declares an owned kind, and grants every verb on it.
     #[must_use]
-    pub fn owns(mut self, kind: Gvk) -> Self {
+    pub fn owns(self, kind: Gvk) -> Self {
+        self.owns_when(kind, &[])
+    }
+
+    /// Declares an owned kind whose changes queue the owner only when one
+    /// of `predicates` passes, and grants every verb on it.
+    #[must_use]
+    pub fn owns_when(mut self, kind: Gvk, predicates: &[Predicate]) -> Self {
         self = self.allow(kind.clone(), Verbs::ALL, &[]);
-        self.owns.push(kind);
+        self.owns.push(Owned {
+            kind,
+            predicates: predicates.to_vec(),
+        });
+        self
+    }
+
+    /// Only primaries matching this label selector are cached and
+    /// reconciled (`app=web,tier in (fe,be)`).
+    #[must_use]
+    pub fn selector(mut self, selector: impl Into<String>) -> Self {
+        self.primary_selector = Some(selector.into());
+        self
+    }
+
+    /// Only primaries in these namespaces are cached and reconciled.
+    #[must_use]
+    pub fn namespaces(mut self, namespaces: &[&str]) -> Self {
+        self.primary_namespaces = namespaces.iter().map(|n| (*n).to_owned()).collect();
+        self
+    }
+
+    /// Only these changes of a primary queue a reconcile.
+    #[must_use]
+    pub fn predicates(mut self, predicates: &[Predicate]) -> Self {
+        self.primary_predicates = predicates.to_vec();
+        self
+    }
+
+    /// Only spec changes of a primary (a new `metadata.generation`) queue
+    /// a reconcile: the reconciler's own status writes do not wake it.
+    #[must_use]
+    pub fn generation_changed(self) -> Self {
+        self.predicates(&[Predicate::GenerationChanged])
+    }
+
+    /// Reconcile every primary again this often (jittered by up to 10%),
+    /// with reason `Resync`, after the work users cause.
+    #[must_use]
+    pub fn resync(mut self, period: std::time::Duration) -> Self {
+        self.resync_period_ms = Some(u64::try_from(period.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
+
+    /// Declares an index over `kind` for
+    /// [`api::list_by_index`](crate::api::list_by_index), and grants get,
+    /// list and watch on the kind.
+    #[must_use]
+    pub fn index(mut self, name: impl Into<String>, kind: Gvk, key: IndexKey) -> Self {
+        self = self.allow(kind.clone(), Verbs::READ, &[]);
+        self.indexes.push(Index {
+            name: name.into(),
+            kind,
+            key,
+        });
         self
     }
 

@@ -47,6 +47,24 @@ pub fn list(
     }
 }
 
+/// Lists from the cache the objects whose key in the manifest's index
+/// `index` is `value`, in `namespace` (all with `None`). An undeclared index
+/// is a 400 `BadRequest`.
+pub fn list_by_index(
+    index: &str,
+    value: &str,
+    namespace: Option<&str>,
+) -> Result<Vec<String>, ApiError> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        host::list_by_index(index, value, namespace).map_err(c::api_error)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        call_backend(|b| b.list_by_index(index, value, namespace))
+    }
+}
+
 /// Creates an object in `namespace`; returns the created object.
 pub fn create(kind: &Gvk, namespace: Option<&str>, object: &str) -> Result<String, ApiError> {
     #[cfg(target_arch = "wasm32")]

@@ -37,7 +37,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use rekon_store::calls::{self, CallPatch, KindRef, TargetRef};
+use rekon_store::calls::{self, CallPatch, IndexKeyRef, KindRef, TargetRef};
 use rekon_store::{
     ListOptions, Propagation as StorePropagation, ResourceInfo, Status, Store, StoreConfig,
 };
@@ -47,8 +47,8 @@ use serde_json::Value;
 use crate::backend::Current;
 pub use crate::backend::{Backend, with_backend};
 use crate::{
-    Action, ApiError, Error, EventType, Gvk, Level, Manifest, ObjectRef, PatchType, Propagation,
-    Reason, Reconciler, Request,
+    Action, ApiError, Error, EventType, Gvk, IndexKey, Level, Manifest, ObjectRef, PatchType,
+    Propagation, Reason, Reconciler, Request,
 };
 
 /// What kind of write a reconciler made.
@@ -453,6 +453,33 @@ impl Backend for Inner {
     ) -> Result<Vec<String>, ApiError> {
         self.check(kind, "list", namespace)?;
         calls::list(&self.store, kind_ref(kind), namespace, label_selector).map_err(api_error)
+    }
+
+    fn list_by_index(
+        &self,
+        index: &str,
+        value: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<String>, ApiError> {
+        let declared = self
+            .manifest
+            .borrow()
+            .as_ref()
+            .and_then(|m| m.indexes.iter().find(|i| i.name == index).cloned());
+        let Some(declared) = declared else {
+            return Err(ApiError::new(
+                400,
+                "BadRequest",
+                format!("the manifest declares no index {index:?}"),
+            ));
+        };
+        self.check(&declared.kind, "list", namespace)?;
+        let key = match &declared.key {
+            IndexKey::Field(path) => IndexKeyRef::Field(path),
+            IndexKey::Label(label) => IndexKeyRef::Label(label),
+        };
+        calls::list_by_index(&self.store, kind_ref(&declared.kind), key, value, namespace)
+            .map_err(api_error)
     }
 
     fn create(

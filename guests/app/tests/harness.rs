@@ -272,7 +272,8 @@ fn manifest_declares_owned_kinds_finalizer_and_permissions() {
     let m = AppReconciler::manifest();
     assert_eq!(m.name, "app");
     assert_eq!(m.primary, app_kind());
-    assert_eq!(m.owns, vec![Gvk::of::<Deployment>(), Gvk::of::<Service>()]);
+    let owned: Vec<Gvk> = m.owns.iter().map(|o| o.kind.clone()).collect();
+    assert_eq!(owned, vec![Gvk::of::<Deployment>(), Gvk::of::<Service>()]);
     assert_eq!(m.finalizer.as_deref(), Some(FINALIZER));
     assert!(m.allows(
         &Gvk::of::<Deployment>(),

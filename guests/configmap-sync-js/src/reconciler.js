@@ -19,8 +19,8 @@
 // ({code, reason, message}); `reconcile` turns a throw into the WIT
 // `reconcile-error` ({message, retry}).
 
-import * as cluster from 'rekon:reconciler/cluster@0.1.0';
-import { log } from 'rekon:reconciler/log@0.1.0';
+import * as cluster from 'rekon:reconciler/cluster@0.2.0';
+import { log } from 'rekon:reconciler/log@0.2.0';
 
 /** The label marking a source ConfigMap (value `true`). */
 export const SYNC_LABEL = 'rekon.dev/sync';
@@ -55,7 +55,12 @@ export function manifest() {
     watches: [
       // A listed namespace appearing must bring its copy: every source is
       // looked at again (non-sources return at once).
-      { kind: NAMESPACE, mapping: { tag: 'all-primaries' }, labelSelector: undefined },
+      {
+        kind: NAMESPACE,
+        mapping: { tag: 'all-primaries' },
+        labelSelector: undefined,
+        predicates: [],
+      },
     ],
     finalizer: FINALIZER,
     permissions: [
@@ -65,6 +70,13 @@ export function manifest() {
     ],
     maxConcurrency: undefined,
     timeoutMs: undefined,
+    // Every ConfigMap, every change: sources are recognised by their label,
+    // and a source losing it must be seen.
+    primarySelector: undefined,
+    primaryNamespaces: [],
+    primaryPredicates: [],
+    resyncPeriodMs: undefined,
+    indexes: [],
   };
 }
 

@@ -120,6 +120,7 @@ pub(super) fn call_span(call: &str, kind: &Gvk, namespace: Option<&str>) -> trac
     match call {
         "get" => span!("host.cluster.get"),
         "list" => span!("host.cluster.list"),
+        "list-by-index" => span!("host.cluster.list_by_index"),
         "create" => span!("host.cluster.create"),
         "replace" => span!("host.cluster.replace"),
         "patch" => span!("host.cluster.patch"),

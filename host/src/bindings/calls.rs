@@ -105,6 +105,48 @@ impl rekon::reconciler::cluster::Host for HostState {
         .await
     }
 
+    async fn list_by_index(
+        &mut self,
+        index: String,
+        value: String,
+        namespace: Option<String>,
+    ) -> Result<Vec<String>, ApiError> {
+        let declared = self
+            .context
+            .as_ref()
+            .and_then(|c| c.caller.indexes.iter().find(|i| i.name == index).cloned());
+        let Some(declared) = declared else {
+            let error = api_error(
+                400,
+                "BadRequest",
+                &format!("the manifest declares no index {index:?}"),
+            );
+            self.call_results
+                .push(("list-by-index", error.reason.clone()));
+            return Err(error);
+        };
+        let kind = declared.kind.clone();
+        let args = {
+            let (index, value, namespace) = (index.clone(), value.clone(), namespace.clone());
+            move || json!({ "index": index, "value": value, "namespace": namespace })
+        };
+        let ns = namespace.clone();
+        self.call(
+            "list-by-index",
+            Verbs::LIST,
+            &kind,
+            ns.as_deref(),
+            None,
+            args,
+            |cluster, _| async move {
+                cluster
+                    .list_by_index(&declared, &value, namespace.as_deref())
+                    .await
+            },
+        )
+        .await
+    }
+
     async fn create(
         &mut self,
         kind: Gvk,

@@ -9,6 +9,7 @@ mod calls;
 mod log;
 mod permissions;
 mod state;
+mod v0_1;
 
 use wasmtime::component::{HasSelf, Linker};
 
@@ -26,9 +27,13 @@ pub const MAX_MESSAGE: usize = 8 << 10;
 pub const MAX_EVENT_REASON: usize = rekon_store::calls::MAX_EVENT_REASON;
 
 /// Adds WASI (without ambient authority) and the `rekon:reconciler`
-/// imports to a linker.
+/// imports, of every version of the contract, to a linker.
 pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     wasmtime_wasi::p2::add_to_linker_async(linker)?;
     Reconciler::add_to_linker::<HostState, HasSelf<HostState>>(linker, |state| state)?;
+    crate::contract::v0_1::Reconciler::add_to_linker::<HostState, HasSelf<HostState>>(
+        linker,
+        |state| state,
+    )?;
     Ok(())
 }

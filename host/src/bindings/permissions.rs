@@ -3,7 +3,7 @@
 
 use rekon_store::calls::{self, Grant, KindRef};
 
-use crate::contract::{Gvk, Permission, Verbs};
+use crate::contract::{Gvk, Index, Permission, Verbs};
 use crate::shared::{VERBS, verb_name};
 
 /// A manifest's permission under the permission rule modules share with
@@ -58,6 +58,8 @@ pub(crate) struct Caller {
     /// What the operator allows this module, if they narrowed it: a call
     /// must then be allowed by both.
     pub operator_limit: Option<Vec<Permission>>,
+    /// The indexes the manifest declares (for `list-by-index`).
+    pub indexes: Vec<Index>,
 }
 
 impl Caller {

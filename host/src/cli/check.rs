@@ -1,5 +1,5 @@
 //! `rekon check`: validates a module (or the ConfigMaps that ship one) and
-//! prints its manifest.
+//! prints its manifest, with the version of the contract it was built for.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,6 +42,7 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot load {origin}"))?;
         let mut out = manifest_json(module.manifest());
         out["digest"] = json!(module.digest());
+        out["contract"] = json!(format!("rekon:reconciler@{}", module.contract_version()));
         say(serde_json::to_string_pretty(&out)?)?;
     }
     Ok(ExitCode::SUCCESS)

@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use super::Cluster;
 use super::events::event_object;
-use crate::contract::{ApiError, EventType, Gvk, ObjectRef, PatchType, Propagation, api_error};
+use crate::contract::{
+    ApiError, EventType, Gvk, Index, ObjectRef, PatchType, Propagation, api_error,
+};
 
 /// A cluster held in memory, with Kubernetes semantics (resourceVersion,
 /// generation, finalizers, owner references, selectors): the same store the
@@ -84,6 +86,17 @@ impl Cluster for MemoryCluster {
         label_selector: Option<&str>,
     ) -> Result<Vec<String>, ApiError> {
         calls::list(&self.store, kind_ref(kind), namespace, label_selector).map_err(from_status)
+    }
+
+    async fn list_by_index(
+        &self,
+        index: &Index,
+        value: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<String>, ApiError> {
+        let key = crate::informer::index::key_ref(&index.key);
+        calls::list_by_index(&self.store, kind_ref(&index.kind), key, value, namespace)
+            .map_err(from_status)
     }
 
     async fn create(

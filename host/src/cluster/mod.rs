@@ -11,7 +11,7 @@ pub(crate) mod fence;
 pub(crate) mod kube;
 pub(crate) mod memory;
 
-use crate::contract::{ApiError, EventType, Gvk, ObjectRef, PatchType, Propagation};
+use crate::contract::{ApiError, EventType, Gvk, Index, ObjectRef, PatchType, Propagation};
 
 /// The cluster a guest's host calls are served from. Two implementations
 /// ship with rekon: the in-memory store ([`crate::MemoryCluster`]) for offline
@@ -30,6 +30,27 @@ pub trait Cluster: Send + Sync + 'static {
         namespace: Option<&str>,
         label_selector: Option<&str>,
     ) -> Result<Vec<String>, ApiError>;
+    /// Lists the objects whose key in `index` is `value`, ordered as
+    /// [`list`](Self::list). The default lists the kind and keeps the
+    /// matches; a backend with indexed caches answers in O(matches).
+    async fn list_by_index(
+        &self,
+        index: &Index,
+        value: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<String>, ApiError> {
+        let all = self.list(&index.kind, namespace, None).await?;
+        Ok(all
+            .into_iter()
+            .filter(|text| {
+                serde_json::from_str::<serde_json::Value>(text).is_ok_and(|object| {
+                    crate::informer::index::keys(&object, &index.key)
+                        .iter()
+                        .any(|k| k == value)
+                })
+            })
+            .collect())
+    }
     /// Creates an object.
     async fn create(
         &self,

@@ -238,8 +238,8 @@ async fn subscribe(
 /// The kinds (and label selectors) a manifest watches, primary first.
 pub(crate) fn wanted(manifest: &crate::contract::Manifest) -> Vec<(Gvk, Option<String>, Role)> {
     let mut wanted = vec![(manifest.primary.clone(), None, Role::Primary)];
-    for kind in &manifest.owns {
-        wanted.push((kind.clone(), None, Role::Owned));
+    for owned in &manifest.owns {
+        wanted.push((owned.kind.clone(), None, Role::Owned));
     }
     for watch in &manifest.watches {
         wanted.push((

@@ -133,10 +133,10 @@ impl Module {
         let result = async {
             let instance = inner
                 .pre
-                .instantiate_async(&mut store)
+                .instantiate(&mut store)
                 .await
                 .map_err(|e| classify(e, store.data(), &inner.engine, inner.budget))?;
-            match instance.call_reconcile(&mut store, request).await {
+            match instance.reconcile(&mut store, request).await {
                 Ok(Ok(action)) => Ok(action),
                 Ok(Err(error)) => Err(ReconcileError::Guest {
                     message: truncate(error.message, MAX_MESSAGE),
@@ -183,12 +183,12 @@ impl Module {
         let mut store = new_store(&inner.engine, budget, Some(context));
         let instance = inner
             .pre
-            .instantiate_async(&mut store)
+            .instantiate(&mut store)
             .await
             .map_err(|e| classify(e, store.data(), &inner.engine, budget))?;
         let started = Instant::now();
         for _ in 0..count {
-            match instance.call_reconcile(&mut store, request).await {
+            match instance.reconcile(&mut store, request).await {
                 Ok(Ok(_)) => {}
                 Ok(Err(error)) => {
                     return Err(ReconcileError::Guest {

@@ -10,8 +10,9 @@ use wasmtime::component::Component;
 
 use super::engine::{CompileSource, Engine};
 use super::instance::{ReconcileError, classify, new_store};
-use crate::bindings::{Caller, HostState};
-use crate::contract::{Gvk, Manifest, Mapping, Permission, ReconcilerPre, Verbs};
+use super::world::Pre;
+use crate::bindings::Caller;
+use crate::contract::{Gvk, IndexKey, Manifest, Mapping, Permission, Predicate, Verbs};
 use crate::shared::{VERBS, api_version};
 
 /// Why a module could not be loaded.
@@ -68,7 +69,7 @@ pub struct Module {
 
 pub(super) struct Inner {
     pub(super) engine: Engine,
-    pub(super) pre: ReconcilerPre<HostState>,
+    pub(super) pre: Pre,
     pub(super) manifest: Manifest,
     pub(super) caller: Arc<Caller>,
     pub(super) digest: String,
@@ -128,17 +129,17 @@ impl Module {
             .linker()
             .instantiate_pre(&component)
             .map_err(ModuleError::Imports)?;
-        let pre = ReconcilerPre::new(instance_pre).map_err(ModuleError::Exports)?;
+        let pre = Pre::new(instance_pre).map_err(ModuleError::Exports)?;
 
         let budget = engine.config().max_reconcile_time;
         let mut store = new_store(engine, budget, None);
         let manifest = async {
             let instance = pre
-                .instantiate_async(&mut store)
+                .instantiate(&mut store)
                 .await
                 .map_err(|e| classify(e, store.data(), engine, budget))?;
             instance
-                .call_manifest(&mut store)
+                .manifest(&mut store)
                 .await
                 .map_err(|e| classify(e, store.data(), engine, budget))
         }
@@ -155,6 +156,7 @@ impl Module {
             version: manifest.version.clone(),
             permissions: manifest.permissions.clone(),
             operator_limit: None,
+            indexes: manifest.indexes.clone(),
         });
         Ok(Module {
             inner: Arc::new(Inner {
@@ -203,6 +205,12 @@ impl Module {
         &self.inner.manifest
     }
 
+    /// The version of `rekon:reconciler` the module was built for
+    /// (`0.1.0`, `0.2.0`).
+    pub fn contract_version(&self) -> &'static str {
+        self.inner.pre.contract_version()
+    }
+
     /// The module's name (from its manifest).
     pub fn name(&self) -> &str {
         &self.inner.manifest.name
@@ -241,13 +249,32 @@ fn verbs_json(verbs: Verbs) -> Vec<&'static str> {
         .collect()
 }
 
+fn predicates_json(predicates: &[Predicate]) -> Vec<&'static str> {
+    predicates
+        .iter()
+        .map(|p| match p {
+            Predicate::GenerationChanged => "generationChanged",
+            Predicate::LabelsChanged => "labelsChanged",
+            Predicate::AnnotationsChanged => "annotationsChanged",
+            Predicate::ResourceVersionChanged => "resourceVersionChanged",
+        })
+        .collect()
+}
+
 /// A manifest as JSON, as `rekon check` prints it.
 pub fn manifest_json(manifest: &Manifest) -> Value {
     json!({
         "name": manifest.name,
         "version": manifest.version,
         "primary": kind_json(&manifest.primary),
-        "owns": manifest.owns.iter().map(kind_json).collect::<Vec<_>>(),
+        "primarySelector": manifest.primary_selector,
+        "primaryNamespaces": manifest.primary_namespaces,
+        "primaryPredicates": predicates_json(&manifest.primary_predicates),
+        "owns": manifest.owns.iter().map(|o| {
+            let mut owned = kind_json(&o.kind);
+            owned["predicates"] = json!(predicates_json(&o.predicates));
+            owned
+        }).collect::<Vec<_>>(),
         "watches": manifest.watches.iter().map(|w| {
             let mut watch = kind_json(&w.kind);
             watch["mapping"] = match &w.mapping {
@@ -257,6 +284,7 @@ pub fn manifest_json(manifest: &Manifest) -> Value {
                 Mapping::AllPrimaries => json!("allPrimaries"),
             };
             watch["labelSelector"] = json!(w.label_selector);
+            watch["predicates"] = json!(predicates_json(&w.predicates));
             watch
         }).collect::<Vec<_>>(),
         "finalizer": manifest.finalizer,
@@ -268,6 +296,16 @@ pub fn manifest_json(manifest: &Manifest) -> Value {
         }).collect::<Vec<_>>(),
         "maxConcurrency": manifest.max_concurrency,
         "timeoutMs": manifest.timeout_ms,
+        "resyncPeriodMs": manifest.resync_period_ms,
+        "indexes": manifest.indexes.iter().map(|i| {
+            let mut index = kind_json(&i.kind);
+            index["name"] = json!(i.name);
+            index["key"] = match &i.key {
+                IndexKey::Field(path) => json!({ "field": path }),
+                IndexKey::Label(key) => json!({ "label": key }),
+            };
+            index
+        }).collect::<Vec<_>>(),
     })
 }
 
@@ -288,7 +326,8 @@ fn validate_manifest(manifest: &Manifest) -> Result<(), String> {
         ));
     }
     let kinds = std::iter::once(&manifest.primary)
-        .chain(&manifest.owns)
+        .chain(manifest.owns.iter().map(|o| &o.kind))
+        .chain(manifest.indexes.iter().map(|i| &i.kind))
         .chain(manifest.watches.iter().map(|w| &w.kind))
         .chain(manifest.permissions.iter().map(|p| &p.kind));
     for kind in kinds {
@@ -304,6 +343,50 @@ fn validate_manifest(manifest: &Manifest) -> Result<(), String> {
     }
     if manifest.timeout_ms == Some(0) {
         return Err("timeout-ms must be at least 1".into());
+    }
+    if manifest.resync_period_ms == Some(0) {
+        return Err("resync-period-ms must be at least 1".into());
+    }
+    let selectors = manifest.primary_selector.iter().chain(
+        manifest
+            .watches
+            .iter()
+            .filter_map(|w| w.label_selector.as_ref()),
+    );
+    for selector in selectors {
+        rekon_store::LabelSelector::parse(selector)
+            .map_err(|e| format!("label selector {selector:?} is invalid: {}", e.message))?;
+    }
+    validate_indexes(manifest)
+}
+
+fn validate_indexes(manifest: &Manifest) -> Result<(), String> {
+    let mut names = std::collections::BTreeSet::new();
+    for index in &manifest.indexes {
+        let name = &index.name;
+        let dns = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        if !dns {
+            return Err(format!(
+                "index name {name:?} must be made of a-z, 0-9 and '-'"
+            ));
+        }
+        if !names.insert(name) {
+            return Err(format!("index {name:?} is declared twice"));
+        }
+        match &index.key {
+            IndexKey::Field(path) if !rekon_store::calls::valid_field_path(path) => {
+                return Err(format!(
+                    "index {name:?}: field path {path:?} must be dotted names (spec.nodeName)"
+                ));
+            }
+            IndexKey::Label(key) if key.is_empty() => {
+                return Err(format!("index {name:?}: the label key is empty"));
+            }
+            _ => {}
+        }
     }
     Ok(())
 }

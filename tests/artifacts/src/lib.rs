@@ -28,6 +28,16 @@ pub const MISBEHAVE: &str = env!("REKON_GUEST_MISBEHAVE");
 /// ResourceQuota, RoleBinding, StatefulSet and Job).
 pub const TENANT: &str = env!("REKON_GUEST_TENANT");
 
+/// Absolute path of `app.wasm` built for `rekon:reconciler@0.1.0`: kept
+/// in this crate (`v0.1.0/`), never rebuilt, so the host is always tested
+/// against what users built for the first version of the contract.
+pub const APP_V0_1: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/v0.1.0/app.wasm");
+
+/// Absolute path of `configmap_sync.wasm` built for
+/// `rekon:reconciler@0.1.0` (kept, as [`APP_V0_1`]).
+pub const CONFIGMAP_SYNC_V0_1: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/v0.1.0/configmap_sync.wasm");
+
 /// Absolute path of `configmap_sync_js.wasm`: `configmap-sync` in
 /// JavaScript (componentize-js). Built by `make guests-other`.
 pub const CONFIGMAP_SYNC_JS: &str = env!("REKON_GUEST_CONFIGMAP_SYNC_JS");
