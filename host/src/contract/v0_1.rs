@@ -89,19 +89,22 @@ fn mapping(m: old::Mapping) -> Mapping {
     }
 }
 
+/// Each 0.1.0 verb and its current flag.
+const VERBS: [(old::Verbs, Verbs); 7] = [
+    (old::Verbs::GET, Verbs::GET),
+    (old::Verbs::LIST, Verbs::LIST),
+    (old::Verbs::WATCH, Verbs::WATCH),
+    (old::Verbs::CREATE, Verbs::CREATE),
+    (old::Verbs::UPDATE, Verbs::UPDATE),
+    (old::Verbs::PATCH, Verbs::PATCH),
+    (old::Verbs::DELETE, Verbs::DELETE),
+];
+
 fn verbs(v: old::Verbs) -> Verbs {
-    [
-        (old::Verbs::GET, Verbs::GET),
-        (old::Verbs::LIST, Verbs::LIST),
-        (old::Verbs::WATCH, Verbs::WATCH),
-        (old::Verbs::CREATE, Verbs::CREATE),
-        (old::Verbs::UPDATE, Verbs::UPDATE),
-        (old::Verbs::PATCH, Verbs::PATCH),
-        (old::Verbs::DELETE, Verbs::DELETE),
-    ]
-    .into_iter()
-    .filter(|(before, _)| v.contains(*before))
-    .fold(Verbs::empty(), |all, (_, now)| all | now)
+    VERBS
+        .into_iter()
+        .filter(|(before, _)| v.contains(*before))
+        .fold(Verbs::empty(), |all, (_, now)| all | now)
 }
 
 /// A 0.1.0 manifest in current form: every change passes, every primary is
@@ -220,16 +223,7 @@ mod tests {
             verbs(old::Verbs::GET | old::Verbs::DELETE),
             Verbs::GET | Verbs::DELETE
         );
-        let all = [
-            (old::Verbs::GET, Verbs::GET),
-            (old::Verbs::LIST, Verbs::LIST),
-            (old::Verbs::WATCH, Verbs::WATCH),
-            (old::Verbs::CREATE, Verbs::CREATE),
-            (old::Verbs::UPDATE, Verbs::UPDATE),
-            (old::Verbs::PATCH, Verbs::PATCH),
-            (old::Verbs::DELETE, Verbs::DELETE),
-        ];
-        for (before, now) in all {
+        for (before, now) in VERBS {
             assert_eq!(verbs(before), now);
         }
     }
