@@ -111,6 +111,82 @@ mod app {
     }
 }
 
+mod predicates {
+    use super::*;
+
+    /// The reconcile reasons of App `web` after a foreign status write, a
+    /// label change, then a spec change, each let settle.
+    async fn reasons_after_status_label_and_spec(module: &str) -> [Vec<String>; 3] {
+        let mut env = Env::new().await;
+        env.apply_file(&path("guests/app/manifests/crd.yaml"));
+        env.run(&[module], &[]);
+        env.apply(app("web", 2));
+        env.wait("the App status", || {
+            env.get("demo.rekon.dev", "v1", "App", Some("default"), "web")
+                .filter(|a| a["status"]["observedGeneration"] == 1)
+        })
+        .await;
+        let apps = env.resource("demo.rekon.dev", "v1", "App");
+        let patch = |body: Value, status: bool| {
+            let options = rekon_apiserver::WriteOptions {
+                field_manager: Some("someone-else".into()),
+                subresource: status.then(|| "status".to_string()),
+                ..Default::default()
+            };
+            let merge = rekon_apiserver::PatchType::Merge;
+            let body = serde_json::to_vec(&body).unwrap();
+            env.store()
+                .patch(&apps, Some("default"), "web", &merge, &body, &options)
+                .unwrap();
+        };
+        // Each change, let settle: the reasons logged since the last mark.
+        let mut mark = env.settled().await;
+        let mut reasons = Vec::new();
+        for (body, status) in [
+            (json!({"status": {"replicas": 99}}), true),
+            (json!({"metadata": {"labels": {"team": "shop"}}}), false),
+            (json!({"spec": {"replicas": 3}}), false),
+        ] {
+            patch(body, status);
+            let end = env.settled().await;
+            reasons.push(env.reconcile_reasons(mark, "web"));
+            mark = end;
+        }
+        env.wait("replicas 3", || {
+            env.get("apps", "v1", "Deployment", Some("default"), "web")
+                .filter(|d| d["spec"]["replicas"] == 3)
+        })
+        .await;
+        let [status, labels, spec]: [Vec<String>; 3] = reasons.try_into().unwrap();
+        [status, labels, spec]
+    }
+
+    /// `.generation_changed()`: a status or label write by anyone queues
+    /// nothing; a spec change queues one reconcile.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_generation_filtered_module_ignores_status_and_label_writes() {
+        let [status, labels, spec] =
+            reasons_after_status_label_and_spec(rekon_test_artifacts::APP).await;
+        assert_eq!(status, Vec::<String>::new(), "a status write");
+        assert_eq!(labels, Vec::<String>::new(), "a label change");
+        // One reconcile of the change (the Deployment it rewrites then
+        // queues the App as its owner, as every owned change does).
+        assert_eq!(spec.first().map(String::as_str), Some("updated"), "{spec:?}");
+        assert_eq!(spec.iter().filter(|r| *r == "updated").count(), 1, "{spec:?}");
+    }
+
+    /// The same App built for 0.1.0 (no predicates): every change queues a
+    /// reconcile, as it always did.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_0_1_0_module_is_queued_by_every_change() {
+        let [status, labels, spec] =
+            reasons_after_status_label_and_spec(rekon_test_artifacts::APP_V0_1).await;
+        assert!(status.first().is_some_and(|r| r == "updated"), "{status:?}");
+        assert!(labels.first().is_some_and(|r| r == "updated"), "{labels:?}");
+        assert!(spec.first().is_some_and(|r| r == "updated"), "{spec:?}");
+    }
+}
+
 fn configmap(ns: &str, name: &str, annotations: Value, data: Value) -> Value {
     json!({
         "apiVersion": "v1", "kind": "ConfigMap",

@@ -74,6 +74,9 @@ impl Reconciler for AppReconciler {
             .owns(Gvk::of::<Deployment>())
             .owns(Gvk::of::<Service>())
             .finalizer(FINALIZER)
+            // Only spec changes of an App: its own status writes and
+            // finalizer wake nothing (the Deployment's changes still do).
+            .generation_changed()
     }
 
     fn reconcile(req: Request) -> Result<Action, Error> {

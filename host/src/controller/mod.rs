@@ -18,7 +18,7 @@ use tokio::sync::watch;
 
 use crate::cluster::Cluster;
 use crate::cluster::fence::Fenced;
-use crate::contract::{Gvk, Reason};
+use crate::contract::{Gvk, Predicate, Reason};
 use crate::discovery::ResolveError;
 use crate::ha::{Leaders, Leadership};
 use crate::informer::{Change, Informer, Informers};
@@ -27,7 +27,7 @@ use crate::shared::display_kind;
 use crate::telemetry::{Metrics, ModuleLabel};
 use queue::{QueueConfig, WorkQueue};
 use reconcile::Worker;
-use triggers::{Primary, Role, change_reason, keys};
+use triggers::{Primary, Role, change_reason, keys, passes};
 
 /// How long to wait before trying again to resolve a module's kinds.
 const RESOLVE_RETRY: Duration = Duration::from_secs(2);
@@ -145,7 +145,9 @@ pub(crate) async fn run(
     let informers: Vec<Arc<Informer>> = subscriptions.iter().map(|s| s.0.clone()).collect();
     let feeders: Vec<_> = subscriptions
         .into_iter()
-        .map(|(informer, role)| tokio::spawn(feed(informer, role, worker.clone(), start.reloaded)))
+        .map(|(informer, source)| {
+            tokio::spawn(feed(informer, source, worker.clone(), start.reloaded))
+        })
         .collect();
     worker.primary.wait_ready().await;
     shared.metrics.controller_synced(&name);
@@ -220,7 +222,17 @@ async fn dispatch(
     while workers.join_next().await.is_some() {}
 }
 
-type Subscription = (Arc<Informer>, Role);
+type Subscription = (Arc<Informer>, Source);
+
+/// One kind a controller follows: the informer it needs (kind and label
+/// selector), its role, and which of its updates count.
+#[derive(Clone, Debug)]
+pub(crate) struct Source {
+    pub kind: Gvk,
+    pub selector: Option<String>,
+    pub role: Role,
+    pub predicates: Vec<Predicate>,
+}
 
 /// The informers of the module's primary, owned and watched kinds.
 async fn subscribe(
@@ -228,31 +240,45 @@ async fn subscribe(
     informers: &Informers,
 ) -> Result<Vec<Subscription>, ResolveError> {
     let mut subscriptions = Vec::new();
-    for (kind, selector, role) in wanted(module.manifest()) {
-        let informer = informers.informer(&kind, selector.as_deref()).await?;
-        subscriptions.push((informer, role));
+    for source in wanted(module.manifest()) {
+        let informer = informers
+            .informer(&source.kind, source.selector.as_deref())
+            .await?;
+        subscriptions.push((informer, source));
     }
     Ok(subscriptions)
 }
 
-/// The kinds (and label selectors) a manifest watches, primary first.
-pub(crate) fn wanted(manifest: &crate::contract::Manifest) -> Vec<(Gvk, Option<String>, Role)> {
-    let mut wanted = vec![(manifest.primary.clone(), None, Role::Primary)];
+/// The kinds a manifest follows, primary first.
+pub(crate) fn wanted(manifest: &crate::contract::Manifest) -> Vec<Source> {
+    let mut wanted = vec![Source {
+        kind: manifest.primary.clone(),
+        selector: None,
+        role: Role::Primary,
+        predicates: manifest.primary_predicates.clone(),
+    }];
     for owned in &manifest.owns {
-        wanted.push((owned.kind.clone(), None, Role::Owned));
+        wanted.push(Source {
+            kind: owned.kind.clone(),
+            selector: None,
+            role: Role::Owned,
+            predicates: owned.predicates.clone(),
+        });
     }
     for watch in &manifest.watches {
-        wanted.push((
-            watch.kind.clone(),
-            watch.label_selector.clone(),
-            Role::Watched(watch.mapping.clone()),
-        ));
+        wanted.push(Source {
+            kind: watch.kind.clone(),
+            selector: watch.label_selector.clone(),
+            role: Role::Watched(watch.mapping.clone()),
+            predicates: watch.predicates.clone(),
+        });
     }
     wanted
 }
 
 /// Feeds one informer's objects and changes into the queue.
-async fn feed(informer: Arc<Informer>, role: Role, worker: Worker, reloaded: bool) {
+async fn feed(informer: Arc<Informer>, source: Source, worker: Worker, reloaded: bool) {
+    let role = source.role;
     let primary = &worker.primary;
     // Once the first list is in: subscribe, then take what the cache holds;
     // later changes arrive on the channel (one made between the two is
@@ -298,7 +324,12 @@ async fn feed(informer: Arc<Informer>, role: Role, worker: Worker, reloaded: boo
     loop {
         let (object, reason) = match changes.recv().await {
             Ok(Change::Added(object)) => (object, change_reason(&role, Reason::Added)),
-            Ok(Change::Updated(object)) => (object, change_reason(&role, Reason::Updated)),
+            Ok(Change::Updated(old, object)) => {
+                if !passes(&source.predicates, &old, &object) {
+                    continue;
+                }
+                (object, change_reason(&role, Reason::Updated))
+            }
             Ok(Change::Deleted(object)) => (object, change_reason(&role, Reason::Deleted)),
             Err(RecvError::Lagged(missed)) => {
                 tracing::warn!(kind = %display_kind(&informer.gvk), missed, "fell behind the informer; looking at every object again");

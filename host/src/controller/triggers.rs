@@ -1,7 +1,7 @@
 //! Triggers: which primary objects a change concerns, and why. Pure
 //! functions of a change and the manifest; nothing here waits or writes.
 
-use crate::contract::{Gvk, Mapping, Reason};
+use crate::contract::{Gvk, Mapping, Predicate, Reason};
 use crate::informer::Cached;
 use crate::shared::split_api_version;
 
@@ -64,6 +64,21 @@ pub(crate) fn keys(
         Role::Watched(Mapping::SameName) => vec![key(object.namespace(), object.name())],
         Role::Watched(Mapping::AllPrimaries) => all_primaries(),
     }
+}
+
+/// Whether an update from `old` to `new` passes a source's predicates:
+/// any of them, or every update when there are none. Deletion starting
+/// always passes (appearing and disappearing are not updates: they pass).
+pub(crate) fn passes(predicates: &[Predicate], old: &Cached, new: &Cached) -> bool {
+    if predicates.is_empty() || (new.deleting && !old.deleting) {
+        return true;
+    }
+    predicates.iter().any(|predicate| match predicate {
+        Predicate::GenerationChanged => old.generation != new.generation,
+        Predicate::LabelsChanged => !old.labels().eq(new.labels()),
+        Predicate::AnnotationsChanged => old.annotations_digest != new.annotations_digest,
+        Predicate::ResourceVersionChanged => old.resource_version() != new.resource_version(),
+    })
 }
 
 /// Why a change queues its primaries: the change itself for the primary
@@ -139,6 +154,47 @@ mod tests {
 
     fn no_primaries() -> Vec<Key> {
         panic!("only all-primaries lists the primaries")
+    }
+
+    #[test]
+    fn predicates_pass_what_they_name_and_deletion_always() {
+        let base = json!({"name": "a", "namespace": "n", "resourceVersion": "1",
+            "generation": 1, "labels": {"tier": "fe"}, "annotations": {"note": "x"}});
+        let with = |changes: serde_json::Value| {
+            let mut metadata = base.clone();
+            metadata["resourceVersion"] = json!("2");
+            for (k, v) in changes.as_object().unwrap() {
+                metadata[k] = v.clone();
+            }
+            object(metadata)
+        };
+        let old = object(base.clone());
+        let status_only = with(json!({}));
+        let spec = with(json!({"generation": 2}));
+        let relabelled = with(json!({"labels": {"tier": "be"}}));
+        let annotated = with(json!({"annotations": {"note": "y"}}));
+        let deleting = with(json!({"deletionTimestamp": "2026-11-24T00:00:00Z"}));
+        use Predicate::*;
+        let cases: &[(&[Predicate], &Cached, bool)] = &[
+            (&[], &status_only, true),
+            (&[ResourceVersionChanged], &status_only, true),
+            (&[GenerationChanged], &status_only, false),
+            (&[GenerationChanged], &spec, true),
+            (&[GenerationChanged], &relabelled, false),
+            (&[LabelsChanged], &relabelled, true),
+            (&[LabelsChanged], &annotated, false),
+            (&[AnnotationsChanged], &annotated, true),
+            (&[GenerationChanged, LabelsChanged], &relabelled, true),
+            (&[GenerationChanged, LabelsChanged], &annotated, false),
+            (&[GenerationChanged], &deleting, true),
+        ];
+        for (i, (predicates, new, expected)) in cases.iter().enumerate() {
+            assert_eq!(
+                passes(predicates, &old, new),
+                *expected,
+                "case {i}: {predicates:?}"
+            );
+        }
     }
 
     #[test]

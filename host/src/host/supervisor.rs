@@ -199,8 +199,10 @@ impl Supervisor {
     async fn hold_informers(&self, module: &Module) -> Vec<Arc<crate::informer::Informer>> {
         controller::wanted(module.manifest())
             .into_iter()
-            .filter_map(|(kind, selector, _)| {
-                self.shared.informers.running(&kind, selector.as_deref())
+            .filter_map(|source| {
+                self.shared
+                    .informers
+                    .running(&source.kind, source.selector.as_deref())
             })
             .collect()
     }

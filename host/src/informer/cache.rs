@@ -51,6 +51,11 @@ pub(crate) struct Cached {
     pub owners: Box<[Owner]>,
     pub finalizers: Box<[Box<str>]>,
     pub deleting: bool,
+    /// `metadata.generation` (0 for kinds without one).
+    pub generation: i64,
+    /// A digest of the annotations (0 without any), so a change of them
+    /// is seen without keeping them twice.
+    pub annotations_digest: u64,
 }
 
 /// Writes JSON text, locating strings as it goes.
@@ -217,6 +222,13 @@ impl Cached {
             .map(|f| f.as_str().into())
             .collect();
         let deleting = meta.deletion_timestamp.is_some();
+        let generation = meta.generation.unwrap_or(0);
+        let annotations_digest = meta.annotations.as_ref().map_or(0, |annotations| {
+            use std::hash::{Hash, Hasher};
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            annotations.hash(&mut hasher);
+            hasher.finish() | 1
+        });
 
         let (json, spans, side) = write_object(&object, resource);
         Cached {
@@ -226,6 +238,8 @@ impl Cached {
             owners,
             finalizers,
             deleting,
+            generation,
+            annotations_digest,
         }
     }
 
@@ -272,6 +286,13 @@ impl Cached {
             }
         }
         None
+    }
+
+    /// The labels, as (key, value), sorted by key.
+    pub fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.spans[4..]
+            .chunks_exact(2)
+            .map(|pair| (self.text(pair[0]), self.text(pair[1])))
     }
 
     /// Whether `finalizer` is among the object's finalizers.

@@ -29,8 +29,9 @@ use cache::Objects;
 pub(crate) enum Change {
     /// An object the cache did not hold.
     Added(Arc<Cached>),
-    /// An object the cache held, at another resourceVersion.
-    Updated(Arc<Cached>),
+    /// An object the cache held, at another resourceVersion: what it was,
+    /// then what it is.
+    Updated(Arc<Cached>, Arc<Cached>),
     /// An object the cache held is gone.
     Deleted(Arc<Cached>),
 }

@@ -63,12 +63,14 @@ impl CacheWriter {
                 let mut objects = self.objects.write().expect("informer cache lock");
                 let previous = objects
                     .get(object.namespace().unwrap_or_default(), object.name())
-                    .map(|o| o.resource_version() == object.resource_version());
+                    .cloned();
                 objects.insert(object.clone());
                 match previous {
                     None => vec![Change::Added(object)],
-                    Some(false) => vec![Change::Updated(object)],
-                    Some(true) => Vec::new(),
+                    Some(old) if old.resource_version() != object.resource_version() => {
+                        vec![Change::Updated(old, object)]
+                    }
+                    Some(_) => Vec::new(),
                 }
             }
             watcher::Event::Delete(object) => {
@@ -104,7 +106,7 @@ fn diff(current: &Objects, fresh: &Objects) -> Vec<Change> {
         match current.get(namespace, name) {
             None => changes.push(Change::Added(object.clone())),
             Some(held) if held.resource_version() != object.resource_version() => {
-                changes.push(Change::Updated(object.clone()));
+                changes.push(Change::Updated(held.clone(), object.clone()));
             }
             Some(_) => {}
         }
@@ -132,7 +134,12 @@ mod tests {
             .iter()
             .map(|c| match c {
                 Change::Added(o) => format!("+{}@{}", o.name(), o.resource_version()),
-                Change::Updated(o) => format!("~{}@{}", o.name(), o.resource_version()),
+                Change::Updated(old, o) => format!(
+                    "~{}@{}<{}",
+                    o.name(),
+                    o.resource_version(),
+                    old.resource_version()
+                ),
                 Change::Deleted(o) => format!("-{}@{}", o.name(), o.resource_version()),
             })
             .collect()
@@ -167,7 +174,7 @@ mod tests {
         list(&mut writer, &[cm("a", "1")]);
         let mut apply = |o| names(&writer.apply(watcher::Event::Apply(o)));
         assert_eq!(apply(cm("b", "2")), ["+b@2"], "created after the list");
-        assert_eq!(apply(cm("a", "3")), ["~a@3"]);
+        assert_eq!(apply(cm("a", "3")), ["~a@3<1"], "what it was comes along");
         assert_eq!(apply(cm("a", "3")), Vec::<String>::new(), "a replay");
         assert_eq!(
             names(&writer.apply(watcher::Event::Delete(cm("b", "4")))),
@@ -201,7 +208,7 @@ mod tests {
                 &mut writer,
                 &[cm("edited", "7"), cm("new", "8"), cm("same", "1")]
             ),
-            ["-removed@3", "~edited@7", "+new@8"]
+            ["-removed@3", "~edited@7<2", "+new@8"]
         );
         assert_eq!(objects.read().unwrap().len(), 3);
         // The same list again changes nothing.
