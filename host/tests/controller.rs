@@ -171,8 +171,16 @@ mod predicates {
         assert_eq!(labels, Vec::<String>::new(), "a label change");
         // One reconcile of the change (the Deployment it rewrites then
         // queues the App as its owner, as every owned change does).
-        assert_eq!(spec.first().map(String::as_str), Some("updated"), "{spec:?}");
-        assert_eq!(spec.iter().filter(|r| *r == "updated").count(), 1, "{spec:?}");
+        assert_eq!(
+            spec.first().map(String::as_str),
+            Some("updated"),
+            "{spec:?}"
+        );
+        assert_eq!(
+            spec.iter().filter(|r| *r == "updated").count(),
+            1,
+            "{spec:?}"
+        );
     }
 
     /// The same App built for 0.1.0 (no predicates): every change queues a
@@ -184,6 +192,58 @@ mod predicates {
         assert!(status.first().is_some_and(|r| r == "updated"), "{status:?}");
         assert!(labels.first().is_some_and(|r| r == "updated"), "{labels:?}");
         assert!(spec.first().is_some_and(|r| r == "updated"), "{spec:?}");
+    }
+}
+
+mod priority {
+    use super::*;
+
+    /// Under a backlog of 10,000 objects (the initial list, low priority),
+    /// an object a user edits is reconciled next, long before the backlog
+    /// drains.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_edit_is_reconciled_before_a_10k_backlog_drains() {
+        const BACKLOG: usize = 10_000;
+        let mut env = Env::new().await;
+        env.apply(namespace("backlog"));
+        let store = env.store();
+        // Already reconciled: the `ok` mode writes nothing for these.
+        let done = json!({"reconciled": "true", "behaved-by": misbehave::BUILD_MARK});
+        for i in 0..BACKLOG {
+            let name = format!("cm-{i:05}");
+            store
+                .apply_object(configmap("backlog", &name, json!({}), done.clone()))
+                .unwrap();
+        }
+        env.run(&[rekon_test_artifacts::MISBEHAVE], &[]);
+        let reconciles = |env: &Env| env.log().matches("reconcile{").count();
+        env.wait_long("the backlog's first reconciles", || {
+            (reconciles(&env) > 0).then_some(())
+        })
+        .await;
+        env.apply(configmap("backlog", "edited", json!({}), json!({})));
+        env.wait_long("the edit reconciled", || {
+            env.get("", "v1", "ConfigMap", Some("backlog"), "edited")
+                .filter(|c| c["data"]["reconciled"] == "true")
+        })
+        .await;
+        // Where the edit ran among the reconciles so far.
+        let log = env.log();
+        let position = log
+            .lines()
+            .filter(|l| l.contains("reconcile{"))
+            .position(|l| l.contains("object=edited "))
+            .expect("the edit's reconcile is logged");
+        assert!(
+            position < BACKLOG / 2,
+            "the edit ran as reconcile {position} of a backlog of {BACKLOG}"
+        );
+        assert!(
+            log.lines()
+                .any(|l| l.contains("object=edited ")
+                    && l.replace('"', "").contains("priority=high")),
+            "the edit ran at high priority"
+        );
     }
 }
 

@@ -3,9 +3,12 @@
 
 use std::time::Duration;
 
+use super::queue::Priority;
 use crate::contract::Action;
 use crate::runtime::{Outcome, ReconcileError};
-use crate::telemetry::{CallLabels, InformerLabel, KindLabels, Metrics, ModuleLabel, ResultLabels};
+use crate::telemetry::{
+    CallLabels, InformerLabel, KindLabels, Metrics, ModuleLabel, PriorityLabels, ResultLabels,
+};
 
 /// Counts one reconcile of `module` that waited `waited` in the queue.
 pub(crate) fn record_reconcile(
@@ -64,13 +67,18 @@ pub(crate) fn record_reconcile(
 pub(crate) fn record_gauges(
     metrics: &Metrics,
     module: &str,
-    queued: usize,
+    queued: [usize; Priority::COUNT],
     informers: &[std::sync::Arc<crate::informer::Informer>],
 ) {
-    let label = ModuleLabel {
-        module: module.to_string(),
-    };
-    metrics.queue_depth.get_or_create(&label).set(queued as i64);
+    for (priority, depth) in Priority::ALL.into_iter().zip(queued) {
+        metrics
+            .queue_depth
+            .get_or_create(&PriorityLabels {
+                module: module.to_string(),
+                priority: priority.label().to_string(),
+            })
+            .set(depth as i64);
+    }
     for informer in informers {
         metrics
             .informer_objects
@@ -87,6 +95,11 @@ pub(crate) fn forget_gauges(metrics: &Metrics, module: &str) {
     let label = ModuleLabel {
         module: module.to_string(),
     };
-    metrics.queue_depth.remove(&label);
+    for priority in Priority::ALL {
+        metrics.queue_depth.remove(&PriorityLabels {
+            module: module.to_string(),
+            priority: priority.label().to_string(),
+        });
+    }
     metrics.module_leader.remove(&label);
 }

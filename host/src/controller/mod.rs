@@ -25,7 +25,7 @@ use crate::informer::{Change, Informer, Informers};
 use crate::runtime::Dispatcher;
 use crate::shared::display_kind;
 use crate::telemetry::{Metrics, ModuleLabel};
-use queue::{QueueConfig, WorkQueue};
+use queue::{Priority, QueueConfig, WorkQueue};
 use reconcile::Worker;
 use triggers::{Primary, Role, change_reason, keys, passes};
 
@@ -172,6 +172,7 @@ fn queue_config(module: &Dispatcher, config: &ControllerConfig) -> QueueConfig {
         concurrency,
         backoff_base: config.backoff_base,
         backoff_max: config.backoff_max,
+        ..QueueConfig::default()
     }
 }
 
@@ -211,7 +212,7 @@ async fn dispatch(
                 }
             }
             _ = tick.tick() => {
-                metrics::record_gauges(&worker.metrics, &name, worker.queue.len(), informers);
+                metrics::record_gauges(&worker.metrics, &name, worker.queue.depth_by_priority(), informers);
             }
             _ = stop.wait_for(|s| *s) => break,
             Some(_) = workers.join_next(), if !workers.is_empty() => {}
@@ -300,13 +301,15 @@ async fn feed(informer: Arc<Informer>, source: Source, worker: Worker, reloaded:
             .map(|p| (p.namespace().map(str::to_string), p.name().to_string()))
             .collect()
     };
+    // A look at every object (the first list, a missed stretch of the
+    // channel) is a backlog: low priority, after what users cause.
     let enqueue_all = |reason, only_missing_primaries: bool| {
         for object in informer.list(None) {
             for key in keys(&role, &object, &view, all_primaries) {
                 if only_missing_primaries && primary.get(key.0.as_deref(), &key.1).is_some() {
                     continue;
                 }
-                worker.queue.add(key, reason);
+                worker.queue.add_with(key, reason, Priority::Low);
             }
         }
     };
@@ -339,7 +342,7 @@ async fn feed(informer: Arc<Informer>, source: Source, worker: Worker, reloaded:
             Err(RecvError::Closed) => return,
         };
         for key in keys(&role, &object, &view, all_primaries) {
-            worker.queue.add(key, reason);
+            worker.queue.add_with(key, reason, Priority::High);
         }
     }
 }

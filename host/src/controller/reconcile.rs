@@ -61,6 +61,7 @@ impl Worker {
             object = %name,
             reason = reason_name(reason),
             attempt = ticket.attempt,
+            priority = ticket.priority.label(),
         );
         let completion = self
             .run(&request, waited, cached.is_some())

@@ -27,6 +27,13 @@ pub(crate) struct ModuleLabel {
     pub module: String,
 }
 
+/// Labels: a module and a queue priority.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct PriorityLabels {
+    pub module: String,
+    pub priority: String,
+}
+
 /// Labels: a module and an outcome.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct ResultLabels {
@@ -80,7 +87,7 @@ pub struct Metrics {
     registry: Registry,
     pub(crate) reconciles: Family<ResultLabels, Counter>,
     pub(crate) reconcile_duration: Family<ModuleLabel, Histogram>,
-    pub(crate) queue_depth: Family<ModuleLabel, Gauge>,
+    pub(crate) queue_depth: Family<PriorityLabels, Gauge>,
     pub(crate) queue_wait: Family<ModuleLabel, Histogram>,
     pub(crate) retries: Family<ModuleLabel, Counter>,
     pub(crate) guest_failures: Family<KindLabels, Counter>,
@@ -120,7 +127,10 @@ const HELP: [(&str, &str); 13] = [
         "reconcile_duration_seconds",
         "Wall time of one reconcile, instantiation and host calls included",
     ),
-    ("queue_depth", "Objects waiting in a module's queue"),
+    (
+        "queue_depth",
+        "Objects waiting in a module's queue, by priority (high: changes users cause; normal: requeues and retries; low: initial list, resyncs, reloads)",
+    ),
     (
         "queue_wait_seconds",
         "Time from an object becoming due to its reconcile starting",
@@ -269,7 +279,12 @@ impl Metrics {
             module: module.to_string(),
         };
         self.reconcile_duration.remove(&label);
-        self.queue_depth.remove(&label);
+        for priority in PRIORITIES {
+            self.queue_depth.remove(&PriorityLabels {
+                module: module.to_string(),
+                priority: priority.to_string(),
+            });
+        }
         self.queue_wait.remove(&label);
         self.retries.remove(&label);
         self.module_leader.remove(&label);
@@ -310,6 +325,9 @@ impl Metrics {
 
 /// Every `result` of `rekon_reconciles_total` (and `kind` of
 /// `rekon_guest_failures_total`).
+/// The queue priorities, as labelled (the queue's `Priority::label`).
+pub(crate) const PRIORITIES: [&str; 3] = ["high", "normal", "low"];
+
 const RESULTS: [&str; 9] = [
     "done",
     "requeue",

@@ -23,6 +23,15 @@
 //!   success.
 //! - **Bounded concurrency.** At most [`QueueConfig::concurrency`] keys are in
 //!   flight; any number of tasks may wait in [`WorkQueue::next`] at once.
+//! - **Priorities.** Each request has a [`Priority`]: what users cause
+//!   first (`High`), then requeues and retries (`Normal`), then the
+//!   initial list, resyncs and reloads (`Low`). Among due keys the highest
+//!   priority goes first, in the order they became due; merged requests
+//!   keep the highest priority. No starvation: once a lower priority's
+//!   oldest key has waited [`QueueConfig::boost_after`], it is taken after
+//!   every [`QueueConfig::boost_every`] keys of higher priority, so a
+//!   stream of user changes slows a backlog but never stops it, and never
+//!   waits behind it.
 //!
 //! Time is tokio time, so tests can pause it. Nothing polls: waiters
 //! sleep until the earliest deadline or until woken by an add, a finish or a
@@ -55,6 +64,11 @@ pub struct QueueConfig {
     pub backoff_base: Duration,
     /// Longest retry delay (default 1000 s).
     pub backoff_max: Duration,
+    /// How long a key of lower priority waits before it is boosted
+    /// (default 5 s).
+    pub boost_after: Duration,
+    /// Keys of higher priority taken between two boosted ones (default 4).
+    pub boost_every: u32,
 }
 
 impl Default for QueueConfig {
@@ -63,6 +77,40 @@ impl Default for QueueConfig {
             concurrency: 1,
             backoff_base: Duration::from_millis(5),
             backoff_max: Duration::from_secs(1000),
+            boost_after: Duration::from_secs(5),
+            boost_every: 4,
+        }
+    }
+}
+
+/// How soon a request should run, among those that are due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Priority {
+    /// What users cause: a change of a primary, owned or watched object.
+    High,
+    /// Requeues (`requeue-after`) and retries.
+    Normal,
+    /// The initial list, resyncs, reloads: a backlog of everything.
+    Low,
+}
+
+impl Priority {
+    /// How many priorities there are.
+    pub(crate) const COUNT: usize = 3;
+    /// Every priority, highest first.
+    pub(crate) const ALL: [Priority; Priority::COUNT] =
+        [Priority::High, Priority::Normal, Priority::Low];
+
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The metric label: `high`, `normal`, `low`.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Priority::High => "high",
+            Priority::Normal => "normal",
+            Priority::Low => "low",
         }
     }
 }
@@ -131,6 +179,8 @@ pub struct Ticket<K, R> {
     /// Why the key was queued (see the module docs for which reason is kept
     /// when requests are merged).
     pub reason: R,
+    /// The priority it was taken at.
+    pub priority: Priority,
     /// Failures in a row before this run (0 after a success).
     pub attempt: u32,
     /// When the key became due: the time of the earliest request for an
@@ -179,16 +229,26 @@ where
         }
     }
 
-    /// Queues `key` to run now. Ignored after [`shutdown`](Self::shutdown).
+    /// Queues `key` to run now, at high priority. Ignored after
+    /// [`shutdown`](Self::shutdown).
+    #[cfg(test)]
     pub fn add(&self, key: K, reason: R) {
-        self.add_after(key, reason, Duration::ZERO);
+        self.add_with(key, reason, Priority::High);
+    }
+
+    /// Queues `key` to run now at `priority`. Ignored after
+    /// [`shutdown`](Self::shutdown).
+    pub fn add_with(&self, key: K, reason: R, priority: Priority) {
+        self.add_after(key, reason, priority, Duration::ZERO);
     }
 
     /// Queues `key` to run after `delay`, unless it is already pending
     /// sooner. Ignored after [`shutdown`](Self::shutdown).
-    pub fn add_after(&self, key: K, reason: R, delay: Duration) {
+    pub fn add_after(&self, key: K, reason: R, priority: Priority, delay: Duration) {
         let now = Instant::now();
-        let wake = self.lock().request(key, reason, deadline(now, delay), now);
+        let wake = self
+            .lock()
+            .request(key, reason, deadline(now, delay), priority, now);
         if wake {
             self.shared.changed.notify_waiters();
         }
@@ -201,7 +261,7 @@ where
     /// flight is never handed out. Keys are handed out in the order they
     /// became due. Cancel-safe: dropping the future loses no key.
     pub async fn next(&self) -> Option<Ticket<K, R>> {
-        let concurrency = self.shared.config.concurrency.max(1);
+        let config = &self.shared.config;
         loop {
             // Registered before the state is read, so no wake-up between the
             // check and the wait is missed.
@@ -211,7 +271,7 @@ where
                 if state.shutdown {
                     return None;
                 }
-                state.take(Instant::now(), concurrency)
+                state.take(Instant::now(), config)
             };
             match take {
                 Take::Ticket(ticket) => return Some(ticket),
@@ -246,8 +306,14 @@ where
 
     /// Pending keys, ready or delayed (dirty keys held during their run
     /// included): the queue depth.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.lock().pending
+    }
+
+    /// Pending keys by priority, highest first.
+    pub fn depth_by_priority(&self) -> [usize; Priority::COUNT] {
+        self.lock().pending_by
     }
 
     /// Whether no key is pending (keys may still be in flight).

@@ -1,5 +1,5 @@
 //! The queue's bookkeeping, without waiting: which keys are pending, due
-//! when, in flight, and how many times each failed.
+//! when and at which priority, in flight, and how many times each failed.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
@@ -7,16 +7,25 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::{Completion, FAR_FUTURE, QueueConfig, Ticket};
+use super::{Completion, FAR_FUTURE, Priority, QueueConfig, Ticket};
 
 pub(super) struct State<K, R> {
     /// Every key that is pending, in flight, or has failures on record.
     pub(super) entries: HashMap<K, Entry<R>>,
-    /// Pending keys that are not in flight, by (due, sequence number).
+    /// Pending keys that are not in flight and not yet sorted into
+    /// `ready`, by (due, sequence number): those waiting for their time,
+    /// and those requested since the last take.
     pub(super) schedule: BTreeMap<(Instant, u64), K>,
+    /// Due keys by priority (highest first), each by (due, sequence).
+    pub(super) ready: [BTreeMap<(Instant, u64), K>; Priority::COUNT],
+    /// Takes in a row from a higher priority while a lower one had a key
+    /// waiting longer than the boost age.
+    pub(super) passed_over: u32,
     pub(super) next_seq: u64,
     /// Pending keys, dirty keys held during their run included.
     pub(super) pending: usize,
+    /// The same, by priority.
+    pub(super) pending_by: [usize; Priority::COUNT],
     pub(super) in_flight: usize,
     pub(super) shutdown: bool,
 }
@@ -31,6 +40,9 @@ pub(super) struct Pending<R> {
     pub(super) due: Instant,
     pub(super) seq: u64,
     pub(super) reason: R,
+    pub(super) priority: Priority,
+    /// In `ready` (else in `schedule`, or held while in flight).
+    pub(super) sorted: bool,
 }
 
 /// What a waiter found.
@@ -58,8 +70,11 @@ impl<K, R> State<K, R> {
         Self {
             entries: HashMap::new(),
             schedule: BTreeMap::new(),
+            ready: Default::default(),
+            passed_over: 0,
             next_seq: 0,
             pending: 0,
+            pending_by: [0; Priority::COUNT],
             in_flight: 0,
             shutdown: false,
         }
@@ -71,8 +86,15 @@ where
     K: Clone + Eq + Hash,
 {
     /// Merges a request for `key` into the queue; returns whether waiters
-    /// should be woken (the key became the earliest scheduled one).
-    pub(super) fn request(&mut self, key: K, reason: R, due: Instant, now: Instant) -> bool {
+    /// should be woken (the key is due, or became the earliest scheduled).
+    pub(super) fn request(
+        &mut self,
+        key: K,
+        reason: R,
+        due: Instant,
+        priority: Priority,
+        now: Instant,
+    ) -> bool {
         if self.shutdown {
             return false;
         }
@@ -85,8 +107,15 @@ where
         });
         let slot = match &mut entry.pending {
             None => {
-                entry.pending = Some(Pending { due, seq, reason });
+                entry.pending = Some(Pending {
+                    due,
+                    seq,
+                    reason,
+                    priority,
+                    sorted: false,
+                });
                 self.pending += 1;
+                self.pending_by[priority.index()] += 1;
                 if entry.in_flight {
                     return false;
                 }
@@ -97,37 +126,97 @@ where
                 if effective(due, now) <= effective(pending.due, now) {
                     pending.reason = reason;
                 }
-                if due >= pending.due {
+                let raised = priority < pending.priority;
+                if raised {
+                    self.pending_by[pending.priority.index()] -= 1;
+                    self.pending_by[priority.index()] += 1;
+                }
+                let old = (pending.due, pending.seq, pending.priority, pending.sorted);
+                pending.priority = pending.priority.min(priority);
+                if due >= pending.due && !raised {
                     return false;
                 }
-                let old = (pending.due, pending.seq);
-                pending.due = due;
+                pending.due = pending.due.min(due);
+                pending.sorted = false;
                 if entry.in_flight {
                     return false;
                 }
-                let key = self
-                    .schedule
-                    .remove(&old)
-                    .expect("a pending key that is not in flight is scheduled");
-                self.schedule.insert((due, old.1), key);
-                (due, old.1)
+                let (old_due, old_seq, old_priority, old_sorted) = old;
+                let map = if old_sorted {
+                    &mut self.ready[old_priority.index()]
+                } else {
+                    &mut self.schedule
+                };
+                let key = map
+                    .remove(&(old_due, old_seq))
+                    .expect("a pending key that is not in flight is in the schedule or ready");
+                let slot = (pending.due, old_seq);
+                self.schedule.insert(slot, key);
+                slot
             }
         };
-        self.schedule.first_key_value().map(|(first, _)| *first) == Some(slot)
+        slot.0 <= now || self.schedule.first_key_value().map(|(first, _)| *first) == Some(slot)
     }
 
-    pub(super) fn take(&mut self, now: Instant, concurrency: usize) -> Take<K, R> {
-        if self.in_flight >= concurrency {
+    /// Sorts the keys that are due into `ready`.
+    fn sort_due(&mut self, now: Instant) {
+        while let Some(entry) = self.schedule.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let (slot, key) = entry.remove_entry();
+            let pending = self
+                .entries
+                .get_mut(&key)
+                .and_then(|e| e.pending.as_mut())
+                .expect("a scheduled key is pending");
+            pending.sorted = true;
+            self.ready[pending.priority.index()].insert(slot, key);
+        }
+    }
+
+    /// The priority to take from: the highest with a due key, unless a
+    /// lower one has a key that waited past the boost age and the higher
+    /// ones were served `boost_every` times in a row meanwhile.
+    fn pick(&mut self, now: Instant, config: &QueueConfig) -> Option<usize> {
+        let top = self.ready.iter().position(|r| !r.is_empty())?;
+        let starving = (top + 1..Priority::COUNT).find(|&p| {
+            self.ready[p]
+                .first_key_value()
+                .is_some_and(|(&(due, _), _)| {
+                    now.saturating_duration_since(due) >= config.boost_after
+                })
+        });
+        match starving {
+            Some(low) if self.passed_over >= config.boost_every => {
+                self.passed_over = 0;
+                Some(low)
+            }
+            Some(_) => {
+                self.passed_over += 1;
+                Some(top)
+            }
+            None => {
+                self.passed_over = 0;
+                Some(top)
+            }
+        }
+    }
+
+    pub(super) fn take(&mut self, now: Instant, config: &QueueConfig) -> Take<K, R> {
+        if self.in_flight >= config.concurrency.max(1) {
             return Take::Wait;
         }
-        let Some(first) = self.schedule.first_entry() else {
-            return Take::Wait;
+        self.sort_due(now);
+        let Some(priority) = self.pick(now, config) else {
+            return match self.schedule.first_key_value() {
+                Some((&(due, _), _)) => Take::Until(due),
+                None => Take::Wait,
+            };
         };
-        let due = first.key().0;
-        if due > now {
-            return Take::Until(due);
-        }
-        let key = first.remove();
+        let (_, key) = self.ready[priority]
+            .pop_first()
+            .expect("the picked priority has a ready key");
         let entry = self
             .entries
             .get_mut(&key)
@@ -135,10 +224,12 @@ where
         let pending = entry.pending.take().expect("a scheduled key is pending");
         entry.in_flight = true;
         self.pending -= 1;
+        self.pending_by[priority] -= 1;
         self.in_flight += 1;
         Take::Ticket(Ticket {
             key,
             reason: pending.reason,
+            priority: pending.priority,
             attempt: entry.failures,
             queued_at: pending.due,
         })
@@ -182,19 +273,27 @@ where
         if let Some(delay) = again {
             let due = deadline(now, delay);
             match &mut entry.pending {
-                // A request made during the run keeps its reason unless the
-                // outcome asks for a strictly earlier run.
+                // A request made during the run keeps its reason (and
+                // priority) unless the outcome asks for a strictly earlier run.
                 Some(dirty) => {
                     if effective(due, now) < effective(dirty.due, now) {
                         dirty.due = due;
                         dirty.reason = reason;
                     }
                 }
+                // Requeues and retries come after the work users cause.
                 None => {
                     let seq = self.next_seq;
                     self.next_seq += 1;
-                    entry.pending = Some(Pending { due, seq, reason });
+                    entry.pending = Some(Pending {
+                        due,
+                        seq,
+                        reason,
+                        priority: Priority::Normal,
+                        sorted: false,
+                    });
                     self.pending += 1;
+                    self.pending_by[Priority::Normal.index()] += 1;
                 }
             }
         }
@@ -216,7 +315,11 @@ where
     pub(super) fn shut_down(&mut self) {
         self.shutdown = true;
         self.schedule.clear();
+        for ready in &mut self.ready {
+            ready.clear();
+        }
         self.pending = 0;
+        self.pending_by = [0; Priority::COUNT];
         self.entries.retain(|_, entry| {
             entry.pending = None;
             entry.in_flight

@@ -57,13 +57,17 @@ impl Sim {
     }
 
     fn add_after(&mut self, key: Key, reason: Why, delay: Duration) {
+        self.add_at(key, reason, Priority::High, delay);
+    }
+
+    fn add_at(&mut self, key: Key, reason: Why, priority: Priority, delay: Duration) {
         let due = deadline(self.now, delay);
-        self.state.request(key, reason, due, self.now);
+        self.state.request(key, reason, due, priority, self.now);
     }
 
     /// A ticket due now, without moving the clock.
     fn try_now(&mut self) -> Option<Ticket<Key, Why>> {
-        match self.state.take(self.now, self.config.concurrency.max(1)) {
+        match self.state.take(self.now, &self.config) {
             Take::Ticket(ticket) => Some(ticket),
             Take::Until(_) | Take::Wait => None,
         }
@@ -73,7 +77,7 @@ impl Sim {
     /// key can be handed out whatever the time.
     fn next(&mut self) -> Option<Ticket<Key, Why>> {
         loop {
-            match self.state.take(self.now, self.config.concurrency.max(1)) {
+            match self.state.take(self.now, &self.config) {
                 Take::Ticket(ticket) => return Some(ticket),
                 Take::Until(due) => self.now = due,
                 Take::Wait => return None,
@@ -552,11 +556,11 @@ async fn a_dirty_key_wakes_its_waiter_on_finish() {
 #[tokio::test]
 async fn a_waiter_sleeps_until_the_earliest_deadline() {
     let q = queue(1);
-    q.add_after("far", "x", Duration::from_secs(3600));
+    q.add_after("far", "x", Priority::High, Duration::from_secs(3600));
     let w = waiter(&q);
     settle().await;
     let start = Instant::now();
-    q.add_after("near", "x", 20 * MS);
+    q.add_after("near", "x", Priority::High, 20 * MS);
     assert_eq!(woken(w).await, Some("near"), "woken by the nearer key");
     assert!(start.elapsed() >= 20 * MS, "not before its time");
 }
@@ -573,7 +577,7 @@ async fn zero_concurrency_means_one() {
 #[tokio::test]
 async fn shutdown_wakes_every_waiter() {
     let q = queue(1);
-    q.add_after("later", "x", Duration::from_secs(3600));
+    q.add_after("later", "x", Priority::High, Duration::from_secs(3600));
     let waiters: Vec<_> = (0..3).map(|_| waiter(&q)).collect();
     settle().await;
     q.shutdown();
@@ -662,4 +666,106 @@ fn debug_shows_the_depth() {
     q.add("a", "x");
     let shown = format!("{q:?}");
     assert!(shown.contains("pending: 1"), "{shown}");
+}
+
+#[test]
+fn higher_priorities_go_first_then_each_in_order() {
+    let mut q = Sim::new(1);
+    q.add_at("backlog-1", "added", Priority::Low, Duration::ZERO);
+    q.add_at("backlog-2", "added", Priority::Low, Duration::ZERO);
+    q.add_at("retry", "retry", Priority::Normal, Duration::ZERO);
+    q.add_at("edit-1", "updated", Priority::High, Duration::ZERO);
+    q.add_at("edit-2", "updated", Priority::High, Duration::ZERO);
+    assert_eq!(q.state.pending_by, [2, 1, 2]);
+    let order: Vec<Key> = (0..5)
+        .map(|_| {
+            let t = q.ticket();
+            let key = t.key;
+            q.finish(t, Completion::Done);
+            key
+        })
+        .collect();
+    assert_eq!(
+        order,
+        ["edit-1", "edit-2", "retry", "backlog-1", "backlog-2"]
+    );
+    assert_eq!(q.state.pending_by, [0, 0, 0]);
+}
+
+#[test]
+fn a_user_change_lifts_a_pending_backlog_key() {
+    let mut q = Sim::new(1);
+    q.add_at("a", "added", Priority::Low, Duration::ZERO);
+    q.add_at("b", "added", Priority::Low, Duration::ZERO);
+    // Sorted into the ready lists by a take, then lifted by an edit.
+    let first = q.ticket();
+    assert_eq!(first.key, "a");
+    q.add_at("c", "added", Priority::Low, Duration::ZERO);
+    q.add_at("c", "updated", Priority::High, Duration::ZERO);
+    assert_eq!(q.state.pending_by, [1, 0, 1]);
+    q.finish(first, Completion::Done);
+    let lifted = q.ticket();
+    assert_eq!(
+        (lifted.key, lifted.reason, lifted.priority),
+        ("c", "updated", Priority::High)
+    );
+    // A low request never lowers a pending high one.
+    q.add_at("d", "updated", Priority::High, Duration::ZERO);
+    q.add_at("d", "resync", Priority::Low, Duration::ZERO);
+    q.finish(lifted, Completion::Done);
+    assert_eq!(q.ticket().priority, Priority::High);
+}
+
+#[test]
+fn retries_and_requeues_come_back_at_normal_priority() {
+    let mut q = Sim::new(1);
+    q.add("a", "updated");
+    let t = q.ticket();
+    q.finish(t, Completion::Failed { retry: true });
+    assert_eq!(q.state.pending_by, [0, 1, 0]);
+    let retry = q.ticket();
+    assert_eq!(retry.priority, Priority::Normal);
+    q.finish(retry, Completion::RequeueAfter(SEC));
+    assert_eq!(q.ticket().priority, Priority::Normal);
+}
+
+/// A stream of user changes never starves the backlog: once its oldest key
+/// waited `boost_after`, one of it runs after every `boost_every` changes.
+#[test]
+fn a_starving_backlog_is_boosted_between_user_changes() {
+    let config = QueueConfig::default().concurrency(1);
+    let mut q = Sim::with(config.clone());
+    for key in ["b1", "b2", "b3"] {
+        q.add_at(key, "added", Priority::Low, Duration::ZERO);
+    }
+    let edits: Vec<Key> = vec![
+        "e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8", "e9", "e10", "e11",
+    ];
+    let mut order = Vec::new();
+    for edit in &edits {
+        q.add(edit, "updated");
+        q.advance(SEC);
+        let t = q.ticket();
+        order.push(t.key);
+        q.finish(t, Completion::Done);
+    }
+    // Before 5 s only edits run; from then on a backlog key after every 4.
+    let backlog: Vec<usize> = order
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| k.starts_with('b'))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!backlog.is_empty(), "the backlog starved: {order:?}");
+    assert!(backlog[0] >= 4, "boosted before it waited: {order:?}");
+    assert!(
+        backlog
+            .windows(2)
+            .all(|w| w[1] - w[0] == config.boost_every as usize + 1),
+        "{order:?}"
+    );
+    // And without a stream of edits, the backlog simply drains.
+    let mut q = Sim::new(1);
+    q.add_at("b", "added", Priority::Low, Duration::ZERO);
+    assert_eq!(q.ticket().key, "b");
 }
