@@ -135,3 +135,11 @@ pub(crate) fn truncate(mut text: String, max: usize) -> String {
     }
     text
 }
+
+/// A random number in `[0, 1)`, from the standard library's hasher seeds.
+pub(crate) fn random_unit() -> f64 {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(0);
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+}

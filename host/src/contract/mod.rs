@@ -33,6 +33,30 @@ pub use rekon::reconciler::types::{
 /// The versions of the contract this host runs, oldest first.
 pub const CONTRACT_VERSIONS: [&str; 2] = ["0.1.0", "0.2.0"];
 
+/// A manifest that declares nothing (the base of overrides and tests).
+pub(crate) fn empty_manifest() -> Manifest {
+    Manifest {
+        name: String::new(),
+        version: String::new(),
+        primary: Gvk {
+            group: String::new(),
+            version: String::new(),
+            kind: String::new(),
+        },
+        owns: Vec::new(),
+        watches: Vec::new(),
+        finalizer: None,
+        permissions: Vec::new(),
+        max_concurrency: None,
+        timeout_ms: None,
+        primary_selector: None,
+        primary_namespaces: Vec::new(),
+        primary_predicates: Vec::new(),
+        resync_period_ms: None,
+        indexes: Vec::new(),
+    }
+}
+
 /// An [`ApiError`] from its parts.
 pub fn api_error(code: u16, reason: &str, message: &str) -> ApiError {
     ApiError {

@@ -3,11 +3,13 @@
 //!
 //! Changes become requests for primary objects ([`triggers`]), queued
 //! ([`queue`]) and dispatched into the module on a fresh instance
-//! ([`reconcile`]), counted ([`metrics`]).
+//! ([`reconcile`]), counted ([`metrics`]); [`resync`] queues every primary
+//! again now and then, if the module asks.
 
 pub(crate) mod metrics;
 pub(crate) mod queue;
 mod reconcile;
+pub(crate) mod resync;
 pub(crate) mod triggers;
 
 use std::sync::Arc;
@@ -150,15 +152,36 @@ pub(crate) async fn run(
         })
         .collect();
     worker.primary.wait_ready().await;
+    let resync = resync_task(&worker);
     shared.metrics.controller_synced(&name);
     tracing::info!(module = %name, objects = worker.primary.len(), concurrency = worker.queue.concurrency(), "controller running");
     dispatch(&worker, &leadership, &informers, stop).await;
-    for feeder in feeders {
+    for feeder in feeders.into_iter().chain(resync) {
         feeder.abort();
     }
     metrics::forget_gauges(&shared.metrics, &name);
     shared.metrics.controller_stopped(&name);
     tracing::info!(module = %name, "controller stopped");
+}
+
+/// Queues every primary with reason `resync`, at low priority, every
+/// (jittered) resync period of the module, if it has one.
+fn resync_task(worker: &Worker) -> Option<tokio::task::JoinHandle<()>> {
+    let period = Duration::from_millis(worker.module.manifest().resync_period_ms?);
+    let worker = worker.clone();
+    Some(tokio::spawn(resync::every(
+        period,
+        crate::shared::random_unit,
+        move || {
+            for object in worker.primary.list(None) {
+                let key = (
+                    object.namespace().map(str::to_string),
+                    object.name().to_string(),
+                );
+                worker.queue.add_with(key, Reason::Resync, Priority::Low);
+            }
+        },
+    )))
 }
 
 /// The queue's settings for `module`.
@@ -254,7 +277,7 @@ async fn subscribe(
 pub(crate) fn wanted(manifest: &crate::contract::Manifest) -> Vec<Source> {
     let mut wanted = vec![Source {
         kind: manifest.primary.clone(),
-        selector: None,
+        selector: manifest.primary_selector.clone(),
         role: Role::Primary,
         predicates: manifest.primary_predicates.clone(),
     }];

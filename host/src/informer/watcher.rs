@@ -36,7 +36,7 @@ impl Iterator for WatchBackoff {
     fn next(&mut self) -> Option<Duration> {
         let delay = self.next;
         self.next = (delay * 2).min(WATCH_RETRY_MAX);
-        Some(delay.mul_f64(0.5 + random_unit() / 2.0))
+        Some(delay.mul_f64(0.5 + crate::shared::random_unit() / 2.0))
     }
 }
 
@@ -44,14 +44,6 @@ impl kube::runtime::utils::Backoff for WatchBackoff {
     fn reset(&mut self) {
         self.next = WATCH_RETRY_MIN;
     }
-}
-
-/// A random number in `[0, 1)`, from the standard library's hasher seeds.
-fn random_unit() -> f64 {
-    use std::hash::{BuildHasher as _, Hasher as _};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(0);
-    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 const CHANGES_CAPACITY: usize = 16 << 10;

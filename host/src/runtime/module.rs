@@ -193,6 +193,27 @@ impl Module {
         }
     }
 
+    /// The same module version, with its manifest changed by `change` (the
+    /// operator's overrides: selector, namespaces, predicates, resync).
+    #[must_use]
+    pub fn overridden(&self, change: impl FnOnce(&mut Manifest)) -> Module {
+        let inner = &self.inner;
+        let mut manifest = inner.manifest.clone();
+        change(&mut manifest);
+        Module {
+            inner: Arc::new(Inner {
+                engine: inner.engine.clone(),
+                pre: inner.pre.clone(),
+                manifest,
+                caller: inner.caller.clone(),
+                digest: inner.digest.clone(),
+                source: inner.source,
+                compile_time: inner.compile_time,
+                budget: inner.budget,
+            }),
+        }
+    }
+
     #[cfg(test)]
     /// Whether a call of `verb` on `kind` in `namespace` is allowed (by
     /// the manifest and the operator's narrowing).
