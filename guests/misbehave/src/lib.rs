@@ -24,6 +24,8 @@ pub const PANIC_MESSAGE: &str = "misbehave: asked to panic";
 /// version of this module by replacing these bytes in the component (same
 /// length), to see a new version take over.
 pub const BUILD_MARK: &str = "misbehave-build-A";
+/// The one namespace whose Secrets the module may read (get, list).
+pub const READABLE_SECRETS: &str = "vault";
 /// The Secret the `forbidden` mode tries to delete.
 pub const VICTIM: &str = "misbehave-victim";
 /// The annotation holding the calls of the `probe` mode: a JSON array of
@@ -131,8 +133,15 @@ impl Reconciler for Misbehave {
         let configmap = Gvk::of::<ConfigMap>();
         Manifest::new(NAME, configmap.clone())
             .version(env!("CARGO_PKG_VERSION"))
-            // The `probe` mode creates ConfigMaps.
+            // The `probe` mode creates ConfigMaps, and reads Secrets in
+            // one namespace (a namespaced module reading a kind it does
+            // not watch).
             .allow(configmap, Verbs::CREATE, &[])
+            .allow(
+                Gvk::of::<Secret>(),
+                Verbs::GET | Verbs::LIST,
+                &[READABLE_SECRETS],
+            )
     }
 
     fn reconcile(req: Request) -> Result<Action, Error> {

@@ -31,6 +31,19 @@ impl KubeCluster {
         informers: Arc<Informers>,
         recorder: Recorder,
     ) -> KubeCluster {
+        // Informers started for guests' reads go once idle, read or not.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let weak = Arc::downgrade(&informers);
+            runtime.spawn(async move {
+                loop {
+                    tokio::time::sleep(crate::informer::READ_IDLE / 5).await;
+                    match weak.upgrade() {
+                        Some(informers) => informers.release_idle_reads(),
+                        None => return,
+                    }
+                }
+            });
+        }
         KubeCluster {
             discovery,
             informers,
@@ -38,10 +51,16 @@ impl KubeCluster {
         }
     }
 
-    async fn informer(&self, kind: &Gvk) -> Result<Arc<Informer>, ApiError> {
+    /// The informer serving a read of `kind` in `namespace` (all with
+    /// none), synced.
+    async fn informer(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+    ) -> Result<Arc<Informer>, ApiError> {
         let informer = self
             .informers
-            .informer(kind, None)
+            .for_read(kind, namespace)
             .await
             .map_err(|e| api_error(404, "NotFound", &format!("{e}")))?;
         if !informer.is_ready()
@@ -124,7 +143,9 @@ fn post_params(field_manager: &str) -> PostParams {
 #[async_trait::async_trait]
 impl Cluster for KubeCluster {
     async fn get(&self, target: &ObjectRef) -> Result<String, ApiError> {
-        let informer = self.informer(&target.kind).await?;
+        let informer = self
+            .informer(&target.kind, target.namespace.as_deref())
+            .await?;
         let namespace = target
             .namespace
             .as_deref()
@@ -152,7 +173,7 @@ impl Cluster for KubeCluster {
             .map(rekon_store::LabelSelector::parse)
             .transpose()
             .map_err(|s| api_error(s.code, &s.reason, &s.message))?;
-        let informer = self.informer(kind).await?;
+        let informer = self.informer(kind, namespace).await?;
         let namespace = namespace.filter(|_| informer.resolved.namespaced);
         Ok(informer
             .list(namespace)

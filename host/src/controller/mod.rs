@@ -7,6 +7,7 @@
 //! again now and then, if the module asks.
 
 pub(crate) mod metrics;
+mod primaries;
 pub(crate) mod queue;
 mod reconcile;
 pub(crate) mod resync;
@@ -27,6 +28,7 @@ use crate::informer::{Change, Informer, Informers};
 use crate::runtime::Dispatcher;
 use crate::shared::display_kind;
 use crate::telemetry::{Metrics, ModuleLabel};
+pub(crate) use primaries::Primaries;
 use queue::{Priority, QueueConfig, WorkQueue};
 use reconcile::Worker;
 use triggers::{Primary, Role, change_reason, keys, passes};
@@ -139,7 +141,13 @@ pub(crate) async fn run(
             module: name.clone(),
             metrics: shared.metrics.clone(),
         }),
-        primary: subscriptions[0].0.clone(),
+        primary: Primaries::new(
+            subscriptions
+                .iter()
+                .filter(|(_, source)| matches!(source.role, Role::Primary))
+                .map(|(informer, _)| informer.clone())
+                .collect(),
+        ),
         queue: WorkQueue::new(queue_config(&module, &start.config)),
         metrics: shared.metrics.clone(),
         module,
@@ -173,7 +181,7 @@ fn resync_task(worker: &Worker) -> Option<tokio::task::JoinHandle<()>> {
         period,
         crate::shared::random_unit,
         move || {
-            for object in worker.primary.list(None) {
+            for object in worker.primary.list() {
                 let key = (
                     object.namespace().map(str::to_string),
                     object.name().to_string(),
@@ -256,6 +264,9 @@ pub(crate) struct Source {
     pub selector: Option<String>,
     pub role: Role,
     pub predicates: Vec<Predicate>,
+    /// The namespaces it is followed in (every one when empty); ignored
+    /// for cluster-scoped kinds.
+    pub namespaces: Vec<String>,
 }
 
 /// The informers of the module's primary, owned and watched kinds.
@@ -263,12 +274,24 @@ async fn subscribe(
     module: &Dispatcher,
     informers: &Informers,
 ) -> Result<Vec<Subscription>, ResolveError> {
-    let mut subscriptions = Vec::new();
+    let mut subscriptions: Vec<Subscription> = Vec::new();
     for source in wanted(module.manifest()) {
-        let informer = informers
-            .informer(&source.kind, source.selector.as_deref())
-            .await?;
-        subscriptions.push((informer, source));
+        let namespaces: Vec<Option<&str>> = if source.namespaces.is_empty() {
+            vec![None]
+        } else {
+            source.namespaces.iter().map(|n| Some(n.as_str())).collect()
+        };
+        let mut mine: Vec<Arc<Informer>> = Vec::new();
+        for namespace in namespaces {
+            let informer = informers
+                .informer(&source.kind, source.selector.as_deref(), namespace)
+                .await?;
+            // A cluster-scoped kind has one informer whatever the namespaces.
+            if !mine.iter().any(|m| Arc::ptr_eq(m, &informer)) {
+                mine.push(informer);
+            }
+        }
+        subscriptions.extend(mine.into_iter().map(|i| (i, source.clone())));
     }
     Ok(subscriptions)
 }
@@ -280,6 +303,7 @@ pub(crate) fn wanted(manifest: &crate::contract::Manifest) -> Vec<Source> {
         selector: manifest.primary_selector.clone(),
         role: Role::Primary,
         predicates: manifest.primary_predicates.clone(),
+        namespaces: manifest.primary_namespaces.clone(),
     }];
     for owned in &manifest.owns {
         wanted.push(Source {
@@ -287,6 +311,7 @@ pub(crate) fn wanted(manifest: &crate::contract::Manifest) -> Vec<Source> {
             selector: None,
             role: Role::Owned,
             predicates: owned.predicates.clone(),
+            namespaces: manifest.primary_namespaces.clone(),
         });
     }
     for watch in &manifest.watches {
@@ -295,6 +320,7 @@ pub(crate) fn wanted(manifest: &crate::contract::Manifest) -> Vec<Source> {
             selector: watch.label_selector.clone(),
             role: Role::Watched(watch.mapping.clone()),
             predicates: watch.predicates.clone(),
+            namespaces: manifest.primary_namespaces.clone(),
         });
     }
     wanted
@@ -315,11 +341,11 @@ async fn feed(informer: Arc<Informer>, source: Source, worker: Worker, reloaded:
     let primary_kind = worker.module.manifest().primary.clone();
     let view = Primary {
         kind: &primary_kind,
-        namespaced: primary.resolved.namespaced,
+        namespaced: primary.namespaced(),
     };
     let all_primaries = || {
         primary
-            .list(None)
+            .list()
             .iter()
             .map(|p| (p.namespace().map(str::to_string), p.name().to_string()))
             .collect()

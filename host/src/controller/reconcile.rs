@@ -12,7 +12,6 @@ use super::queue::{Completion, Ticket, WorkQueue};
 use super::triggers::{Key, reason_name, request_reason};
 use crate::cluster::Cluster;
 use crate::contract::{Action, EventType, ObjectRef, Reason, Request};
-use crate::informer::Informer;
 use crate::runtime::{DispatchOptions, Dispatcher, ReconcileError};
 use crate::telemetry::Metrics;
 
@@ -22,7 +21,7 @@ pub(crate) struct Worker {
     pub module: Dispatcher,
     /// The module's fenced view of the cluster.
     pub cluster: Arc<dyn Cluster>,
-    pub primary: Arc<Informer>,
+    pub primary: super::Primaries,
     pub queue: WorkQueue<Key, Reason>,
     pub metrics: Arc<Metrics>,
 }

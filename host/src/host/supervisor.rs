@@ -199,10 +199,22 @@ impl Supervisor {
     async fn hold_informers(&self, module: &Module) -> Vec<Arc<crate::informer::Informer>> {
         controller::wanted(module.manifest())
             .into_iter()
-            .filter_map(|source| {
-                self.shared
-                    .informers
-                    .running(&source.kind, source.selector.as_deref())
+            .flat_map(|source| {
+                let namespaces: Vec<Option<String>> = if source.namespaces.is_empty() {
+                    vec![None]
+                } else {
+                    source.namespaces.iter().cloned().map(Some).collect()
+                };
+                namespaces
+                    .into_iter()
+                    .filter_map(|namespace| {
+                        self.shared.informers.running(
+                            &source.kind,
+                            source.selector.as_deref(),
+                            namespace.as_deref(),
+                        )
+                    })
+                    .collect::<Vec<_>>()
             })
             .collect()
     }
@@ -254,7 +266,12 @@ impl Supervisor {
         let Some(finalizer) = &manifest.finalizer else {
             return;
         };
-        let Some(primary) = self.shared.informers.running(&manifest.primary, None) else {
+        let primary = self.shared.informers.running(
+            &manifest.primary,
+            manifest.primary_selector.as_deref(),
+            None,
+        );
+        let Some(primary) = primary else {
             return;
         };
         let stuck = primary

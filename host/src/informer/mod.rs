@@ -42,6 +42,8 @@ pub(crate) struct Informer {
     pub gvk: Gvk,
     pub resolved: Resolved,
     pub label_selector: Option<String>,
+    /// The one namespace it watches, or none for every namespace.
+    pub namespace: Option<String>,
     objects: Arc<RwLock<Objects>>,
     changes: broadcast::Sender<Change>,
     ready: watch::Receiver<bool>,
@@ -59,6 +61,7 @@ impl std::fmt::Debug for Informer {
         f.debug_struct("Informer")
             .field("kind", &display_kind(&self.gvk))
             .field("label_selector", &self.label_selector)
+            .field("namespace", &self.namespace)
             .finish_non_exhaustive()
     }
 }
@@ -117,7 +120,7 @@ impl SyncedInformer {
     /// for the first list to be cached.
     pub async fn start(client: kube::Client, kind: &Gvk) -> Result<SyncedInformer, ResolveError> {
         let informer = Informers::new(Arc::new(Discovery::new(client)))
-            .informer(kind, None)
+            .informer(kind, None, None)
             .await?;
         informer.wait_ready().await;
         Ok(SyncedInformer { informer })
@@ -145,23 +148,32 @@ struct InformerKey {
     version: String,
     kind: String,
     label_selector: Option<String>,
+    namespace: Option<String>,
 }
 
 impl InformerKey {
-    fn new(gvk: &Gvk, label_selector: Option<&str>) -> InformerKey {
+    fn new(gvk: &Gvk, label_selector: Option<&str>, namespace: Option<&str>) -> InformerKey {
         InformerKey {
             group: gvk.group.clone(),
             version: gvk.version.clone(),
             kind: gvk.kind.clone(),
             label_selector: label_selector.map(str::to_string),
+            namespace: namespace.map(str::to_string),
         }
     }
 }
+
+/// How long an informer started for guests' reads is kept after its last
+/// read, when no controller follows its kind.
+pub(crate) const READ_IDLE: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// The process's informers, shared by every module.
 pub(crate) struct Informers {
     discovery: Arc<Discovery>,
     informers: Mutex<HashMap<InformerKey, Weak<Informer>>>,
+    /// Informers started for guests' reads, held until idle for
+    /// [`READ_IDLE`]: with the time of their last read.
+    reads: Mutex<HashMap<InformerKey, (Arc<Informer>, tokio::time::Instant)>>,
     /// Serialises starts so two modules asking at once share one watch.
     starting: tokio::sync::Mutex<()>,
 }
@@ -171,18 +183,26 @@ impl Informers {
         Informers {
             discovery,
             informers: Mutex::new(HashMap::new()),
+            reads: Mutex::new(HashMap::new()),
             starting: tokio::sync::Mutex::new(()),
         }
     }
 
-    /// The informer for a kind (and label selector), started if no one
-    /// holds it yet.
+    /// The informer for a kind (label selector, namespace), started if no
+    /// one holds it yet. A namespace is ignored for a cluster-scoped kind.
     pub async fn informer(
         &self,
         gvk: &Gvk,
         label_selector: Option<&str>,
+        namespace: Option<&str>,
     ) -> Result<Arc<Informer>, ResolveError> {
-        let key = InformerKey::new(gvk, label_selector);
+        if namespace.is_some() {
+            let resolved = self.discovery.resolve(gvk).await?;
+            if !resolved.namespaced {
+                return Box::pin(self.informer(gvk, label_selector, None)).await;
+            }
+        }
+        let key = InformerKey::new(gvk, label_selector, namespace);
         if let Some(informer) = self.running_key(&key) {
             return Ok(informer);
         }
@@ -196,6 +216,7 @@ impl Informers {
             gvk.clone(),
             resolved,
             label_selector.map(str::to_string),
+            namespace.map(str::to_string),
         ));
         let mut informers = self.informers.lock().expect("informers lock");
         informers.retain(|_, weak| weak.strong_count() > 0);
@@ -203,15 +224,58 @@ impl Informers {
         Ok(informer)
     }
 
-    /// An object from a running informer of its kind (none is started).
-    pub fn cached(&self, kind: &Gvk, namespace: Option<&str>, name: &str) -> Option<Arc<Cached>> {
-        self.running(kind, None)?.get(namespace, name)
+    /// The informer that serves a guest's read of `gvk` in `namespace`
+    /// (all with none): one that runs for the whole kind, else one for
+    /// that namespace, else one started for reads (namespaced when the
+    /// read is) and kept until idle for [`READ_IDLE`], so repeated reads
+    /// make one list and one watch.
+    pub async fn for_read(
+        &self,
+        gvk: &Gvk,
+        namespace: Option<&str>,
+    ) -> Result<Arc<Informer>, ResolveError> {
+        self.release_idle_reads();
+        let covering = self
+            .running(gvk, None, None)
+            .or_else(|| namespace.and_then(|ns| self.running(gvk, None, Some(ns))));
+        let informer = match covering {
+            Some(informer) => informer,
+            None => self.informer(gvk, None, namespace).await?,
+        };
+        let key = InformerKey::new(gvk, None, informer.namespace.as_deref());
+        let mut reads = self.reads.lock().expect("informers lock");
+        let now = tokio::time::Instant::now();
+        reads
+            .entry(key)
+            .and_modify(|(_, used)| *used = now)
+            .or_insert_with(|| (informer.clone(), now));
+        Ok(informer)
     }
 
-    /// The informer of a kind (and label selector) if one runs (none is
-    /// started).
-    pub fn running(&self, kind: &Gvk, label_selector: Option<&str>) -> Option<Arc<Informer>> {
-        self.running_key(&InformerKey::new(kind, label_selector))
+    /// Lets go of the informers started for reads and not read for
+    /// [`READ_IDLE`] (a controller that follows the kind keeps its own).
+    pub fn release_idle_reads(&self) {
+        let now = tokio::time::Instant::now();
+        self.reads
+            .lock()
+            .expect("informers lock")
+            .retain(|_, (_, used)| now.duration_since(*used) < READ_IDLE);
+    }
+
+    /// An object from a running informer of its kind (none is started).
+    pub fn cached(&self, kind: &Gvk, namespace: Option<&str>, name: &str) -> Option<Arc<Cached>> {
+        self.running(kind, None, None)?.get(namespace, name)
+    }
+
+    /// The informer of a kind (label selector, namespace) if one runs
+    /// (none is started).
+    pub fn running(
+        &self,
+        kind: &Gvk,
+        label_selector: Option<&str>,
+        namespace: Option<&str>,
+    ) -> Option<Arc<Informer>> {
+        self.running_key(&InformerKey::new(kind, label_selector, namespace))
     }
 
     fn running_key(&self, key: &InformerKey) -> Option<Arc<Informer>> {

@@ -61,11 +61,15 @@ pub(super) fn start(
     gvk: Gvk,
     resolved: Resolved,
     label_selector: Option<String>,
+    namespace: Option<String>,
 ) -> Informer {
     let objects = Arc::new(RwLock::new(Objects::default()));
     let (changes, _) = broadcast::channel(CHANGES_CAPACITY);
     let (ready_tx, ready) = watch::channel(false);
-    let api: Api<DynamicObject> = Api::all_with(client, &resolved.resource);
+    let api: Api<DynamicObject> = match &namespace {
+        Some(namespace) => Api::namespaced_with(client, namespace, &resolved.resource),
+        None => Api::all_with(client, &resolved.resource),
+    };
     let mut config = watcher::Config::default().page_size(LIST_PAGE);
     if let Some(selector) = &label_selector {
         config = config.labels(selector);
@@ -79,11 +83,12 @@ pub(super) fn start(
         changes.clone(),
         ready_tx,
     ));
-    tracing::info!(kind = %display_kind(&gvk), label_selector, "informer started");
+    tracing::info!(kind = %display_kind(&gvk), label_selector, namespace, "informer started");
     Informer {
         gvk,
         resolved,
         label_selector,
+        namespace,
         objects,
         changes,
         ready,

@@ -25,7 +25,10 @@ pub(crate) async fn watch_configmaps(
 ) {
     let kind = config_map_kind();
     let informer = loop {
-        match informers.informer(&kind, Some(pack::MODULE_LABEL)).await {
+        match informers
+            .informer(&kind, Some(pack::MODULE_LABEL), None)
+            .await
+        {
             Ok(informer) => break informer,
             Err(error) => {
                 tracing::error!(error = %error, "cannot watch module ConfigMaps; retrying");

@@ -260,3 +260,95 @@ mod selector {
         Some(text)
     }
 }
+
+mod reads {
+    use super::super::*;
+    use misbehave::{MODE_KEY, READABLE_SECRETS, SCRIPT_KEY};
+
+    /// Guests reading a kind no controller follows, in the one namespace
+    /// their permissions cover: one informer for that namespace serves
+    /// every read (one list, one watch), instead of a cluster-wide informer
+    /// started and dropped per call.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn repeated_reads_of_an_unwatched_kind_share_one_namespaced_informer() {
+        let mut env = Env::new().await;
+        env.apply(namespace(READABLE_SECRETS));
+        env.apply(json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "token", "namespace": READABLE_SECRETS},
+            "data": {"key": "czNjcmV0"}}));
+        let script = json!([{"call": "get", "apiVersion": "v1", "kind": "Secret",
+            "namespace": READABLE_SECRETS, "name": "token"}]);
+        for name in ["one", "two", "three"] {
+            env.apply(configmap(
+                READABLE_SECRETS,
+                name,
+                json!({ MODE_KEY: "probe", SCRIPT_KEY: script.to_string() }),
+                json!({}),
+            ));
+        }
+        env.run(&[rekon_test_artifacts::MISBEHAVE], &[]);
+        for name in ["one", "two", "three"] {
+            env.wait("the Secret read", || {
+                env.get("", "v1", "ConfigMap", Some(READABLE_SECRETS), name)
+                    .filter(|c| c["data"]["answer-0"] == "ok")
+            })
+            .await;
+        }
+        let secrets: Vec<_> = env
+            .server
+            .requests()
+            .into_iter()
+            .filter(|r| r.resource == "secrets")
+            .collect();
+        let count = |verb: &str| secrets.iter().filter(|r| r.verb == verb).count();
+        assert_eq!((count("list"), count("watch")), (1, 1), "{secrets:#?}");
+        let prefix = format!("/api/v1/namespaces/{READABLE_SECRETS}/secrets");
+        assert!(
+            secrets.iter().all(|r| r.path.starts_with(&prefix)),
+            "namespaced reads, as the permissions are: {secrets:#?}"
+        );
+    }
+}
+
+mod namespaces {
+    use super::super::*;
+    use super::run_misbehave_with;
+
+    /// Primaries scoped to namespaces (here by the operator): only those
+    /// are listed, watched (namespaced requests, as namespaced RBAC allows)
+    /// and reconciled.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn primaries_scoped_to_namespaces_are_listed_and_reconciled_there_only() {
+        let mut env = Env::new().await;
+        for ns in ["shop", "blog", "other"] {
+            env.apply(namespace(ns));
+            env.apply(configmap(ns, "settings", json!({}), json!({})));
+        }
+        run_misbehave_with(&mut env, "    namespaces: [shop, blog]\n");
+        let reconciled = |ns: &str| {
+            env.get("", "v1", "ConfigMap", Some(ns), "settings")
+                .is_some_and(|c| c["data"]["reconciled"] == "true")
+        };
+        env.wait("both namespaces reconciled", || {
+            (reconciled("shop") && reconciled("blog")).then_some(())
+        })
+        .await;
+        env.settled().await;
+        assert!(
+            !reconciled("other"),
+            "a ConfigMap outside the namespaces was reconciled"
+        );
+        let configmaps: Vec<_> = env
+            .server
+            .requests()
+            .into_iter()
+            .filter(|r| r.resource == "configmaps" && matches!(r.verb.as_str(), "list" | "watch"))
+            .collect();
+        assert!(
+            configmaps
+                .iter()
+                .all(|r| r.path.starts_with("/api/v1/namespaces/")),
+            "no cluster-wide list or watch: {configmaps:#?}"
+        );
+    }
+}
