@@ -252,3 +252,43 @@ fn a_namespace_being_deleted_refuses_new_objects_recognisably() {
         assert!(!ApiError::new(403, "Forbidden", "no").is_namespace_terminating());
     });
 }
+
+/// A reconciler declaring an index on ConfigMaps by their `tier` label,
+/// that records what `list_by_index` finds.
+struct ByTier;
+
+impl Reconciler for ByTier {
+    fn manifest() -> Manifest {
+        Manifest::new("by-tier", Gvk::of::<ConfigMap>()).index(
+            "tier",
+            Gvk::of::<ConfigMap>(),
+            IndexKey::Label("tier".into()),
+        )
+    }
+
+    fn reconcile(_: Request) -> Result<Action, Error> {
+        let web: Vec<ConfigMap> = api::list_by_index("tier", "web", Some("apps"))?;
+        let names: Vec<String> = web.into_iter().filter_map(|c| c.metadata.name).collect();
+        api::log(Level::Info, &names.join(","), &[]);
+        match api::list_by_index::<Value>("undeclared", "web", None) {
+            Err(e) if e.code == 400 => Ok(Action::Done),
+            other => Err(Error::permanent(format!(
+                "an undeclared index answered {other:?}"
+            ))),
+        }
+    }
+}
+
+#[test]
+fn list_by_index_answers_with_the_manifests_indexes() {
+    let cluster = FakeCluster::from_yaml(FIXTURES).expect("fixtures");
+    cluster
+        .reconcile::<ByTier>(Some("apps"), "one")
+        .expect("reconciles");
+    let logs = cluster.logs();
+    assert_eq!(
+        logs.first().map(|l| l.message.as_str()),
+        Some("one"),
+        "{logs:?}"
+    );
+}

@@ -24,13 +24,17 @@ pub const PANIC_MESSAGE: &str = "misbehave: asked to panic";
 /// version of this module by replacing these bytes in the component (same
 /// length), to see a new version take over.
 pub const BUILD_MARK: &str = "misbehave-build-A";
+/// The index the module declares: ConfigMaps by their `team` label.
+pub const TEAM_INDEX: &str = "by-team";
 /// The one namespace whose Secrets the module may read (get, list).
 pub const READABLE_SECRETS: &str = "vault";
 /// The Secret the `forbidden` mode tries to delete.
 pub const VICTIM: &str = "misbehave-victim";
 /// The annotation holding the calls of the `probe` mode: a JSON array of
 /// `{"call": "get|list|create|replace|patch|delete", "apiVersion", "kind",
-/// "namespace", "name", "patch": "merge|json|apply", "body": "<text>"}`.
+/// "namespace", "name", "patch": "merge|json|apply", "body": "<text>"}`, or
+/// `{"call": "list-by-index", "index", "value", "namespace"}` (answered
+/// `ok <names>`).
 pub const SCRIPT_KEY: &str = "misbehave.rekon.dev/script";
 
 /// What the reconciler does.
@@ -142,6 +146,13 @@ impl Reconciler for Misbehave {
                 Verbs::GET | Verbs::LIST,
                 &[READABLE_SECRETS],
             )
+            // `list-by-index` of the `probe` mode: ConfigMaps by their
+            // `team` label.
+            .index(
+                TEAM_INDEX,
+                Gvk::of::<ConfigMap>(),
+                IndexKey::Label("team".into()),
+            )
     }
 
     fn reconcile(req: Request) -> Result<Action, Error> {
@@ -217,7 +228,8 @@ fn probe(req: &Request, object: &Value) -> Result<Action, Error> {
     let mut answers = serde_json::Map::new();
     for (i, call) in script.iter().enumerate() {
         let answer = match probe_call(call) {
-            Ok(()) => "ok".to_string(),
+            Ok(None) => "ok".to_string(),
+            Ok(Some(found)) => format!("ok {found}"),
             Err(e) => format!("{} {}: {}", e.code, e.reason, e.message),
         };
         answers.insert(format!("answer-{i}"), json!(answer));
@@ -226,8 +238,9 @@ fn probe(req: &Request, object: &Value) -> Result<Action, Error> {
     Ok(Action::Done)
 }
 
-/// One call of a `probe` script.
-fn probe_call(call: &Value) -> Result<(), ApiError> {
+/// One call of a `probe` script; `list-by-index` answers the names found
+/// (`a,b`).
+fn probe_call(call: &Value) -> Result<Option<String>, ApiError> {
     let text = |key: &str| call[key].as_str().unwrap_or_default();
     let (group, version) = text("apiVersion")
         .rsplit_once('/')
@@ -243,13 +256,25 @@ fn probe_call(call: &Value) -> Result<(), ApiError> {
         },
         _ => PatchType::Merge,
     };
+    fn done<T>(answer: Result<T, ApiError>) -> Result<Option<String>, ApiError> {
+        answer.map(|_| None)
+    }
     match text("call") {
-        "get" => raw::get(&target).map(drop),
-        "list" => raw::list(&kind, namespace, None).map(drop),
-        "create" => raw::create(&kind, namespace, text("body")).map(drop),
-        "replace" => raw::replace(&target, text("body")).map(drop),
-        "patch" => raw::patch(&target, &patch, text("body")).map(drop),
-        "delete" => raw::delete(&target, None),
+        "get" => done(raw::get(&target)),
+        "list" => done(raw::list(&kind, namespace, None)),
+        "list-by-index" => {
+            let found = raw::list_by_index(text("index"), text("value"), namespace)?;
+            let names: Vec<String> = found
+                .iter()
+                .filter_map(|o| serde_json::from_str::<Value>(o).ok())
+                .filter_map(|o| o["metadata"]["name"].as_str().map(str::to_string))
+                .collect();
+            Ok(Some(names.join(",")))
+        }
+        "create" => done(raw::create(&kind, namespace, text("body"))),
+        "replace" => done(raw::replace(&target, text("body"))),
+        "patch" => done(raw::patch(&target, &patch, text("body"))),
+        "delete" => done(raw::delete(&target, None)),
         other => Err(ApiError::new(0, "Probe", format!("unknown call {other:?}"))),
     }
 }

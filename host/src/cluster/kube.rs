@@ -8,7 +8,9 @@ use kube::api::{DeleteParams, PostParams, PropagationPolicy};
 
 use super::Cluster;
 use super::events::{EventRecord, Recorder};
-use crate::contract::{ApiError, EventType, Gvk, ObjectRef, PatchType, Propagation, api_error};
+use crate::contract::{
+    ApiError, EventType, Gvk, Index, ObjectRef, PatchType, Propagation, api_error,
+};
 use crate::discovery::Discovery;
 use crate::informer::{Informer, Informers};
 use crate::shared::{Resolved, display_kind};
@@ -161,6 +163,22 @@ impl Cluster for KubeCluster {
                     &format!("{plural} \"{}\" not found", target.name),
                 )
             })
+    }
+
+    async fn list_by_index(
+        &self,
+        index: &Index,
+        value: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<String>, ApiError> {
+        let informer = self.informer(&index.kind, namespace).await?;
+        let namespace = namespace.filter(|_| informer.resolved.namespaced);
+        let spec = crate::informer::index::spec(&index.key);
+        Ok(informer
+            .by_index(&spec, value, namespace)
+            .iter()
+            .map(|o| o.json.to_string())
+            .collect())
     }
 
     async fn list(

@@ -369,10 +369,72 @@ impl Ord for Entry {
     }
 }
 
-/// Cached objects ordered by namespace then name.
+/// What an index keys objects by (a manifest's `index-key`, owned).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum IndexSpec {
+    /// The value at a dotted field path.
+    Field(String),
+    /// A label's value.
+    Label(String),
+}
+
+/// An object's place in an index: namespace ("" when cluster-scoped), name.
+type Place = (Box<str>, Box<str>);
+
+/// One index the cache keeps up to date: each key to the objects that
+/// have it.
+#[derive(Debug)]
+struct Index {
+    spec: IndexSpec,
+    by_key: std::collections::HashMap<String, BTreeSet<Place>>,
+}
+
+impl Index {
+    fn keys(&self, object: &Value) -> Vec<String> {
+        let key = match &self.spec {
+            IndexSpec::Field(path) => rekon_store::calls::IndexKeyRef::Field(path),
+            IndexSpec::Label(label) => rekon_store::calls::IndexKeyRef::Label(label),
+        };
+        rekon_store::calls::index_keys(object, key)
+    }
+
+    fn add(&mut self, object: &Cached, parsed: &Value) {
+        for key in self.keys(parsed) {
+            self.by_key.entry(key).or_default().insert((
+                object.namespace().unwrap_or_default().into(),
+                object.name().into(),
+            ));
+        }
+    }
+
+    fn remove(&mut self, object: &Cached, parsed: &Value) {
+        let at = (
+            Box::<str>::from(object.namespace().unwrap_or_default()),
+            Box::<str>::from(object.name()),
+        );
+        for key in self.keys(parsed) {
+            if let Some(objects) = self.by_key.get_mut(&key) {
+                objects.remove(&at);
+                if objects.is_empty() {
+                    self.by_key.remove(&key);
+                }
+            }
+        }
+    }
+}
+
+/// An object's JSON, parsed for the indexes (an object the cache wrote
+/// always parses).
+fn parsed(object: &Cached) -> Value {
+    serde_json::from_str(&object.json).unwrap_or(Value::Null)
+}
+
+/// Cached objects ordered by namespace then name, with the indexes asked
+/// for, kept up to date as objects come and go.
 #[derive(Debug, Default)]
 pub(crate) struct Objects {
     set: BTreeSet<Entry>,
+    indexes: Vec<Index>,
 }
 
 impl Objects {
@@ -385,13 +447,81 @@ impl Objects {
 
     /// Adds or replaces an object.
     pub fn insert(&mut self, object: Arc<Cached>) {
+        if !self.indexes.is_empty() {
+            let now = parsed(&object);
+            let before = self
+                .get(object.namespace().unwrap_or_default(), object.name())
+                .map(|held| (held.clone(), parsed(held)));
+            for index in &mut self.indexes {
+                if let Some((held, was)) = &before {
+                    index.remove(held, was);
+                }
+                index.add(&object, &now);
+            }
+        }
         self.set.replace(Entry(object));
     }
 
     /// Removes the object with the same key as `object`.
     pub fn remove(&mut self, object: &Cached) {
         let key = (object.namespace().unwrap_or_default(), object.name());
-        self.set.remove(&key as &dyn ObjectKey);
+        if let Some(held) = self.set.take(&key as &dyn ObjectKey)
+            && !self.indexes.is_empty()
+        {
+            let was = parsed(&held.0);
+            for index in &mut self.indexes {
+                index.remove(&held.0, &was);
+            }
+        }
+    }
+
+    /// Keeps an index by `spec` from now on (built now if new).
+    pub fn ensure_index(&mut self, spec: &IndexSpec) {
+        if self.indexes.iter().any(|i| i.spec == *spec) {
+            return;
+        }
+        let mut index = Index {
+            spec: spec.clone(),
+            by_key: std::collections::HashMap::new(),
+        };
+        for entry in &self.set {
+            index.add(&entry.0, &parsed(&entry.0));
+        }
+        self.indexes.push(index);
+    }
+
+    /// Keeps the indexes `other` keeps (a relist replacing it).
+    pub fn adopt_indexes(&mut self, other: &Objects) {
+        for index in &other.indexes {
+            self.ensure_index(&index.spec);
+        }
+    }
+
+    /// Whether an index by `spec` is kept.
+    #[cfg(test)]
+    pub fn has_index(&self, spec: &IndexSpec) -> bool {
+        self.indexes.iter().any(|i| i.spec == *spec)
+    }
+
+    /// The objects whose key in the index `spec` is `key` (in `namespace`,
+    /// or all), in order: O(matches). None if no such index is kept.
+    pub fn by_index(
+        &self,
+        spec: &IndexSpec,
+        key: &str,
+        namespace: Option<&str>,
+    ) -> Option<Vec<Arc<Cached>>> {
+        let index = self.indexes.iter().find(|i| i.spec == *spec)?;
+        let Some(objects) = index.by_key.get(key) else {
+            return Some(Vec::new());
+        };
+        Some(
+            objects
+                .iter()
+                .filter(|(ns, _)| namespace.is_none_or(|n| **ns == *n))
+                .filter_map(|(ns, name)| self.get(ns, name).cloned())
+                .collect(),
+        )
     }
 
     /// Every object, in order.

@@ -14,6 +14,14 @@ pub(crate) fn key_ref(key: &IndexKey) -> IndexKeyRef<'_> {
     }
 }
 
+/// The cache's form of an index key.
+pub(crate) fn spec(key: &IndexKey) -> super::IndexSpec {
+    match key {
+        IndexKey::Field(path) => super::IndexSpec::Field(path.clone()),
+        IndexKey::Label(label) => super::IndexSpec::Label(label.clone()),
+    }
+}
+
 /// The keys `object` is indexed under.
 pub(crate) fn keys(object: &Value, key: &IndexKey) -> Vec<String> {
     rekon_store::calls::index_keys(object, key_ref(key))

@@ -12,7 +12,7 @@ pub(crate) mod index;
 mod watcher;
 mod writer;
 
-pub(crate) use cache::Cached;
+pub(crate) use cache::{Cached, IndexSpec};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -101,6 +101,26 @@ impl Informer {
     /// How many objects are cached.
     pub fn len(&self) -> usize {
         self.objects.read().expect("informer cache lock").len()
+    }
+
+    /// The objects whose key in the index `spec` is `key`, in
+    /// `namespace` (or all), ordered as [`list`](Self::list). The index is
+    /// built on first use and kept up to date from then on: O(matches).
+    pub fn by_index(
+        &self,
+        spec: &IndexSpec,
+        key: &str,
+        namespace: Option<&str>,
+    ) -> Vec<Arc<Cached>> {
+        {
+            let objects = self.objects.read().expect("informer cache lock");
+            if let Some(found) = objects.by_index(spec, key, namespace) {
+                return found;
+            }
+        }
+        let mut objects = self.objects.write().expect("informer cache lock");
+        objects.ensure_index(spec);
+        objects.by_index(spec, key, namespace).unwrap_or_default()
     }
 }
 

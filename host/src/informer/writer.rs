@@ -50,9 +50,10 @@ impl CacheWriter {
                 Vec::new()
             }
             watcher::Event::InitDone => {
-                let fresh = self.relist.take().unwrap_or_default();
+                let mut fresh = self.relist.take().unwrap_or_default();
                 let changes = {
                     let current = self.objects.read().expect("informer cache lock");
+                    fresh.adopt_indexes(&current);
                     diff(&current, &fresh)
                 };
                 *self.objects.write().expect("informer cache lock") = fresh;
@@ -219,5 +220,61 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    /// An index answers right after adds, updates, deletes and relists.
+    #[test]
+    fn indexes_follow_adds_updates_deletes_and_relists() {
+        use crate::informer::IndexSpec;
+        let team = |name: &str, rv: &str, team: &str| {
+            let object = json!({
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": "default", "resourceVersion": rv,
+                    "labels": {"team": team}},
+                "data": {"owner": format!("{team}-lead")},
+            });
+            Arc::new(cached_object(object, &config_maps()))
+        };
+        let objects = Arc::new(RwLock::new(Objects::default()));
+        let mut writer = CacheWriter::new(objects.clone());
+        list(
+            &mut writer,
+            &[team("a", "1", "red"), team("b", "2", "blue")],
+        );
+        let by_label = IndexSpec::Label("team".into());
+        let by_field = IndexSpec::Field("data.owner".into());
+        objects.write().unwrap().ensure_index(&by_label);
+        objects.write().unwrap().ensure_index(&by_field);
+        let lookup = |spec: &IndexSpec, key: &str| -> Vec<String> {
+            objects
+                .read()
+                .unwrap()
+                .by_index(spec, key, None)
+                .unwrap()
+                .iter()
+                .map(|o| o.name().to_string())
+                .collect()
+        };
+        assert_eq!(lookup(&by_label, "red"), ["a"]);
+        assert_eq!(lookup(&by_field, "blue-lead"), ["b"]);
+        // Added, then updated away from red, then deleted.
+        writer.apply(watcher::Event::Apply(team("c", "3", "red")));
+        assert_eq!(lookup(&by_label, "red"), ["a", "c"]);
+        writer.apply(watcher::Event::Apply(team("a", "4", "blue")));
+        assert_eq!(lookup(&by_label, "red"), ["c"]);
+        assert_eq!(lookup(&by_label, "blue"), ["a", "b"]);
+        assert_eq!(lookup(&by_field, "red-lead"), ["c"]);
+        writer.apply(watcher::Event::Delete(team("c", "5", "red")));
+        assert!(lookup(&by_label, "red").is_empty());
+        // A relist (the watch was down): the indexes follow the new state.
+        list(
+            &mut writer,
+            &[team("b", "2", "blue"), team("d", "6", "red")],
+        );
+        assert!(objects.read().unwrap().has_index(&by_label));
+        assert_eq!(lookup(&by_label, "red"), ["d"]);
+        assert_eq!(lookup(&by_label, "blue"), ["b"]);
+        assert_eq!(lookup(&by_field, "blue-lead"), ["b"]);
+        assert!(lookup(&by_label, "green").is_empty());
     }
 }

@@ -352,3 +352,87 @@ mod namespaces {
         );
     }
 }
+
+mod indexes {
+    use super::super::*;
+    use misbehave::{MODE_KEY, SCRIPT_KEY, TEAM_INDEX};
+
+    /// A module's declared index answers `list-by-index` from the host's
+    /// cache: the right objects, in one namespace or all, as they change;
+    /// an undeclared index is a 400.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn list_by_index_answers_from_the_cache_as_objects_change() {
+        let mut env = Env::new().await;
+        for ns in ["north", "south"] {
+            env.apply(namespace(ns));
+        }
+        let member = |ns: &str, name: &str, team: &str| {
+            let mut cm = configmap(
+                ns,
+                name,
+                json!({}),
+                json!({"reconciled": "true",
+                "behaved-by": misbehave::BUILD_MARK}),
+            );
+            cm["metadata"]["labels"] = json!({ "team": team });
+            cm
+        };
+        env.apply(member("north", "ann", "red"));
+        env.apply(member("south", "bob", "red"));
+        env.apply(member("south", "cat", "blue"));
+        env.run(&[rekon_test_artifacts::MISBEHAVE], &[]);
+        let probe = |name: &str, calls: Value| {
+            env.apply(configmap(
+                "north",
+                name,
+                json!({ MODE_KEY: "probe", SCRIPT_KEY: calls.to_string() }),
+                json!({}),
+            ));
+        };
+        let answers = |name: &'static str| {
+            let env = &env;
+            async move {
+                let cm = env
+                    .wait("the probe's answers", || {
+                        env.get("", "v1", "ConfigMap", Some("north"), name)
+                            .filter(|c| c["data"]["answer-0"].is_string())
+                    })
+                    .await;
+                (0..)
+                    .map_while(|i| {
+                        cm["data"][format!("answer-{i}")]
+                            .as_str()
+                            .map(str::to_string)
+                    })
+                    .collect::<Vec<_>>()
+            }
+        };
+        let by = |value: &str, ns: Option<&str>| json!({"call": "list-by-index", "index": TEAM_INDEX, "value": value, "namespace": ns});
+        probe(
+            "first",
+            json!([by("red", None), by("red", Some("south")), by("green", None),
+                   {"call": "list-by-index", "index": "nope", "value": "red"}]),
+        );
+        assert_eq!(
+            answers("first").await,
+            [
+                "ok ann,bob",
+                "ok bob",
+                "ok ",
+                "400 BadRequest: the manifest declares no index \"nope\""
+            ]
+        );
+        // Relabelled and deleted: the next lookup sees it.
+        env.apply(member("south", "cat", "red"));
+        let configmaps = env.resource("", "v1", "ConfigMap");
+        env.store()
+            .delete(&configmaps, Some("north"), "ann", None)
+            .unwrap();
+        env.wait("the informer caught up", || {
+            env.log().contains("object=ann ").then_some(())
+        })
+        .await;
+        probe("second", json!([by("red", None)]));
+        assert_eq!(answers("second").await, ["ok bob,cat"]);
+    }
+}
