@@ -283,9 +283,22 @@ async fn subscribe(
         };
         let mut mine: Vec<Arc<Informer>> = Vec::new();
         for namespace in namespaces {
-            let informer = informers
-                .informer(&source.kind, source.selector.as_deref(), namespace)
-                .await?;
+            let selector = source.selector.as_deref();
+            // A watched kind is mapped to primaries by its metadata alone:
+            // its objects are cached as metadata (reads of the kind go
+            // through an informer of whole objects, started for them).
+            let informer = match source.role {
+                Role::Watched(_) => {
+                    informers
+                        .metadata_informer(&source.kind, selector, namespace)
+                        .await?
+                }
+                _ => {
+                    informers
+                        .informer(&source.kind, selector, namespace)
+                        .await?
+                }
+            };
             // A cluster-scoped kind has one informer whatever the namespaces.
             if !mine.iter().any(|m| Arc::ptr_eq(m, &informer)) {
                 mine.push(informer);

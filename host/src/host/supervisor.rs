@@ -208,7 +208,7 @@ impl Supervisor {
                 namespaces
                     .into_iter()
                     .filter_map(|namespace| {
-                        self.shared.informers.running(
+                        self.shared.informers.running_any(
                             &source.kind,
                             source.selector.as_deref(),
                             namespace.as_deref(),

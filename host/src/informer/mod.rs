@@ -44,6 +44,9 @@ pub(crate) struct Informer {
     pub label_selector: Option<String>,
     /// The one namespace it watches, or none for every namespace.
     pub namespace: Option<String>,
+    /// Whether it caches each object's metadata only (apiVersion, kind,
+    /// metadata), for sources that need no more.
+    pub metadata_only: bool,
     objects: Arc<RwLock<Objects>>,
     changes: broadcast::Sender<Change>,
     ready: watch::Receiver<bool>,
@@ -62,6 +65,7 @@ impl std::fmt::Debug for Informer {
             .field("kind", &display_kind(&self.gvk))
             .field("label_selector", &self.label_selector)
             .field("namespace", &self.namespace)
+            .field("metadata_only", &self.metadata_only)
             .finish_non_exhaustive()
     }
 }
@@ -169,6 +173,7 @@ struct InformerKey {
     kind: String,
     label_selector: Option<String>,
     namespace: Option<String>,
+    metadata_only: bool,
 }
 
 impl InformerKey {
@@ -179,7 +184,13 @@ impl InformerKey {
             kind: gvk.kind.clone(),
             label_selector: label_selector.map(str::to_string),
             namespace: namespace.map(str::to_string),
+            metadata_only: false,
         }
+    }
+
+    fn metadata_only(mut self) -> InformerKey {
+        self.metadata_only = true;
+        self
     }
 }
 
@@ -216,13 +227,49 @@ impl Informers {
         label_selector: Option<&str>,
         namespace: Option<&str>,
     ) -> Result<Arc<Informer>, ResolveError> {
-        if namespace.is_some() {
-            let resolved = self.discovery.resolve(gvk).await?;
-            if !resolved.namespaced {
-                return Box::pin(self.informer(gvk, label_selector, None)).await;
-            }
+        self.start(gvk, label_selector, namespace, false).await
+    }
+
+    /// An informer of the metadata of a kind's objects (label selector,
+    /// namespace): a running informer of whole objects if there is one (no
+    /// second cache), else one of metadata only, started if no one holds it.
+    pub async fn metadata_informer(
+        &self,
+        gvk: &Gvk,
+        label_selector: Option<&str>,
+        namespace: Option<&str>,
+    ) -> Result<Arc<Informer>, ResolveError> {
+        let namespace = self.scope(gvk, namespace).await?;
+        if let Some(whole) = self.running(gvk, label_selector, namespace) {
+            return Ok(whole);
         }
-        let key = InformerKey::new(gvk, label_selector, namespace);
+        self.start(gvk, label_selector, namespace, true).await
+    }
+
+    /// `namespace`, or none for a cluster-scoped kind.
+    async fn scope<'a>(
+        &self,
+        gvk: &Gvk,
+        namespace: Option<&'a str>,
+    ) -> Result<Option<&'a str>, ResolveError> {
+        match namespace {
+            Some(_) if !self.discovery.resolve(gvk).await?.namespaced => Ok(None),
+            other => Ok(other),
+        }
+    }
+
+    async fn start(
+        &self,
+        gvk: &Gvk,
+        label_selector: Option<&str>,
+        namespace: Option<&str>,
+        metadata_only: bool,
+    ) -> Result<Arc<Informer>, ResolveError> {
+        let namespace = self.scope(gvk, namespace).await?;
+        let mut key = InformerKey::new(gvk, label_selector, namespace);
+        if metadata_only {
+            key = key.metadata_only();
+        }
         if let Some(informer) = self.running_key(&key) {
             return Ok(informer);
         }
@@ -237,6 +284,7 @@ impl Informers {
             resolved,
             label_selector.map(str::to_string),
             namespace.map(str::to_string),
+            metadata_only,
         ));
         let mut informers = self.informers.lock().expect("informers lock");
         informers.retain(|_, weak| weak.strong_count() > 0);
@@ -298,11 +346,85 @@ impl Informers {
         self.running_key(&InformerKey::new(kind, label_selector, namespace))
     }
 
+    /// A running informer of a kind (label selector, namespace), of whole
+    /// objects or else of metadata only.
+    pub fn running_any(
+        &self,
+        kind: &Gvk,
+        label_selector: Option<&str>,
+        namespace: Option<&str>,
+    ) -> Option<Arc<Informer>> {
+        let key = InformerKey::new(kind, label_selector, namespace);
+        self.running_key(&key)
+            .or_else(|| self.running_key(&key.metadata_only()))
+    }
+
     fn running_key(&self, key: &InformerKey) -> Option<Arc<Informer>> {
         self.informers
             .lock()
             .expect("informers lock")
             .get(key)
             .and_then(Weak::upgrade)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    async fn informers() -> (rekon_apiserver::RunningServer, Informers) {
+        let server = rekon_apiserver::ApiServer::builder().start().await.unwrap();
+        let kubeconfig = kube::config::Kubeconfig::from_yaml(&server.kubeconfig()).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .unwrap();
+        let client = kube::Client::try_from(config).unwrap();
+        (server, Informers::new(Arc::new(Discovery::new(client))))
+    }
+
+    /// A metadata informer caches apiVersion, kind and metadata, not the
+    /// body; one of whole objects, when it runs, serves in its place.
+    #[tokio::test]
+    async fn metadata_informers_keep_metadata_only_and_yield_to_whole_ones() {
+        let (server, informers) = informers().await;
+        server
+            .store()
+            .apply_object(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "big", "namespace": "default", "labels": {"team": "red"}},
+                "data": {"payload": "x".repeat(4096)}}))
+            .unwrap();
+        let kind = crate::shared::config_map_kind();
+        let meta = informers
+            .metadata_informer(&kind, None, None)
+            .await
+            .unwrap();
+        meta.wait_ready().await;
+        assert!(meta.metadata_only);
+        let cached = meta.get(Some("default"), "big").unwrap();
+        assert_eq!(cached.label("team"), Some("red"));
+        let object: serde_json::Value = serde_json::from_str(&cached.json).unwrap();
+        assert_eq!(object["kind"], "ConfigMap");
+        assert!(object.get("data").is_none(), "{object}");
+        assert!(cached.json.len() < 1024);
+
+        let whole = informers.informer(&kind, None, None).await.unwrap();
+        whole.wait_ready().await;
+        assert!(
+            whole
+                .get(Some("default"), "big")
+                .unwrap()
+                .json
+                .contains("payload")
+        );
+        let again = informers
+            .metadata_informer(&kind, None, None)
+            .await
+            .unwrap();
+        assert!(
+            Arc::ptr_eq(&again, &whole),
+            "a whole-object informer serves metadata too"
+        );
     }
 }

@@ -5,7 +5,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use kube::api::{Api, ApiResource, DynamicObject};
+use kube::api::{Api, ApiResource, DynamicObject, PartialObjectMeta};
 use kube::runtime::WatchStreamExt as _;
 use kube::runtime::watcher;
 use tokio::sync::{broadcast, watch};
@@ -62,33 +62,46 @@ pub(super) fn start(
     resolved: Resolved,
     label_selector: Option<String>,
     namespace: Option<String>,
+    metadata_only: bool,
 ) -> Informer {
     let objects = Arc::new(RwLock::new(Objects::default()));
     let (changes, _) = broadcast::channel(CHANGES_CAPACITY);
     let (ready_tx, ready) = watch::channel(false);
-    let api: Api<DynamicObject> = match &namespace {
-        Some(namespace) => Api::namespaced_with(client, namespace, &resolved.resource),
-        None => Api::all_with(client, &resolved.resource),
-    };
+    let ar = &resolved.resource;
     let mut config = watcher::Config::default().page_size(LIST_PAGE);
     if let Some(selector) = &label_selector {
         config = config.labels(selector);
     }
+    // Metadata only: each object as apiVersion, kind and metadata (a
+    // PartialObjectMetadata watch), for sources that map by metadata.
+    let events: Events = if metadata_only {
+        let api: Api<PartialObjectMeta<DynamicObject>> = match &namespace {
+            Some(namespace) => Api::namespaced_with(client, namespace, ar),
+            None => Api::all_with(client, ar),
+        };
+        Box::pin(watcher(api, config).map(|event| event.map(whole)))
+    } else {
+        let api: Api<DynamicObject> = match &namespace {
+            Some(namespace) => Api::namespaced_with(client, namespace, ar),
+            None => Api::all_with(client, ar),
+        };
+        Box::pin(watcher(api, config))
+    };
     let task = tokio::spawn(run_watch(
-        api,
-        config,
+        events,
         resolved.resource.clone(),
         display_kind(&gvk),
         objects.clone(),
         changes.clone(),
         ready_tx,
     ));
-    tracing::info!(kind = %display_kind(&gvk), label_selector, namespace, "informer started");
+    tracing::info!(kind = %display_kind(&gvk), label_selector, namespace, metadata_only, "informer started");
     Informer {
         gvk,
         resolved,
         label_selector,
         namespace,
+        metadata_only,
         objects,
         changes,
         ready,
@@ -96,18 +109,38 @@ pub(super) fn start(
     }
 }
 
+/// A metadata event as one of an object with metadata only.
+fn whole(event: watcher::Event<PartialObjectMeta<DynamicObject>>) -> watcher::Event<DynamicObject> {
+    let object = |meta: PartialObjectMeta<DynamicObject>| DynamicObject {
+        types: meta.types,
+        metadata: meta.metadata,
+        data: serde_json::Value::Object(serde_json::Map::new()),
+    };
+    match event {
+        watcher::Event::Apply(meta) => watcher::Event::Apply(object(meta)),
+        watcher::Event::Delete(meta) => watcher::Event::Delete(object(meta)),
+        watcher::Event::InitApply(meta) => watcher::Event::InitApply(object(meta)),
+        watcher::Event::Init => watcher::Event::Init,
+        watcher::Event::InitDone => watcher::Event::InitDone,
+    }
+}
+
+/// A watcher's events, of whole objects or of their metadata only.
+type Events = std::pin::Pin<
+    Box<dyn futures::Stream<Item = Result<watcher::Event<DynamicObject>, watcher::Error>> + Send>,
+>;
+
 /// Lists and watches until aborted. The watcher relists on 410 Gone and
 /// resumes dropped watches; failures are retried with [`WatchBackoff`].
 async fn run_watch(
-    api: Api<DynamicObject>,
-    config: watcher::Config,
+    events: Events,
     resource: ApiResource,
     kind: String,
     objects: Arc<RwLock<Objects>>,
     changes: broadcast::Sender<Change>,
     ready: watch::Sender<bool>,
 ) {
-    let stream = watcher(api, config).backoff(WatchBackoff {
+    let stream = events.backoff(WatchBackoff {
         next: WATCH_RETRY_MIN,
     });
     let mut stream = std::pin::pin!(stream);
