@@ -35,9 +35,22 @@
 //! - `cache_rss_over_json`: the server process holds M ConfigMaps of about
 //!   1 KB; the measuring process syncs one informer on them; its growth in
 //!   resident memory during the sync, divided by the size of the
-//!   ConfigMaps' JSON as the server lists them.
+//!   ConfigMaps' JSON as the server lists them. `metadata_cache_rss_over_full`:
+//!   the same growth for an informer of their metadata only (as a watched
+//!   kind is cached), over the full one.
+//! - `reconciles_per_app_generation_predicate`, `reconciles_per_app_any_change`:
+//!   reconciles per App edited in the paced phase, follow-ups included, for
+//!   `app` (its primary filtered by `generation_changed`) and for the same
+//!   App operator built for contract 0.1.0 (every change queues it).
+//! - `queue_latency_paced_backlog_p50_ms`, `_p99_ms`: the `misbehave`
+//!   module starts on a backlog of ConfigMaps (its initial list, low
+//!   priority; already reconciled, so each run writes nothing) while new
+//!   ConfigMaps are created at 100 per second: the queue latency of those
+//!   changes (high priority) while the backlog drains (`backlog_drain_s`).
 
 mod common;
+#[path = "pipeline/options.rs"]
+mod options;
 
 use std::collections::HashSet;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -67,6 +80,8 @@ struct Sizes {
     apps: usize,
     config_maps: usize,
     paced_edits: usize,
+    /// Objects of the initial backlog the paced edits run against.
+    backlog: usize,
     deadline: Duration,
 }
 
@@ -76,6 +91,7 @@ fn sizes(full: bool) -> Sizes {
             apps: 10_000,
             config_maps: 10_000,
             paced_edits: 300,
+            backlog: 10_000,
             deadline: Duration::from_secs(600),
         }
     } else {
@@ -83,6 +99,7 @@ fn sizes(full: bool) -> Sizes {
             apps: 20,
             config_maps: 50,
             paced_edits: 5,
+            backlog: 200,
             deadline: Duration::from_secs(60),
         }
     }
@@ -224,6 +241,9 @@ fn observed(app: &Value) -> bool {
 #[derive(Clone, Copy)]
 enum Logic {
     Wasm,
+    /// The same `app` built for contract 0.1.0: no predicates, every
+    /// change of an App queues it.
+    WasmAnyChange,
     Native,
 }
 
@@ -246,6 +266,10 @@ fn pipeline(logic: Logic, sizes: &Sizes) {
         Logic::Wasm => builder.module(
             "app.wasm",
             std::fs::read(rekon_test_artifacts::APP).expect("the app guest is built"),
+        ),
+        Logic::WasmAnyChange => builder.module(
+            "app.wasm",
+            std::fs::read(rekon_test_artifacts::APP_V0_1).expect("the 0.1.0 app is kept"),
         ),
         Logic::Native => builder.native(native::app()),
     };
@@ -307,13 +331,24 @@ fn pipeline(logic: Logic, sizes: &Sizes) {
             .await
             .expect("editing an App");
         }
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        // Until the edits' follow-ups are done too.
+        let mut seen = host.stats().queue_latency_count();
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let now = host.stats().queue_latency_count();
+            if now == seen {
+                break;
+            }
+            seen = now;
+        }
     });
     let (paced_p50, paced_p99) = (ms(0.5), ms(0.99));
+    let paced_reconciles = host.stats().queue_latency_count();
     println!(
         "{}",
         json!({ "seconds": seconds, "rss_mb": rss, "p50_ms": p50, "p99_ms": p99,
             "reconciles": reconciles, "paced_p50_ms": paced_p50, "paced_p99_ms": paced_p99,
+            "paced_reconciles": paced_reconciles,
             "host_cpu_s": host_cpu, "server_cpu_s": server_cpu })
     );
     runtime.block_on(host.shutdown());
@@ -853,6 +888,10 @@ fn main() {
         let sizes = sizes(std::env::var(FULL_ENV).is_ok_and(|f| f == "1"));
         match role.as_str() {
             "wasm" => pipeline(Logic::Wasm, &sizes),
+            "wasm-any-change" => pipeline(Logic::WasmAnyChange, &sizes),
+            "backlog" => options::backlog(&sizes),
+            "cache-metadata" => options::metadata_cache(&sizes),
+            "serve-marked-config-maps" => options::serve_marked_config_maps(),
             "native" => pipeline(Logic::Native, &sizes),
             "cache" => cache_cost(&sizes),
             "serve-apps" => serve_apps(),
@@ -954,6 +993,38 @@ fn main() {
     emit("host_rss_mb", number(&wasm, "rss_mb"), "MiB");
     emit("native_host_rss_mb", number(&native, "rss_mb"), "MiB");
 
+    // Predicates: reconciles per edited App, its follow-ups included (the
+    // Deployment it rewrites queues it once more), with `generation_changed`
+    // and with the 0.1.0 build that every change queues.
+    let any_change = measure("wasm-any-change", full);
+    let per_edit = |run: &Value| number(run, "paced_reconciles") / sizes.paced_edits as f64;
+    emit(
+        "reconciles_per_app_generation_predicate",
+        per_edit(&wasm),
+        "count",
+    );
+    emit(
+        "reconciles_per_app_any_change",
+        per_edit(&any_change),
+        "count",
+    );
+
+    // The priority queue: edits at 100/s while an initial backlog drains.
+    let backlog = measure("backlog", full);
+    emit("backlog_objects", sizes.backlog as f64, "count");
+    emit("backlog_drain_s", number(&backlog, "drain_s"), "s");
+    emit("backlog_edits", number(&backlog, "edits"), "count");
+    emit(
+        "queue_latency_paced_backlog_p50_ms",
+        number(&backlog, "p50_ms"),
+        "ms",
+    );
+    emit(
+        "queue_latency_paced_backlog_p99_ms",
+        number(&backlog, "p99_ms"),
+        "ms",
+    );
+
     let cache = measure("cache", full);
     emit("config_maps", sizes.config_maps as f64, "count");
     emit("cache_rss_mb", number(&cache, "rss_mb"), "MiB");
@@ -962,6 +1033,13 @@ fn main() {
     emit(
         "cache_rss_over_json",
         number(&cache, "rss_mb") / number(&cache, "listed_json_mb"),
+        "ratio",
+    );
+    let metadata = measure("cache-metadata", full);
+    emit("metadata_cache_rss_mb", number(&metadata, "rss_mb"), "MiB");
+    emit(
+        "metadata_cache_rss_over_full",
+        number(&metadata, "rss_mb") / number(&cache, "rss_mb"),
         "ratio",
     );
 }

@@ -30,7 +30,8 @@ impl Worker {
     /// Reconciles one key and tells the queue what became of it.
     pub async fn reconcile(self, ticket: Ticket<Key, Reason>) {
         let waited = ticket.queued_at.elapsed();
-        self.module.observe_queue_latency(waited);
+        let user = ticket.priority == super::queue::Priority::High;
+        self.module.observe_queue_latency(waited, user);
         let (namespace, name) = ticket.key.clone();
         let manifest = self.module.manifest();
         let cached = self.primary.get(namespace.as_deref(), &name);

@@ -150,6 +150,19 @@ impl SyncedInformer {
         Ok(SyncedInformer { informer })
     }
 
+    /// The same, caching each object's metadata only (as for a watched
+    /// kind).
+    pub async fn start_metadata(
+        client: kube::Client,
+        kind: &Gvk,
+    ) -> Result<SyncedInformer, ResolveError> {
+        let informer = Informers::new(Arc::new(Discovery::new(client)))
+            .metadata_informer(kind, None, None)
+            .await?;
+        informer.wait_ready().await;
+        Ok(SyncedInformer { informer })
+    }
+
     /// How many objects are cached.
     pub fn len(&self) -> usize {
         self.informer.len()

@@ -148,9 +148,16 @@ impl Dispatcher {
     }
 
     /// Records how long a key waited between becoming due and its reconcile
-    /// starting.
-    pub fn observe_queue_latency(&self, latency: Duration) {
+    /// starting; `user` for a change users caused (high priority).
+    pub fn observe_queue_latency(&self, latency: Duration, user: bool) {
         self.stats.observe_queue_latency(latency);
+        if user {
+            self.stats
+                .user_latency
+                .lock()
+                .expect("stats lock")
+                .push(latency);
+        }
     }
 }
 
@@ -165,6 +172,8 @@ const MAX_SAMPLES: usize = 1 << 17;
 #[derive(Debug, Default)]
 pub struct DispatchStats {
     queue_latency: Mutex<Samples>,
+    /// The same, of the changes users caused only (high priority).
+    user_latency: Mutex<Samples>,
 }
 
 #[derive(Debug, Default)]
@@ -174,17 +183,33 @@ struct Samples {
     total: u64,
 }
 
+impl Samples {
+    fn push(&mut self, latency: Duration) {
+        self.total += 1;
+        if self.values.len() < MAX_SAMPLES {
+            self.values.push(latency);
+        } else {
+            let next = self.next;
+            self.values[next] = latency;
+            self.next = (next + 1) % MAX_SAMPLES;
+        }
+    }
+
+    #[cfg(any(test, feature = "bench"))]
+    fn quantile(&self, q: f64) -> Option<Duration> {
+        let mut values = self.values.clone();
+        if values.is_empty() {
+            return None;
+        }
+        values.sort_unstable();
+        let rank = (q.clamp(0.0, 1.0) * values.len() as f64).ceil() as usize;
+        Some(values[rank.saturating_sub(1).min(values.len() - 1)])
+    }
+}
+
 impl DispatchStats {
     pub(crate) fn observe_queue_latency(&self, latency: Duration) {
-        let mut samples = self.queue_latency.lock().expect("stats lock");
-        samples.total += 1;
-        if samples.values.len() < MAX_SAMPLES {
-            samples.values.push(latency);
-        } else {
-            let next = samples.next;
-            samples.values[next] = latency;
-            samples.next = (next + 1) % MAX_SAMPLES;
-        }
+        self.queue_latency.lock().expect("stats lock").push(latency);
     }
 
     #[cfg(any(test, feature = "bench"))]
@@ -197,24 +222,27 @@ impl DispatchStats {
     /// The `q` quantile (0.0 to 1.0, nearest rank) of the kept queue
     /// latencies; `None` before the first reconcile.
     pub fn queue_latency_quantile(&self, q: f64) -> Option<Duration> {
-        let mut values = self
-            .queue_latency
-            .lock()
-            .expect("stats lock")
-            .values
-            .clone();
-        if values.is_empty() {
-            return None;
-        }
-        values.sort_unstable();
-        let rank = (q.clamp(0.0, 1.0) * values.len() as f64).ceil() as usize;
-        Some(values[rank.saturating_sub(1).min(values.len() - 1)])
+        self.queue_latency.lock().expect("stats lock").quantile(q)
+    }
+
+    #[cfg(any(test, feature = "bench"))]
+    /// How many of the recorded reconciles were of changes users caused.
+    pub fn user_queue_latency_count(&self) -> u64 {
+        self.user_latency.lock().expect("stats lock").total
+    }
+
+    #[cfg(any(test, feature = "bench"))]
+    /// The `q` quantile of the queue latencies of the changes users caused
+    /// (high priority) only.
+    pub fn user_queue_latency_quantile(&self, q: f64) -> Option<Duration> {
+        self.user_latency.lock().expect("stats lock").quantile(q)
     }
 
     #[cfg(any(test, feature = "bench"))]
     /// Forgets every sample (to measure one phase of a run).
     pub fn reset(&self) {
         *self.queue_latency.lock().expect("stats lock") = Samples::default();
+        *self.user_latency.lock().expect("stats lock") = Samples::default();
     }
 }
 
