@@ -19,5 +19,6 @@ pub use rekon_store::{
     WriteOptions,
 };
 pub use server::{
-    ApiServer, ApiServerBuilder, FailRule, Faults, RequestRecord, RunningServer, ServerError,
+    Admission, AdmissionAttributes, AdmitFuture, Admitted, ApiServer, ApiServerBuilder, FailRule,
+    Faults, RequestRecord, RunningServer, ServerError,
 };

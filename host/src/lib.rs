@@ -14,6 +14,8 @@
 //! - [`Module::load`] and [`Module::reconcile`]: one module version and one
 //!   reconcile on a fresh instance, with host calls served by a [`Cluster`]
 //!   backend such as [`MemoryCluster`] (a cluster in memory), as below;
+//! - [`webhook::admit`] and [`webhook::convert`]: one AdmissionReview or
+//!   ConversionReview answered by a module's webhooks;
 //! - [`pack`]: shipping a module as ConfigMaps.
 //!
 //! Inside, one room per job, data flowing one way:
@@ -66,6 +68,7 @@ mod runtime;
 mod shared;
 mod source;
 mod telemetry;
+pub mod webhook;
 
 pub use bindings::CallRecord;
 pub use cluster::Cluster;
@@ -76,12 +79,16 @@ pub use contract::{
     Level, Manifest, Mapping, ObjectRef, Owned, PatchType, Permission, Predicate, Propagation,
     Reason, Request, Verbs, Watch, api_error,
 };
+pub use contract::{
+    AdmissionRequest, Conversion, ConversionRequest, FailurePolicy, Mutation, Operation, UserInfo,
+    Verdict, Webhook, WebhookManifest, Webhooks,
+};
 pub use controller::ControllerConfig;
 pub use ha::LeaderConfig;
 pub use host::{Host, HostBuilder, HostError, SHUTDOWN_GRACE};
 pub use runtime::{
     CompileSource, DispatchOptions, Engine, EngineConfig, EngineError, Module, ModuleError,
-    Outcome, ReconcileError, digest, manifest_json,
+    Outcome, Phase, ReconcileError, digest, manifest_json, webhooks_json,
 };
 pub use shared::object_ref_of;
 pub use source::Origin;

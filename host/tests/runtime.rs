@@ -122,7 +122,31 @@ mod check {
         );
         assert!(manifest["finalizer"].is_string());
         assert_eq!(manifest["digest"].as_str().unwrap().len(), 64);
+        assert_eq!(manifest["contract"], "rekon:reconciler@0.3.0");
+        assert_eq!(manifest["world"], "operator");
+        let webhooks = &manifest["webhooks"];
+        assert_eq!(webhooks["mutating"][0]["name"], "default-apps");
+        assert_eq!(webhooks["validating"][0]["name"], "validate-apps");
+        assert_eq!(webhooks["validating"][0]["failurePolicy"], "Fail");
+        assert_eq!(
+            webhooks["validating"][0]["operations"],
+            json!(["CREATE", "UPDATE"])
+        );
+        assert_eq!(webhooks["conversions"][0]["versions"], json!(["v1", "v2"]));
+    }
+
+    /// A component built for 0.2.0 is recognised as such (its exports are
+    /// those of 0.3.0's `reconciler`; its imports say 0.2.0).
+    #[test]
+    fn a_0_2_0_component_is_checked_as_built_for_0_2_0() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = rekon(&["check", rekon_test_artifacts::APP_V0_2], dir.path());
+        assert!(output.status.success(), "{}", stderr(&output));
+        let manifest: Value = serde_json::from_str(&stdout(&output)).unwrap();
         assert_eq!(manifest["contract"], "rekon:reconciler@0.2.0");
+        assert_eq!(manifest["world"], "reconciler");
+        assert_eq!(manifest["primaryPredicates"], json!(["generationChanged"]));
+        assert_eq!(manifest["webhooks"]["validating"], json!([]));
     }
 
     /// A component built for 0.1.0 is recognised as such, and its manifest

@@ -113,6 +113,7 @@ pub mod conditions;
 mod manifest;
 pub mod raw;
 mod types;
+pub mod webhook;
 
 #[doc(hidden)]
 pub mod export;
@@ -125,7 +126,7 @@ pub mod testing;
 pub use manifest::{
     Index, IndexKey, Manifest, Mapping, Owned, Permission, Predicate, Verbs, Watch,
 };
-pub use rekon_sdk_macros::reconciler;
+pub use rekon_sdk_macros::{reconciler, webhook};
 pub use types::{
     Action, ApiError, Error, EventType, Gvk, Level, ObjectRef, PatchType, Propagation, Reason,
     Request,
@@ -149,10 +150,51 @@ pub mod bindings {
     });
 }
 
+/// The generated bindings of the `webhook` world (only on `wasm32`), on
+/// the types of [`bindings`].
+#[cfg(target_arch = "wasm32")]
+#[allow(missing_docs, unsafe_code, clippy::all)]
+pub mod bindings_webhook {
+    wit_bindgen::generate!({
+        path: "../wit",
+        world: "webhook",
+        pub_export_macro: true,
+        default_bindings_module: "::rekon_sdk::bindings_webhook",
+        runtime_path: "::rekon_sdk::__private::wit_bindgen::rt",
+        bitflags_path: "::rekon_sdk::__private::wit_bindgen::rt::bitflags",
+        with: {
+            "rekon:reconciler/types@0.3.0": crate::bindings::rekon::reconciler::types,
+            "rekon:reconciler/cluster@0.3.0": crate::bindings::rekon::reconciler::cluster,
+            "rekon:reconciler/log@0.3.0": crate::bindings::rekon::reconciler::log,
+        },
+    });
+}
+
+/// The generated bindings of the `operator` world (only on `wasm32`), on
+/// the types of [`bindings`] and [`bindings_webhook`].
+#[cfg(target_arch = "wasm32")]
+#[allow(missing_docs, unsafe_code, clippy::all)]
+pub mod bindings_operator {
+    wit_bindgen::generate!({
+        path: "../wit",
+        world: "operator",
+        pub_export_macro: true,
+        default_bindings_module: "::rekon_sdk::bindings_operator",
+        runtime_path: "::rekon_sdk::__private::wit_bindgen::rt",
+        bitflags_path: "::rekon_sdk::__private::wit_bindgen::rt::bitflags",
+        with: {
+            "rekon:reconciler/types@0.3.0": crate::bindings::rekon::reconciler::types,
+            "rekon:reconciler/webhook-types@0.3.0": crate::bindings_webhook::rekon::reconciler::webhook_types,
+            "rekon:reconciler/cluster@0.3.0": crate::bindings::rekon::reconciler::cluster,
+            "rekon:reconciler/log@0.3.0": crate::bindings::rekon::reconciler::log,
+        },
+    });
+}
+
 /// What the code `#[reconciler]` emits refers to. Not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::export::Export;
+    pub use crate::export::{Export, ExportOperator, ExportWebhook};
     #[cfg(target_arch = "wasm32")]
     pub use wit_bindgen;
 }

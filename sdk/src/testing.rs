@@ -46,6 +46,7 @@ use serde_json::Value;
 
 use crate::backend::Current;
 pub use crate::backend::{Backend, with_backend};
+use crate::webhook::{AdmissionRequest, Verdict, Webhook};
 use crate::{
     Action, ApiError, Error, EventType, Gvk, IndexKey, Level, Manifest, ObjectRef, PatchType,
     Propagation, Reason, Reconciler, Request,
@@ -156,10 +157,21 @@ impl Default for FakeCluster {
 struct Inner {
     store: Store,
     recording: Cell<bool>,
+    /// During a webhook's review: writes and Events are refused.
+    read_only: Cell<bool>,
     manifest: RefCell<Option<Manifest>>,
     writes: RefCell<Vec<Write>>,
     events: RefCell<Vec<RecordedEvent>>,
     logs: RefCell<Vec<LogRecord>>,
+}
+
+/// What the host answers a write during a review.
+fn read_only_refusal() -> ApiError {
+    ApiError::new(
+        403,
+        "Forbidden",
+        "a webhook may only read the cluster: writes and Events are refused during a review",
+    )
 }
 
 fn api_error(s: Status) -> ApiError {
@@ -174,6 +186,7 @@ impl FakeCluster {
             inner: Rc::new(Inner {
                 store: Store::new(StoreConfig::default()),
                 recording: Cell::new(true),
+                read_only: Cell::new(false),
                 manifest: RefCell::new(None),
                 writes: RefCell::new(Vec::new()),
                 events: RefCell::new(Vec::new()),
@@ -248,6 +261,49 @@ impl FakeCluster {
             let _current = Current::enter(self.inner.clone());
             R::reconcile(request)
         };
+        self.inner.manifest.replace(previous);
+        result
+    }
+
+    /// Runs the validating webhook of `W` on `request`, as the host does
+    /// during a review: reads are served by this cluster (within the
+    /// permissions of `W::webhooks()` when it names the module), writes
+    /// and Events are refused with 403.
+    pub fn validate<W: Webhook>(&self, request: &AdmissionRequest) -> Verdict {
+        self.review::<W, _>(|| crate::webhook::validate::<W>(request))
+    }
+
+    /// Runs the defaulting (mutating) webhook of `W` on `request`, as
+    /// [`validate`](Self::validate) does: the verdict, and the changed
+    /// object if it changed.
+    pub fn mutate<W: Webhook>(&self, request: &AdmissionRequest) -> (Verdict, Option<Value>) {
+        self.review::<W, _>(|| crate::webhook::mutate::<W>(request))
+    }
+
+    /// Converts `objects` to `api_version` with `W`, as the host does for a
+    /// ConversionReview (reads only).
+    pub fn convert<W: Webhook>(
+        &self,
+        objects: Vec<Value>,
+        api_version: &str,
+    ) -> Result<Vec<Value>, String> {
+        self.review::<W, _>(|| crate::webhook::convert::<W>(objects, api_version))
+    }
+
+    fn review<W: Webhook, T>(&self, f: impl FnOnce() -> T) -> T {
+        let declared = W::webhooks();
+        let manifest = (!declared.name.is_empty()).then(|| {
+            let mut m = Manifest::new(declared.name, Gvk::new("", "v1", "None"));
+            m.permissions = declared.permissions;
+            m
+        });
+        let previous = self.inner.manifest.replace(manifest);
+        self.inner.read_only.set(true);
+        let result = {
+            let _current = Current::enter(self.inner.clone());
+            f()
+        };
+        self.inner.read_only.set(false);
         self.inner.manifest.replace(previous);
         result
     }
@@ -374,6 +430,9 @@ impl Inner {
     /// Refuses a call outside the manifest's permissions, as the host
     /// does: the same rule, the same 403.
     fn check(&self, kind: &Gvk, verb: &str, namespace: Option<&str>) -> Result<(), ApiError> {
+        if self.read_only.get() && !matches!(verb, "get" | "list") {
+            return Err(read_only_refusal());
+        }
         let manifest = self.manifest.borrow();
         let Some(m) = &*manifest else {
             return Ok(());
@@ -598,6 +657,9 @@ impl Backend for Inner {
         reason: &str,
         message: &str,
     ) -> Result<(), ApiError> {
+        if self.read_only.get() {
+            return Err(read_only_refusal());
+        }
         // As the host: only an Event no API server would take is refused.
         calls::check_event_reason(reason).map_err(api_error)?;
         if !self.recording.get() {

@@ -312,6 +312,30 @@ pub(crate) async fn dispatch(
                     ctx,
                 );
             }
+            let mut warnings = Vec::new();
+            let (mut method, mut ct, mut body) = (method, ct, body.to_vec());
+            if let Some(admission) = state.admission.get() {
+                let write = super::admission::Write {
+                    res: &res,
+                    namespace: namespace.as_deref(),
+                    name: name.as_deref(),
+                    sub: sub.as_deref(),
+                    method: &method,
+                    content_type: &ct,
+                    body: &body,
+                    query,
+                    ua,
+                };
+                match super::admission::review(state, admission.as_ref(), write).await {
+                    Ok(None) => {}
+                    Ok(Some(reviewed)) => {
+                        (method, ct, body) =
+                            (reviewed.method, reviewed.content_type, reviewed.body);
+                        warnings = reviewed.warnings;
+                    }
+                    Err(st) => return status_response(&st, ctx),
+                }
+            }
             let result = rest(
                 state,
                 &res,
@@ -325,10 +349,11 @@ pub(crate) async fn dispatch(
                 ua,
                 ctx,
             );
-            match result {
+            let response = match result {
                 Ok(resp) => resp,
                 Err(st) => status_response(&st, ctx),
-            }
+            };
+            super::admission::with_warnings(response, &warnings)
         }
     }
 }

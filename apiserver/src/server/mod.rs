@@ -4,6 +4,7 @@
 //! Start one with [`ApiServer::builder`]; see the crate README for the control
 //! endpoints under `/_rekon/`.
 
+pub(crate) mod admission;
 pub(crate) mod control;
 pub(crate) mod discovery;
 pub(crate) mod handle;
@@ -14,6 +15,8 @@ pub(crate) mod routes;
 pub(crate) mod special;
 pub(crate) mod table;
 pub(crate) mod watch;
+
+pub use admission::{Admission, AdmissionAttributes, AdmitFuture, Admitted};
 
 /// What every file of the server uses.
 mod prelude {
@@ -206,11 +209,13 @@ impl ApiServerBuilder {
             (None, _) => Store::new(self.store_config),
         };
         let faults = Faults::new(store.clone());
+        let admission = Arc::new(admission::Chain::default());
         let state = Arc::new(State {
             store: store.clone(),
             faults: faults.clone(),
             addr: addr.to_string(),
             bookmark_interval: self.bookmark_interval,
+            admission: admission.clone(),
         });
         let (shutdown_tx, shutdown_rx) = oneshot::channel();
         let task = tokio::spawn(accept_loop(listener, state, shutdown_rx));
@@ -218,6 +223,7 @@ impl ApiServerBuilder {
             addr,
             store,
             faults,
+            admission,
             shutdown: Some(shutdown_tx),
             task: Some(task),
             persist: self.persist,
@@ -230,6 +236,7 @@ pub struct RunningServer {
     addr: SocketAddr,
     store: Store,
     faults: Faults,
+    admission: Arc<admission::Chain>,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
     persist: Option<std::path::PathBuf>,
@@ -257,6 +264,13 @@ impl RunningServer {
     /// The store being served (writes through it are seen by clients and watches).
     pub fn store(&self) -> Store {
         self.store.clone()
+    }
+
+    /// Installs (or, with `None`, removes) the admission chain every write
+    /// of a resource it reviews goes through: mutating, then validating,
+    /// as kube-apiserver's admission webhooks.
+    pub fn set_admission(&self, admission: Option<Arc<dyn Admission>>) {
+        self.admission.set(admission);
     }
 
     /// Fault injection and the request log.
@@ -360,6 +374,7 @@ pub(crate) struct State {
     pub(crate) faults: Faults,
     pub(crate) addr: String,
     pub(crate) bookmark_interval: Duration,
+    pub(crate) admission: Arc<admission::Chain>,
 }
 
 pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;

@@ -207,23 +207,7 @@ pub(crate) fn rest(
             Ok(json_response(200, &out, ctx))
         }
         ("PATCH", Some(n)) => {
-            let ct = content_type.split(';').next().unwrap_or("").trim();
-            let ptype = match ct {
-                "application/merge-patch+json" => PatchType::Merge,
-                "application/json-patch+json" => PatchType::Json,
-                "application/strategic-merge-patch+json" => PatchType::StrategicMerge,
-                "application/apply-patch+yaml" => PatchType::Apply {
-                    force: query.flag("force"),
-                },
-                _ => {
-                    return Err(Status {
-                        code: 415,
-                        reason: "UnsupportedMediaType".into(),
-                        message: "415: Unsupported Media Type".into(),
-                        details: Some(json!({})),
-                    });
-                }
-            };
+            let ptype = super::admission::patch_type(content_type, query)?;
             let mut opts = opts;
             if matches!(ptype, PatchType::Apply { .. }) {
                 opts.field_manager = query.get("fieldManager").map(str::to_string);

@@ -4,6 +4,9 @@
 //! owner references), reports `status.observedGeneration`,
 //! `status.readyReplicas` and a `Ready` condition through the status
 //! subresource, and cleans up behind the `demo.rekon.dev/cleanup` finalizer.
+//!
+//! It serves webhooks too ([`webhook`]): defaults, validation, and
+//! conversion between `v1` and `v2`.
 
 use rekon_sdk::api;
 use rekon_sdk::conditions::{Condition, set_condition};
@@ -11,6 +14,8 @@ use rekon_sdk::k8s_openapi::api::apps::v1::Deployment;
 use rekon_sdk::k8s_openapi::api::core::v1::Service;
 use rekon_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
+
+pub mod webhook;
 
 /// The API group of `App`.
 pub const GROUP: &str = "demo.rekon.dev";
@@ -66,7 +71,7 @@ pub struct AppStatus {
 /// The `App` reconciler.
 pub struct AppReconciler;
 
-#[rekon_sdk::reconciler]
+#[rekon_sdk::reconciler(webhook)]
 impl Reconciler for AppReconciler {
     fn manifest() -> Manifest {
         Manifest::new("app", app_kind())

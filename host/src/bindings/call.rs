@@ -42,6 +42,9 @@ impl HostState {
                 "Forbidden",
                 "the cluster cannot be reached while a module describes itself (manifest)",
             )),
+            Some(ctx) if ctx.read_only && !(Verbs::GET | Verbs::LIST).contains(verb) => {
+                Err(read_only_refusal())
+            }
             Some(ctx) if !ctx.caller.allows(verb, kind, namespace) => {
                 Err(self.deny(verb, kind, namespace))
             }
@@ -77,6 +80,15 @@ impl HostState {
         }
         result
     }
+}
+
+/// The answer to a write during an admission or conversion review.
+pub(super) fn read_only_refusal() -> ApiError {
+    api_error(
+        403,
+        "Forbidden",
+        "a webhook may only read the cluster: writes and Events are refused during a review",
+    )
 }
 
 impl HostState {

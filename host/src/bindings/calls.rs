@@ -54,6 +54,8 @@ fn too_large(body: &str) -> Option<ApiError> {
 
 impl rekon::reconciler::types::Host for HostState {}
 
+impl rekon::reconciler::webhook_types::Host for HostState {}
+
 impl rekon::reconciler::cluster::Host for HostState {
     async fn get(&mut self, target: ObjectRef) -> Result<String, ApiError> {
         let (kind, ns, name) = (
@@ -264,6 +266,7 @@ impl rekon::reconciler::cluster::Host for HostState {
                 "Forbidden",
                 "events cannot be recorded while a module describes itself (manifest)",
             )),
+            Some(ctx) if ctx.read_only => Err(super::call::read_only_refusal()),
             Some(_) if reason.is_empty() || reason.len() > MAX_EVENT_REASON => Err(api_error(
                 422,
                 "Invalid",

@@ -10,6 +10,7 @@ mod log;
 mod permissions;
 mod state;
 mod v0_1;
+mod v0_2;
 
 use wasmtime::component::{HasSelf, Linker};
 
@@ -17,7 +18,7 @@ pub(crate) use permissions::Caller;
 pub use state::CallRecord;
 pub(crate) use state::{CallContext, HostState};
 
-use crate::contract::Reconciler;
+use crate::contract::Operator;
 
 /// Largest object or patch body a guest may send in one call.
 pub const MAX_CALL_PAYLOAD: usize = 3 << 20;
@@ -30,7 +31,11 @@ pub const MAX_EVENT_REASON: usize = rekon_store::calls::MAX_EVENT_REASON;
 /// imports, of every version of the contract, to a linker.
 pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     wasmtime_wasi::p2::add_to_linker_async(linker)?;
-    Reconciler::add_to_linker::<HostState, HasSelf<HostState>>(linker, |state| state)?;
+    Operator::add_to_linker::<HostState, HasSelf<HostState>>(linker, |state| state)?;
+    crate::contract::v0_2::Reconciler::add_to_linker::<HostState, HasSelf<HostState>>(
+        linker,
+        |state| state,
+    )?;
     crate::contract::v0_1::Reconciler::add_to_linker::<HostState, HasSelf<HostState>>(
         linker,
         |state| state,

@@ -35,6 +35,8 @@ pub(crate) struct CallContext {
     pub cluster: Arc<dyn Cluster>,
     pub caller: Arc<Caller>,
     pub record: bool,
+    /// During an admission or conversion review: reads only.
+    pub read_only: bool,
 }
 
 /// Memory accounting of one instance.

@@ -1,11 +1,12 @@
 //! `rekon check`: validates a module (or the ConfigMaps that ship one) and
-//! prints its manifest, with the version of the contract it was built for.
+//! prints its manifest and webhooks, with the version of the contract and
+//! the world it was built for.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use rekon_host::{Module, manifest_json, pack};
+use rekon_host::{Module, manifest_json, pack, webhooks_json};
 use serde_json::{Value, json};
 
 use super::{Cli, engine, read, say};
@@ -41,8 +42,15 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("cannot load {origin}"))?;
         let mut out = manifest_json(module.manifest());
+        if !module.reconciles()
+            && let Some(fields) = out.as_object_mut()
+        {
+            fields.retain(|key, _| matches!(key.as_str(), "name" | "version" | "permissions"));
+        }
         out["digest"] = json!(module.digest());
         out["contract"] = json!(format!("rekon:reconciler@{}", module.contract_version()));
+        out["world"] = json!(module.world());
+        out["webhooks"] = webhooks_json(module.webhooks());
         say(serde_json::to_string_pretty(&out)?)?;
     }
     Ok(ExitCode::SUCCESS)

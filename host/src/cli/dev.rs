@@ -99,7 +99,10 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         if watch_configmaps {
             builder = builder.watch_configmaps(args.configmaps.configmap_namespaces.clone());
         }
-        Some(with_modules(builder, &args.modules)?.start().await?)
+        let host = with_modules(builder, &args.modules)?.start().await?;
+        // Writes go through the modules' admission webhooks, as on a cluster.
+        server.set_admission(Some(std::sync::Arc::new(host.webhooks())));
+        Some(host)
     } else {
         None
     };

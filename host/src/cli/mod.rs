@@ -1,6 +1,7 @@
-//! CLI: the `rekon` command, one file per subcommand (`run`, `dev`, `check`, `pack`, `reconcile`, `bench`).
+//! CLI: the `rekon` command, one file per subcommand (`run`, `dev`, `check`, `pack`, `reconcile`, `admit`, `bench`).
 //! May call: the library's public API only, like any program that embeds the host.
 
+mod admit;
 mod bench;
 mod check;
 #[cfg(feature = "dev")]
@@ -61,6 +62,8 @@ enum Command {
     Pack(pack::Args),
     /// Run one reconcile offline and print, as JSON lines, every host call and its answer, then the result.
     Reconcile(reconcile::Args),
+    /// Answer one AdmissionReview or ConversionReview offline with a module's webhooks, as JSON.
+    Admit(admit::Args),
     /// Measure per-reconcile latency of a module (fresh instance per reconcile).
     Bench(bench::Args),
     /// Run the modules against a cluster: one controller per module, until SIGTERM.
@@ -103,6 +106,7 @@ pub fn main() -> ExitCode {
             Command::Check(args) => check::run(&cli, args).await,
             Command::Pack(args) => pack::run(&cli, args).await,
             Command::Reconcile(args) => reconcile::run(&cli, args).await,
+            Command::Admit(args) => admit::run(&cli, args).await,
             Command::Bench(args) => bench::run(&cli, args).await,
             Command::Run(args) => run::run(&cli, args).await,
             #[cfg(feature = "dev")]

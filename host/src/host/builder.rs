@@ -214,6 +214,7 @@ impl HostBuilder {
             supervisor,
             stats,
             metrics,
+            cluster: shared.cluster.clone(),
             election_stop,
             election,
             telemetry,

@@ -58,6 +58,7 @@ pub struct Host {
     #[cfg_attr(not(feature = "bench"), allow(dead_code))]
     stats: std::sync::Arc<DispatchStats>,
     metrics: std::sync::Arc<Metrics>,
+    cluster: std::sync::Arc<dyn crate::cluster::Cluster>,
     election_stop: watch::Sender<bool>,
     election: Option<tokio::task::JoinHandle<()>>,
     telemetry: Option<tokio::task::JoinHandle<()>>,
@@ -93,6 +94,22 @@ impl Host {
     #[cfg(feature = "bench")]
     pub fn stats(&self) -> &DispatchStats {
         &self.stats
+    }
+
+    /// The admission chain of the modules serving webhooks: every new
+    /// version answers the next review at once. Their guests read through
+    /// the host's caches. `rekon dev` installs it in its API server.
+    pub fn webhooks(&self) -> crate::webhook::Chain {
+        crate::webhook::Chain::new(
+            self.supervisor.webhooks(),
+            self.cluster.clone(),
+            self.metrics.clone(),
+        )
+    }
+
+    /// The module versions serving webhooks.
+    pub fn webhook_modules(&self) -> crate::webhook::WebhookModules {
+        self.supervisor.webhooks()
     }
 
     /// The host's metrics, as `/metrics` serves them.

@@ -17,6 +17,7 @@ use crate::runtime::{DispatchStats, Dispatcher, Module, NativeReconciler};
 use crate::shared::{config_map_kind, truncate};
 use crate::source::Origin;
 use crate::telemetry::{InfoLabels, ReasonLabel};
+use crate::webhook::WebhookModules;
 
 /// A controller task and how to stop it.
 struct Controller {
@@ -46,7 +47,8 @@ impl Controller {
 struct Running {
     origin: Origin,
     module: Module,
-    controller: Controller,
+    /// None for a module that only serves webhooks.
+    controller: Option<Controller>,
 }
 
 /// One module's place: its running version, swapped under its own lock.
@@ -65,6 +67,8 @@ pub(crate) struct Supervisor {
     natives: Arc<Mutex<Vec<Controller>>>,
     /// Every version refused so far, as `origin: error`.
     failures: Arc<Mutex<Vec<String>>>,
+    /// The versions serving webhooks.
+    webhooks: WebhookModules,
 }
 
 impl Supervisor {
@@ -83,7 +87,13 @@ impl Supervisor {
             modules: Arc::default(),
             natives: Arc::default(),
             failures: Arc::default(),
+            webhooks: WebhookModules::default(),
         }
+    }
+
+    /// The module versions serving webhooks.
+    pub fn webhooks(&self) -> WebhookModules {
+        self.webhooks.clone()
     }
 
     /// The module versions running.
@@ -151,9 +161,13 @@ impl Supervisor {
         // The new version's informers, taken from the running version
         // before it stops: they stay up, synced, across the swap.
         let handed_over = self.hold_informers(&module).await;
+        // The new version answers the next review at once.
+        self.webhooks.set(&module);
         if let Some(old) = running.take() {
             self.forget_info(&old.module);
-            old.controller.stop().await;
+            if let Some(controller) = old.controller {
+                controller.stop().await;
+            }
         }
         tracing::info!(
             %origin,
@@ -174,15 +188,17 @@ impl Supervisor {
         if let Some(concurrency) = self.config.modules.get(&name).and_then(|m| m.concurrency) {
             config.concurrency = Some(concurrency.max(1));
         }
-        let controller = Controller::spawn(
-            Dispatcher::wasm(module.clone(), self.stats.clone()),
-            self.shared.clone(),
-            Start {
-                config,
-                reloaded: reload,
-                handed_over,
-            },
-        );
+        let controller = module.reconciles().then(|| {
+            Controller::spawn(
+                Dispatcher::wasm(module.clone(), self.stats.clone()),
+                self.shared.clone(),
+                Start {
+                    config,
+                    reloaded: reload,
+                    handed_over,
+                },
+            )
+        });
         self.modules
             .lock()
             .expect("modules lock")
@@ -229,7 +245,10 @@ impl Supervisor {
         let Some(old) = running.take() else {
             return;
         };
-        old.controller.stop().await;
+        self.webhooks.remove(name);
+        if let Some(controller) = old.controller {
+            controller.stop().await;
+        }
         self.shared.leaders.unload(name);
         self.forget_info(&old.module);
         self.shared.metrics.forget_module(name);
@@ -369,7 +388,8 @@ impl Supervisor {
         let mut controllers = Vec::new();
         for slot in slots {
             if let Some(running) = slot.lock().await.take() {
-                controllers.push(running.controller);
+                self.webhooks.remove(running.module.name());
+                controllers.extend(running.controller);
             }
         }
         controllers.extend(self.natives.lock().expect("natives lock").drain(..));

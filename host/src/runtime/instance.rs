@@ -128,6 +128,7 @@ impl Module {
             cluster,
             caller: inner.caller.clone(),
             record: options.record,
+            read_only: false,
         };
         let mut store = new_store(&inner.engine, inner.budget, Some(context));
         let result = async {
@@ -178,6 +179,7 @@ impl Module {
             cluster,
             caller: inner.caller.clone(),
             record: false,
+            read_only: false,
         };
         let budget = Duration::from_secs(3600);
         let mut store = new_store(&inner.engine, budget, Some(context));

@@ -4,16 +4,19 @@
 //! The wasmtime engine with its compile cache ([`engine`]), a loaded and
 //! validated module version ([`module`]), one reconcile on a fresh
 //! instance of it ([`instance`]), the world of each contract version it may
-//! be built for ([`world`]), and what a controller dispatches into
+//! be built for ([`world`]), its admission and conversion reviews
+//! ([`webhooks`]), and what a controller dispatches into
 //! ([`dispatch`]).
 
 pub(crate) mod dispatch;
 pub(crate) mod engine;
 pub(crate) mod instance;
 pub(crate) mod module;
+pub(crate) mod webhooks;
 pub(crate) mod world;
 
 pub(crate) use dispatch::{DispatchStats, Dispatcher, NativeReconciler};
 pub use engine::{CompileSource, Engine, EngineConfig, EngineError};
 pub use instance::{DispatchOptions, Outcome, ReconcileError};
 pub use module::{Module, ModuleError, digest, manifest_json};
+pub use webhooks::{DEFAULT_TIMEOUT_SECONDS, Phase, operations, webhooks_json};

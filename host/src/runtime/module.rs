@@ -10,9 +10,9 @@ use wasmtime::component::Component;
 
 use super::engine::{CompileSource, Engine};
 use super::instance::{ReconcileError, classify, new_store};
-use super::world::Pre;
+use super::world::{Described, Pre};
 use crate::bindings::Caller;
-use crate::contract::{Gvk, IndexKey, Manifest, Mapping, Permission, Predicate, Verbs};
+use crate::contract::{Gvk, IndexKey, Manifest, Mapping, Permission, Predicate, Verbs, Webhooks};
 use crate::shared::{VERBS, api_version};
 
 /// Why a module could not be loaded.
@@ -71,6 +71,7 @@ pub(super) struct Inner {
     pub(super) engine: Engine,
     pub(super) pre: Pre,
     pub(super) manifest: Manifest,
+    pub(super) webhooks: Arc<Webhooks>,
     pub(super) caller: Arc<Caller>,
     pub(super) digest: String,
     pub(super) source: CompileSource,
@@ -133,19 +134,20 @@ impl Module {
 
         let budget = engine.config().max_reconcile_time;
         let mut store = new_store(engine, budget, None);
-        let manifest = async {
+        let Described { manifest, webhooks } = async {
             let instance = pre
                 .instantiate(&mut store)
                 .await
                 .map_err(|e| classify(e, store.data(), engine, budget))?;
             instance
-                .manifest(&mut store)
+                .describe(&mut store)
                 .await
                 .map_err(|e| classify(e, store.data(), engine, budget))
         }
         .await
         .map_err(|e| ModuleError::ManifestCall(Box::new(e)))?;
-        validate_manifest(&manifest).map_err(ModuleError::InvalidManifest)?;
+        validate_manifest(&manifest, pre.reconciles()).map_err(ModuleError::InvalidManifest)?;
+        super::webhooks::validate(&webhooks).map_err(ModuleError::InvalidManifest)?;
 
         let budget = manifest
             .timeout_ms
@@ -163,6 +165,7 @@ impl Module {
                 engine: engine.clone(),
                 pre,
                 manifest,
+                webhooks: Arc::new(webhooks),
                 caller,
                 digest,
                 source,
@@ -184,6 +187,7 @@ impl Module {
                 engine: inner.engine.clone(),
                 pre: inner.pre.clone(),
                 manifest: inner.manifest.clone(),
+                webhooks: inner.webhooks.clone(),
                 caller: Arc::new(caller),
                 digest: inner.digest.clone(),
                 source: inner.source,
@@ -205,6 +209,7 @@ impl Module {
                 engine: inner.engine.clone(),
                 pre: inner.pre.clone(),
                 manifest,
+                webhooks: inner.webhooks.clone(),
                 caller: inner.caller.clone(),
                 digest: inner.digest.clone(),
                 source: inner.source,
@@ -227,9 +232,25 @@ impl Module {
     }
 
     /// The version of `rekon:reconciler` the module was built for
-    /// (`0.1.0`, `0.2.0`).
+    /// (`0.1.0`, `0.2.0`, `0.3.0`).
     pub fn contract_version(&self) -> &'static str {
         self.inner.pre.contract_version()
+    }
+
+    /// The world the module exports: `reconciler`, `webhook` or `operator`.
+    pub fn world(&self) -> &'static str {
+        self.inner.pre.world()
+    }
+
+    /// Whether the module reconciles (a `webhook` module only serves
+    /// webhooks: no controller runs for it).
+    pub fn reconciles(&self) -> bool {
+        self.inner.pre.reconciles()
+    }
+
+    /// The webhooks the module serves (empty for a reconciler).
+    pub fn webhooks(&self) -> &Webhooks {
+        &self.inner.webhooks
     }
 
     /// The module's name (from its manifest).
@@ -331,7 +352,7 @@ pub fn manifest_json(manifest: &Manifest) -> Value {
 }
 
 /// Checks what the host relies on in a manifest.
-fn validate_manifest(manifest: &Manifest) -> Result<(), String> {
+fn validate_manifest(manifest: &Manifest, reconciles: bool) -> Result<(), String> {
     let name = &manifest.name;
     if name.is_empty()
         || name.len() > 63
@@ -347,6 +368,7 @@ fn validate_manifest(manifest: &Manifest) -> Result<(), String> {
         ));
     }
     let kinds = std::iter::once(&manifest.primary)
+        .filter(|_| reconciles)
         .chain(manifest.owns.iter().map(|o| &o.kind))
         .chain(manifest.indexes.iter().map(|i| &i.kind))
         .chain(manifest.watches.iter().map(|w| &w.kind))

@@ -76,6 +76,21 @@ pub(crate) struct ResultLabel {
     pub result: String,
 }
 
+/// Labels: a module's webhook and an outcome.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct WebhookLabels {
+    pub module: String,
+    pub webhook: String,
+    pub result: String,
+}
+
+/// Labels: a module's webhook.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct WebhookLabel {
+    pub module: String,
+    pub webhook: String,
+}
+
 /// Labels: an informer's kind.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct InformerLabel {
@@ -98,6 +113,8 @@ pub struct Metrics {
     pub(crate) module_leader: Family<ModuleLabel, Gauge>,
     pub(crate) informer_objects: Family<InformerLabel, Gauge>,
     pub(crate) events: Family<ResultLabel, Counter>,
+    pub(crate) admission_requests: Family<WebhookLabels, Counter>,
+    pub(crate) admission_duration: Family<WebhookLabel, Histogram>,
     /// The label sets of `host_calls` created so far (to forget a module's).
     host_call_labels: Mutex<HashSet<CallLabels>>,
     /// The initial modules have been loaded (or refused).
@@ -118,7 +135,7 @@ fn seconds_histogram() -> Histogram {
 }
 
 /// Every metric's name (after the `rekon_` prefix) and help text.
-const HELP: [(&str, &str); 13] = [
+const HELP: [(&str, &str); 15] = [
     (
         "reconciles",
         "Reconciles by module and result (done, requeue, error, panic, timeout, out_of_memory, stack_overflow, trap)",
@@ -165,6 +182,14 @@ const HELP: [(&str, &str); 13] = [
         "events",
         "Events recorded by modules and the host, by result (created, aggregated into a series, dropped_refused, dropped_rate_limited, dropped_queue_full, dropped_failed, dropped_not_leading)",
     ),
+    (
+        "admission_requests",
+        "Admission and conversion reviews by module, webhook (`convert` for conversions) and result (allowed, denied, patched, converted, bad_request, or the guest's failure: error, panic, timeout, out_of_memory, stack_overflow, trap, instantiate)",
+    ),
+    (
+        "admission_duration_seconds",
+        "Wall time of one review in the host, instantiation and reads included",
+    ),
 ];
 
 /// Registers `metric` under `name`, with its help from [`HELP`], and
@@ -206,6 +231,12 @@ impl Metrics {
             module_leader: register(&mut r, "module_leader", Family::default()),
             informer_objects: register(&mut r, "informer_objects", Family::default()),
             events: register(&mut r, "events", Family::default()),
+            admission_requests: register(&mut r, "admission_requests", Family::default()),
+            admission_duration: register(
+                &mut r,
+                "admission_duration_seconds",
+                Family::new_with_constructor(seconds_histogram as fn() -> Histogram),
+            ),
             registry: r,
             host_call_labels: Mutex::new(HashSet::new()),
             ready: AtomicBool::new(false),
@@ -233,6 +264,27 @@ impl Metrics {
                 result: result.to_string(),
             })
             .inc();
+    }
+
+    /// Counts one review of a module's webhook, and its duration.
+    pub(crate) fn count_review(
+        &self,
+        module: &str,
+        webhook: &str,
+        result: &str,
+        elapsed: std::time::Duration,
+    ) {
+        let (module, webhook) = (module.to_string(), webhook.to_string());
+        self.admission_requests
+            .get_or_create(&WebhookLabels {
+                module: module.clone(),
+                webhook: webhook.clone(),
+                result: result.to_string(),
+            })
+            .inc();
+        self.admission_duration
+            .get_or_create(&WebhookLabel { module, webhook })
+            .observe(elapsed.as_secs_f64());
     }
 
     /// Counts one host call.

@@ -19,6 +19,10 @@ use syn::{Item, ItemFn, ItemImpl, Meta, Token, parse_macro_input};
 /// function in CamelCase (`Reconcile` here), implementing `Reconciler`,
 /// for native tests.
 ///
+/// `#[reconciler(webhook)]` on the impl exports the world `operator`: the
+/// type also implements `rekon_sdk::webhook::Webhook`, whose webhooks the
+/// component serves too.
+///
 /// On `wasm32` it emits the export glue (one reconciler per component); on
 /// other targets it emits nothing more, so native tests call the same code.
 #[proc_macro_attribute]
@@ -50,41 +54,121 @@ fn export(self_ty: &impl quote::ToTokens) -> proc_macro2::TokenStream {
     }
 }
 
-fn expand_impl(
-    attr: proc_macro2::TokenStream,
-    imp: ItemImpl,
-) -> syn::Result<proc_macro2::TokenStream> {
+fn export_operator(self_ty: &impl quote::ToTokens) -> proc_macro2::TokenStream {
+    quote! {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type __RekonExport = ::rekon_sdk::__private::ExportOperator<#self_ty>;
+            ::rekon_sdk::bindings_operator::export!(
+                __RekonExport with_types_in ::rekon_sdk::bindings_operator
+            );
+        };
+    }
+}
+
+/// Exports a module that only serves webhooks (the world `webhook`):
+/// `#[webhook] impl rekon_sdk::webhook::Webhook for YourType { ... }`.
+/// Its [`Webhooks`] must be `Webhooks::named(name, version)`. A type that
+/// also reconciles uses `#[reconciler(webhook)]` on its `Reconciler` impl
+/// instead.
+///
+/// [`Webhooks`]: https://docs.rs/rekon-sdk/latest/rekon_sdk/webhook/struct.Webhooks.html
+#[proc_macro_attribute]
+pub fn webhook(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let attr = proc_macro2::TokenStream::from(attr);
+    let item = parse_macro_input!(item as Item);
+    let result = match item {
+        Item::Impl(imp) => check_impl(&attr, &imp, "webhook", "Webhook").map(|()| {
+            let self_ty = &imp.self_ty;
+            quote! {
+                #imp
+                #[cfg(target_arch = "wasm32")]
+                const _: () = {
+                    type __RekonExport = ::rekon_sdk::__private::ExportWebhook<#self_ty>;
+                    ::rekon_sdk::bindings_webhook::export!(
+                        __RekonExport with_types_in ::rekon_sdk::bindings_webhook
+                    );
+                };
+            }
+        }),
+        other => Err(syn::Error::new_spanned(
+            other,
+            "#[webhook] goes on `impl Webhook for YourType { ... }`",
+        )),
+    };
+    match result {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+fn check_impl(
+    attr: &proc_macro2::TokenStream,
+    imp: &ItemImpl,
+    macro_name: &str,
+    trait_name: &str,
+) -> syn::Result<()> {
     if !attr.is_empty() {
         return Err(syn::Error::new_spanned(
             attr,
-            "#[reconciler] on an impl takes no arguments",
+            format!("#[{macro_name}] on an impl takes no arguments"),
         ));
     }
     let Some((bang, path, _)) = &imp.trait_ else {
         return Err(syn::Error::new_spanned(
             &imp.self_ty,
-            "#[reconciler] needs a trait impl: `impl Reconciler for YourType`",
+            format!("#[{macro_name}] needs a trait impl: `impl {trait_name} for YourType`"),
         ));
     };
     if let Some(bang) = bang {
         return Err(syn::Error::new_spanned(
             bang,
-            "#[reconciler] cannot export a negative impl",
+            format!("#[{macro_name}] cannot export a negative impl"),
         ));
     }
-    if path.segments.last().is_none_or(|s| s.ident != "Reconciler") {
+    if path.segments.last().is_none_or(|s| s.ident != trait_name) {
         return Err(syn::Error::new_spanned(
             path,
-            "#[reconciler] goes on an impl of `rekon_sdk::Reconciler`",
+            format!("#[{macro_name}] goes on an impl of `{trait_name}`"),
         ));
     }
     if !imp.generics.params.is_empty() {
         return Err(syn::Error::new_spanned(
             &imp.generics,
-            "an exported reconciler cannot be generic: implement Reconciler for one concrete type",
+            format!(
+                "an exported {macro_name} cannot be generic: implement {trait_name} for one concrete type"
+            ),
         ));
     }
-    let glue = export(&imp.self_ty);
+    Ok(())
+}
+
+fn expand_impl(
+    attr: proc_macro2::TokenStream,
+    imp: ItemImpl,
+) -> syn::Result<proc_macro2::TokenStream> {
+    let with_webhook = match attr.to_string().as_str() {
+        "" => false,
+        "webhook" => true,
+        _ => {
+            return Err(syn::Error::new_spanned(
+                attr,
+                "#[reconciler] on an impl takes no argument, or `webhook` when the type \
+                 also implements `rekon_sdk::webhook::Webhook`",
+            ));
+        }
+    };
+    check_impl(
+        &proc_macro2::TokenStream::new(),
+        &imp,
+        "reconciler",
+        "Reconciler",
+    )?;
+    let glue = if with_webhook {
+        export_operator(&imp.self_ty)
+    } else {
+        export(&imp.self_ty)
+    };
     Ok(quote! {
         #imp
         #glue
