@@ -292,3 +292,57 @@ fn list_by_index_answers_with_the_manifests_indexes() {
         "{logs:?}"
     );
 }
+
+mod webhooks {
+    //! The harness runs webhooks as the host does: reads work, writes and
+    //! Events are refused with 403.
+    use rekon_sdk::prelude::*;
+    use rekon_sdk::testing::FakeCluster;
+    use rekon_sdk::webhook::{AdmissionRequest, Denied, Validation, Webhook, Webhooks};
+
+    struct Writer;
+
+    impl Webhook for Writer {
+        fn webhooks() -> Webhooks {
+            Webhooks::new()
+        }
+
+        fn validate_create(request: &AdmissionRequest) -> Validation {
+            let namespace: Option<Value> =
+                api::get_as(&Gvk::new("", "v1", "Namespace"), None, "default")
+                    .map_err(|e| Denied::new(e.message))?;
+            let target = ObjectRef::new(
+                Gvk::new("", "v1", "ConfigMap"),
+                Some("default"),
+                &request.name,
+            );
+            match api::patch_dyn(&target, &PatchType::Merge, &json!({"data": {"x": "y"}})) {
+                Ok(_) => Ok(Vec::new()),
+                Err(e) => Err(Denied::new(format!(
+                    "{} {} (namespace read: {})",
+                    e.code,
+                    e.reason,
+                    namespace.is_some()
+                ))),
+            }
+        }
+    }
+
+    #[test]
+    fn a_webhook_reads_but_cannot_write() {
+        let cluster = FakeCluster::from_yaml(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\n",
+        )
+        .unwrap();
+        let request = AdmissionRequest::create(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "default"}}));
+        assert_eq!(request.resource, "configmaps");
+        let verdict = cluster.validate::<Writer>(&request);
+        assert!(!verdict.allowed);
+        assert_eq!(
+            verdict.message.as_deref(),
+            Some("403 Forbidden (namespace read: true)")
+        );
+        assert!(cluster.successful_writes().is_empty());
+    }
+}

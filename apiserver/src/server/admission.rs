@@ -57,9 +57,9 @@ pub type AdmitFuture<'a> = Pin<Box<dyn Future<Output = Result<Admitted, Status>>
 
 /// An admission chain the server calls for writes.
 pub trait Admission: Send + Sync + 'static {
-    /// Whether writes of `resource` in `group` may be reviewed at all (a
+    /// Whether writes of `kind` in `group` may be reviewed at all (a
     /// cheap filter: the others skip the dry run).
-    fn reviews(&self, group: &str, resource: &str) -> bool;
+    fn reviews(&self, group: &str, kind: &str) -> bool;
 
     /// Reviews one write: what to store instead, and warnings; or the
     /// refusal to answer with.
@@ -134,7 +134,7 @@ pub(crate) async fn review(
     if !matches!(write.sub, None | Some("status")) || !res.is_stored() {
         return Ok(None);
     }
-    if !admission.reviews(&res.group, &res.plural) {
+    if !admission.reviews(&res.group, &res.kind) {
         return Ok(None);
     }
     let store = &state.store;

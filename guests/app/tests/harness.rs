@@ -283,3 +283,85 @@ fn manifest_declares_owned_kinds_finalizer_and_permissions() {
     assert!(m.allows(&app_kind(), Verbs::PATCH, Some("x")));
     assert!(!m.allows(&app_kind(), Verbs::DELETE, Some("x")));
 }
+
+mod webhooks {
+    //! The App's webhooks, natively: what `kubectl apply` would meet.
+    use super::*;
+    use app::webhook::{to_v1, to_v2};
+    use rekon_sdk::webhook::AdmissionRequest;
+
+    fn new_app(spec: Value) -> Value {
+        json!({"apiVersion": "demo.rekon.dev/v1", "kind": "App",
+               "metadata": {"name": "web", "namespace": "default"}, "spec": spec})
+    }
+
+    #[test]
+    fn validation_refuses_a_missing_image_and_replicas_out_of_range() {
+        let cluster = FakeCluster::new();
+        let ok = cluster.validate::<AppReconciler>(&AdmissionRequest::create(new_app(
+            json!({"image": "nginx:1.27", "replicas": 100}),
+        )));
+        assert!(ok.allowed, "{ok:?}");
+        assert!(ok.warnings.is_empty());
+        let bad = cluster.validate::<AppReconciler>(&AdmissionRequest::create(new_app(
+            json!({"replicas": 101}),
+        )));
+        assert!(!bad.allowed);
+        assert_eq!(bad.code, Some(422));
+        assert_eq!(
+            bad.message.as_deref(),
+            Some("spec.image is required; spec.replicas must be between 0 and 100, not 101")
+        );
+        let negative = AdmissionRequest::update(
+            new_app(json!({"image": "nginx"})),
+            new_app(json!({"image": "nginx", "replicas": -1})),
+        );
+        assert!(!cluster.validate::<AppReconciler>(&negative).allowed);
+        let latest = cluster.validate::<AppReconciler>(&AdmissionRequest::create(new_app(
+            json!({"image": "nginx:latest"}),
+        )));
+        assert!(latest.allowed);
+        assert_eq!(latest.warnings.len(), 1, "{latest:?}");
+        // Deleting is never refused.
+        let delete = AdmissionRequest::delete(new_app(json!({})));
+        assert!(cluster.validate::<AppReconciler>(&delete).allowed);
+    }
+
+    #[test]
+    fn defaulting_fills_replicas_and_port_and_keeps_what_is_set() {
+        let cluster = FakeCluster::new();
+        let (verdict, changed) = cluster.mutate::<AppReconciler>(&AdmissionRequest::create(
+            new_app(json!({"image": "nginx"})),
+        ));
+        assert!(verdict.allowed);
+        assert_eq!(
+            changed.expect("defaults were filled")["spec"],
+            json!({"image": "nginx", "replicas": 1, "port": 80})
+        );
+        let (_, unchanged) = cluster.mutate::<AppReconciler>(&AdmissionRequest::create(new_app(
+            json!({"image": "nginx", "replicas": 0, "port": 8080}),
+        )));
+        assert_eq!(unchanged, None, "nothing to default: no patch");
+    }
+
+    #[test]
+    fn conversion_goes_to_v2_and_back_without_loss() {
+        let cluster = FakeCluster::new();
+        let v1 = new_app(json!({"image": "nginx", "replicas": 2, "port": 8080}));
+        let v2 = cluster
+            .convert::<AppReconciler>(vec![v1.clone()], "demo.rekon.dev/v2")
+            .expect("converts");
+        assert_eq!(v2[0]["apiVersion"], "demo.rekon.dev/v2");
+        assert_eq!(
+            v2[0]["spec"],
+            json!({"replicas": 2, "container": {"image": "nginx", "port": 8080}})
+        );
+        let back = cluster
+            .convert::<AppReconciler>(v2, "demo.rekon.dev/v1")
+            .expect("converts back");
+        assert_eq!(back[0], v1);
+        assert_eq!(to_v1(to_v2(v1.clone())), v1);
+        let unknown = cluster.convert::<AppReconciler>(vec![v1], "demo.rekon.dev/v3");
+        assert!(unknown.unwrap_err().contains("no version"));
+    }
+}

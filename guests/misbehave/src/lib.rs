@@ -7,6 +7,8 @@ use rekon_sdk::k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use rekon_sdk::prelude::*;
 use rekon_sdk::raw;
 
+pub mod webhook;
+
 /// The module's name. Tests make differently named copies of this module by
 /// replacing every `misbehave` in the component with another name of the
 /// same length (which renames [`MODE_KEY`] too).
@@ -131,7 +133,7 @@ impl Mode {
 /// The `misbehave` reconciler.
 pub struct Misbehave;
 
-#[rekon_sdk::reconciler]
+#[rekon_sdk::reconciler(webhook)]
 impl Reconciler for Misbehave {
     fn manifest() -> Manifest {
         let configmap = Gvk::of::<ConfigMap>();
@@ -141,6 +143,12 @@ impl Reconciler for Misbehave {
             // one namespace (a namespaced module reading a kind it does
             // not watch).
             .allow(configmap, Verbs::CREATE, &[])
+            // The `read` webhook mode reads Namespaces.
+            .allow(
+                Gvk::of::<rekon_sdk::k8s_openapi::api::core::v1::Namespace>(),
+                Verbs::GET,
+                &[],
+            )
             .allow(
                 Gvk::of::<Secret>(),
                 Verbs::GET | Verbs::LIST,
@@ -301,7 +309,7 @@ fn forbidden(req: &Request) -> Result<Action, Error> {
     }
 }
 
-fn trap() -> ! {
+pub(crate) fn trap() -> ! {
     #[cfg(target_arch = "wasm32")]
     {
         core::arch::wasm32::unreachable()
@@ -312,14 +320,14 @@ fn trap() -> ! {
     }
 }
 
-fn spin() -> ! {
+pub(crate) fn spin() -> ! {
     let mut n: u64 = 0;
     loop {
         n = std::hint::black_box(n.wrapping_add(1));
     }
 }
 
-fn allocate() -> ! {
+pub(crate) fn allocate() -> ! {
     let mut hoard: Vec<Vec<u8>> = Vec::new();
     loop {
         // Touch every page so the memory is really used.

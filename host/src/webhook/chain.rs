@@ -217,16 +217,15 @@ impl Chain {
         }
     }
 
-    /// Whether any module's webhook is for `resource` in `group`.
-    pub fn reviews(&self, group: &str, resource: &str) -> bool {
-        let _ = resource;
+    /// Whether any module's webhook is for `kind` in `group`.
+    pub fn reviews(&self, group: &str, kind: &str) -> bool {
         self.modules.all().iter().any(|m| {
             let webhooks = m.webhooks();
             webhooks
                 .mutating
                 .iter()
                 .chain(&webhooks.validating)
-                .any(|w| w.kinds.iter().any(|k| k.group == group))
+                .any(|w| w.kinds.iter().any(|k| k.group == group && k.kind == kind))
         })
     }
 
@@ -339,8 +338,8 @@ fn denial(webhook: &str, response: &Value) -> Outcome {
 /// The chain installed in `rekon dev`'s API server.
 #[cfg(feature = "dev")]
 impl rekon_apiserver::Admission for Chain {
-    fn reviews(&self, group: &str, resource: &str) -> bool {
-        Chain::reviews(self, group, resource)
+    fn reviews(&self, group: &str, kind: &str) -> bool {
+        Chain::reviews(self, group, kind)
     }
 
     fn admit(

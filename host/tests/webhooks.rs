@@ -1,0 +1,471 @@
+//! Admission and conversion webhooks served by modules, with the real
+//! `rekon` binary: `rekon dev` runs the admission chain in its API server
+//! (kubectl, a client none of us wrote, sees the verdicts), `rekon admit`
+//! answers reviews offline.
+
+// Tests may unwrap: a panic is a failed test with its message.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// `rekon dev` with its arguments, until dropped.
+struct Dev {
+    child: Child,
+    dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+}
+
+impl Dev {
+    fn start(args: &[&str]) -> Dev {
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        let child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .arg("dev")
+            .args(args)
+            .arg("--write-kubeconfig")
+            .arg(&kubeconfig)
+            .env("REKON_CACHE_DIR", dir.path().join("cache"))
+            .stderr(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let dev = Dev {
+            child,
+            dir,
+            kubeconfig,
+        };
+        dev.until("the API server", || dev.kubeconfig.exists());
+        dev
+    }
+
+    fn kubectl(&self, args: &[&str]) -> Output {
+        Command::new("kubectl")
+            .arg("--cache-dir")
+            .arg(self.dir.path().join("kubectl-cache"))
+            .args(args)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .output()
+            .expect("running kubectl")
+    }
+
+    /// `kubectl apply -f -` of `manifest` (YAML or JSON).
+    fn apply(&self, manifest: &str, extra: &[&str]) -> Output {
+        let path = self.dir.path().join(format!(
+            "manifest-{}.yaml",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        std::fs::write(&path, manifest).unwrap();
+        let mut args = vec!["apply", "-f", path.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        self.kubectl(&args)
+    }
+
+    fn until(&self, what: &str, mut done: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !done() {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Dev {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A name not used before (an unchanged `kubectl apply` sends nothing,
+/// so a probe repeated until a webhook answers needs a new object).
+fn fresh(prefix: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!("{prefix}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+fn path(relative: &str) -> String {
+    format!("{}/../{relative}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn app(name: &str, spec: &str) -> String {
+    format!(
+        "apiVersion: demo.rekon.dev/v1\nkind: App\nmetadata: {{name: {name}, namespace: default}}\nspec: {spec}\n"
+    )
+}
+
+mod dev {
+    use super::*;
+
+    /// The `app` module's webhooks in `rekon dev`: a bad App is refused by
+    /// `kubectl apply` with the module's message, worded as kube-apiserver
+    /// words a webhook's denial; defaults are filled in; warnings reach
+    /// kubectl; every way of writing (apply, server-side apply, patch,
+    /// dry run) goes through the chain.
+    #[test]
+    fn kubectl_sees_the_apps_validation_defaults_and_warnings() {
+        let crd = path("guests/app/manifests/crd.yaml");
+        let dev = Dev::start(&[rekon_test_artifacts::APP, "-f", &crd]);
+        // The module loads after the API server: wait for its verdicts.
+        dev.until("the app module's webhooks", || {
+            !dev.apply(&app(&fresh("probe"), "{image: '', replicas: 1}"), &[])
+                .status
+                .success()
+        });
+
+        let bad = dev.apply(&app("bad", "{image: nginx, replicas: 500}"), &[]);
+        assert!(!bad.status.success(), "a bad App is refused");
+        let message = stderr(&bad);
+        assert!(
+            message.contains(
+                "admission webhook \"validate-apps.app.rekon.dev\" denied the request: \
+                 spec.replicas must be between 0 and 100, not 500"
+            ),
+            "{message}"
+        );
+        let gone = dev.kubectl(&["get", "app", "bad", "-o", "name"]);
+        assert!(!gone.status.success(), "nothing was stored");
+
+        let both = dev.apply(&app("both", "{image: '', replicas: -1}"), &[]);
+        let message = stderr(&both);
+        assert!(
+            message.contains("spec.image is required; spec.replicas must be between 0 and 100"),
+            "{message}"
+        );
+
+        let good = dev.apply(&app("good", "{image: 'nginx:latest'}"), &[]);
+        assert!(good.status.success(), "{}", stderr(&good));
+        assert!(
+            stderr(&good).contains("Warning: spec.image uses the :latest tag; pin a version"),
+            "{}",
+            stderr(&good)
+        );
+        let spec = dev.kubectl(&["get", "app", "good", "-o", "jsonpath={.spec}"]);
+        let spec: Value = serde_json::from_str(&stdout(&spec)).unwrap();
+        assert_eq!(
+            spec,
+            json!({"image": "nginx:latest", "replicas": 1, "port": 80}),
+            "the defaulting webhook filled replicas and port"
+        );
+
+        let patch = dev.kubectl(&[
+            "patch",
+            "app",
+            "good",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"replicas":101}}"#,
+        ]);
+        assert!(!patch.status.success(), "a bad patch is refused");
+        assert!(stderr(&patch).contains("not 101"), "{}", stderr(&patch));
+        let ssa = dev.apply(
+            &app("good", "{image: nginx, replicas: 200}"),
+            &["--server-side", "--force-conflicts"],
+        );
+        assert!(!ssa.status.success(), "a bad server-side apply is refused");
+        assert!(stderr(&ssa).contains("not 200"), "{}", stderr(&ssa));
+        let dry = dev.apply(
+            &app("dry", "{image: nginx, replicas: 300}"),
+            &["--dry-run=server"],
+        );
+        assert!(!dry.status.success(), "a bad server dry run is refused");
+
+        // A patch that drops the port gets it back from the defaulting
+        // webhook; the reconciler sees the defaulted App.
+        let fine = dev.kubectl(&[
+            "patch",
+            "app",
+            "good",
+            "--type",
+            "json",
+            "-p",
+            r#"[{"op":"remove","path":"/spec/port"},{"op":"replace","path":"/spec/replicas","value":3}]"#,
+        ]);
+        assert!(fine.status.success(), "{}", stderr(&fine));
+        let spec = dev.kubectl(&["get", "app", "good", "-o", "jsonpath={.spec}"]);
+        let spec: Value = serde_json::from_str(&stdout(&spec)).unwrap();
+        assert_eq!(spec["port"], 80, "{spec}");
+        assert_eq!(spec["replicas"], 3, "{spec}");
+        dev.until("the Deployment of the defaulted App", || {
+            stdout(&dev.kubectl(&[
+                "get",
+                "deployment",
+                "good",
+                "-o",
+                "jsonpath={.spec.replicas}",
+            ])) == "3"
+        });
+    }
+
+    fn configmap(name: &str, policy: &str, mode: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\n  \
+             labels: {{misbehave.rekon.dev/webhook-policy: {policy}}}\n  \
+             annotations: {{misbehave.rekon.dev/webhook: {mode}, misbehave.rekon.dev/mode: requeue, \
+             misbehave.rekon.dev/size: '3600000'}}\n"
+        )
+    }
+
+    /// A webhook that traps, panics or loops follows its failure policy:
+    /// `Fail` refuses the write with what happened, `Ignore` lets it
+    /// through with a warning; the host keeps serving. During a review a
+    /// module may read, never write.
+    #[test]
+    fn failing_webhooks_obey_fail_and_ignore_and_only_read() {
+        let dev = Dev::start(&[rekon_test_artifacts::MISBEHAVE]);
+        dev.until("the misbehave module's webhooks", || {
+            !dev.apply(&configmap(&fresh("probe"), "fail", "deny"), &[])
+                .status
+                .success()
+        });
+        let denied = dev.apply(&configmap("denied", "fail", "deny"), &[]);
+        assert!(
+            stderr(&denied).contains(
+                "admission webhook \"fail-closed.misbehave.rekon.dev\" denied the request: \
+                 misbehave: asked to deny"
+            ),
+            "{}",
+            stderr(&denied)
+        );
+        for (mode, says) in [
+            ("trap", "guest trapped"),
+            ("panic", "misbehave: asked to panic"),
+            ("loop", "CPU time limit"),
+        ] {
+            let closed = dev.apply(&configmap(&format!("closed-{mode}"), "fail", mode), &[]);
+            assert!(!closed.status.success(), "{mode} with Fail is refused");
+            let message = stderr(&closed);
+            assert!(
+                message.contains("webhook \"fail-closed\" of module \"misbehave\" failed")
+                    && message.contains(says),
+                "{mode}: {message}"
+            );
+            let open = dev.apply(&configmap(&format!("open-{mode}"), "ignore", mode), &[]);
+            assert!(
+                open.status.success(),
+                "{mode} with Ignore is let through: {}",
+                stderr(&open)
+            );
+            assert!(
+                stderr(&open).contains("ignored: failurePolicy Ignore"),
+                "{mode}: {}",
+                stderr(&open)
+            );
+        }
+        let write = dev.apply(&configmap("write", "fail", "write"), &[]);
+        assert!(
+            stderr(&write).contains("write refused: 403 Forbidden: a webhook may only read"),
+            "{}",
+            stderr(&write)
+        );
+        let read = dev.apply(&configmap("read", "fail", "read"), &[]);
+        assert!(read.status.success(), "{}", stderr(&read));
+        let uid = stdout(&dev.kubectl(&[
+            "get",
+            "namespace",
+            "default",
+            "-o",
+            "jsonpath={.metadata.uid}",
+        ]));
+        assert!(
+            stderr(&read).contains(&format!("namespace uid {uid}")),
+            "{}",
+            stderr(&read)
+        );
+        // Unlabelled ConfigMaps are not the webhooks' business.
+        let plain = dev.kubectl(&["create", "configmap", "plain"]);
+        assert!(plain.status.success(), "{}", stderr(&plain));
+    }
+
+    /// A new version of a module answers the next review: the verdict
+    /// changes without a restart; a version that fails to load leaves the
+    /// last good one answering; a module that goes stops answering.
+    #[test]
+    fn a_reload_changes_the_verdict_without_a_restart() {
+        let modules = tempfile::tempdir().unwrap();
+        let file = modules.path().join("misbehave.wasm");
+        let build = |mark: &str| support::misbehave_with(misbehave::BUILD_MARK, mark);
+        std::fs::write(&file, build("misbehave-build-A")).unwrap();
+        let dev = Dev::start(&["--modules", modules.path().to_str().unwrap()]);
+        let cm = |name: &str| configmap(name, "fail", "deny-build-a");
+        dev.until("build A's denial", || {
+            stderr(&dev.apply(&cm(&fresh("a")), &[])).contains("denied by misbehave-build-A")
+        });
+        std::fs::write(&file, build("misbehave-build-B")).unwrap();
+        dev.until("build B's verdict", || {
+            let out = dev.apply(&cm(&fresh("b")), &[]);
+            out.status.success() && stderr(&out).contains("allowed by misbehave-build-B")
+        });
+        std::fs::write(&file, b"\0asm garbage").unwrap();
+        std::thread::sleep(Duration::from_secs(1));
+        let still = dev.apply(&cm("c"), &[]);
+        assert!(
+            stderr(&still).contains("allowed by misbehave-build-B"),
+            "the last good version answers: {}",
+            stderr(&still)
+        );
+        std::fs::remove_file(&file).unwrap();
+        dev.until("the module to go", || {
+            let out = dev.apply(&cm(&fresh("d")), &[]);
+            out.status.success() && !stderr(&out).contains("allowed by")
+        });
+    }
+}
+
+mod admit {
+    use super::*;
+
+    fn rekon_admit(dir: &Path, module: &str, review: &Value, extra: &[&str]) -> (Value, bool) {
+        let file = dir.join("review.json");
+        std::fs::write(&file, review.to_string()).unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .args(["admit", module, "--request", file.to_str().unwrap()])
+            .args(extra)
+            .env("REKON_CACHE_DIR", dir.join("cache"))
+            .output()
+            .unwrap();
+        let answer = serde_json::from_str(&stdout(&output))
+            .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&output), stderr(&output)));
+        (answer, output.status.success())
+    }
+
+    fn review(operation: &str, object: Value) -> Value {
+        json!({
+            "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {
+                "uid": "review-1",
+                "kind": {"group": "demo.rekon.dev", "version": "v1", "kind": "App"},
+                "resource": {"group": "demo.rekon.dev", "version": "v1", "resource": "apps"},
+                "name": "web", "namespace": "default", "operation": operation,
+                "userInfo": {"username": "alice"},
+                "object": object,
+            }
+        })
+    }
+
+    /// One webhook's AdmissionReview answer, the whole chain's outcome,
+    /// and a ConversionReview there and back, offline.
+    #[test]
+    fn rekon_admit_answers_admission_and_conversion_reviews() {
+        let dir = tempfile::tempdir().unwrap();
+        let app = json!({"apiVersion": "demo.rekon.dev/v1", "kind": "App",
+            "metadata": {"name": "web", "namespace": "default", "uid": "u-1"},
+            "spec": {"image": "nginx"}});
+        let (answer, ok) = rekon_admit(
+            dir.path(),
+            rekon_test_artifacts::APP,
+            &review("CREATE", app.clone()),
+            &["--webhook", "default-apps"],
+        );
+        assert!(ok);
+        assert_eq!(answer["kind"], "AdmissionReview");
+        assert_eq!(answer["response"]["uid"], "review-1");
+        assert_eq!(answer["response"]["patchType"], "JSONPatch");
+        let patch = base64::engine::general_purpose::STANDARD
+            .decode(answer["response"]["patch"].as_str().unwrap())
+            .unwrap();
+        let patch: Value = serde_json::from_slice(&patch).unwrap();
+        assert_eq!(
+            patch,
+            json!([{"op": "add", "path": "/spec/replicas", "value": 1},
+                   {"op": "add", "path": "/spec/port", "value": 80}])
+        );
+
+        let mut bad = app.clone();
+        bad["spec"]["replicas"] = json!(1000);
+        let (answer, ok) = rekon_admit(
+            dir.path(),
+            rekon_test_artifacts::APP,
+            &review("UPDATE", bad),
+            &[],
+        );
+        assert!(!ok, "a denial exits non-zero");
+        assert_eq!(answer["allowed"], false);
+        assert_eq!(answer["code"], 422);
+        assert_eq!(answer["webhook"], "validate-apps.app.rekon.dev");
+        assert_eq!(
+            answer["reviews"].as_array().unwrap().len(),
+            2,
+            "mutating, then validating"
+        );
+
+        let (answer, ok) = rekon_admit(
+            dir.path(),
+            rekon_test_artifacts::APP,
+            &review("CREATE", app.clone()),
+            &[],
+        );
+        assert!(ok);
+        assert_eq!(
+            answer["object"]["spec"],
+            json!({"image": "nginx", "replicas": 1, "port": 80})
+        );
+
+        let mut v1 = app.clone();
+        v1["spec"] = json!({"image": "nginx", "replicas": 2, "port": 8080});
+        let conversion = |objects: Vec<Value>, to: &str| {
+            json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+                   "request": {"uid": "c-1", "desiredAPIVersion": to, "objects": objects}})
+        };
+        let (answer, ok) = rekon_admit(
+            dir.path(),
+            rekon_test_artifacts::APP,
+            &conversion(vec![v1.clone()], "demo.rekon.dev/v2"),
+            &[],
+        );
+        assert!(ok, "{answer}");
+        let v2 = answer["response"]["convertedObjects"][0].clone();
+        assert_eq!(v2["apiVersion"], "demo.rekon.dev/v2");
+        assert_eq!(
+            v2["spec"],
+            json!({"replicas": 2, "container": {"image": "nginx", "port": 8080}})
+        );
+        assert_eq!(v2["metadata"], v1["metadata"]);
+        let (back, ok) = rekon_admit(
+            dir.path(),
+            rekon_test_artifacts::APP,
+            &conversion(vec![v2], "demo.rekon.dev/v1"),
+            &[],
+        );
+        assert!(ok, "{back}");
+        assert_eq!(
+            back["response"]["convertedObjects"][0], v1,
+            "nothing is lost"
+        );
+
+        let (answer, ok) = rekon_admit(
+            dir.path(),
+            rekon_test_artifacts::APP,
+            &conversion(vec![v1], "demo.rekon.dev/v9"),
+            &[],
+        );
+        assert!(!ok);
+        assert_eq!(answer["response"]["result"]["status"], "Failure");
+        assert!(
+            answer["response"]["result"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("no version demo.rekon.dev/v9"),
+            "{answer}"
+        );
+    }
+}
