@@ -143,3 +143,18 @@ pub(crate) fn random_unit() -> f64 {
     hasher.write_u64(0);
     (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
+
+/// The usual resource name of a kind when discovery cannot say: lower
+/// case, plural (`App` -> `apps`, `Policy` -> `policies`).
+pub(crate) fn plural_of(kind: &str) -> String {
+    let lower = kind.to_ascii_lowercase();
+    if let Some(stem) = lower.strip_suffix('y')
+        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
+    {
+        format!("{stem}ies")
+    } else if lower.ends_with('s') || lower.ends_with('x') || lower.ends_with("ch") {
+        format!("{lower}es")
+    } else {
+        format!("{lower}s")
+    }
+}

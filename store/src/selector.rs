@@ -76,6 +76,45 @@ fn parse_set(rest: &str) -> Result<Vec<String>, Status> {
 }
 
 impl LabelSelector {
+    /// The selector as a `metav1.LabelSelector` (`matchLabels` and
+    /// `matchExpressions`), as webhook configurations take it.
+    pub fn to_api(&self) -> Value {
+        let mut labels = serde_json::Map::new();
+        let mut expressions = Vec::new();
+        let expression = |key: &str, operator: &str, values: &[String]| {
+            let mut e = serde_json::json!({"key": key, "operator": operator});
+            if !values.is_empty() {
+                e["values"] = serde_json::json!(values);
+            }
+            e
+        };
+        for req in &self.reqs {
+            match req {
+                Requirement::Equals(k, v) if !labels.contains_key(k) => {
+                    labels.insert(k.clone(), Value::String(v.clone()));
+                }
+                Requirement::Equals(k, v) => {
+                    expressions.push(expression(k, "In", std::slice::from_ref(v)))
+                }
+                Requirement::NotEquals(k, v) => {
+                    expressions.push(expression(k, "NotIn", std::slice::from_ref(v)))
+                }
+                Requirement::In(k, vs) => expressions.push(expression(k, "In", vs)),
+                Requirement::NotIn(k, vs) => expressions.push(expression(k, "NotIn", vs)),
+                Requirement::Exists(k) => expressions.push(expression(k, "Exists", &[])),
+                Requirement::NotExists(k) => expressions.push(expression(k, "DoesNotExist", &[])),
+            }
+        }
+        let mut out = serde_json::Map::new();
+        if !labels.is_empty() {
+            out.insert("matchLabels".into(), Value::Object(labels));
+        }
+        if !expressions.is_empty() {
+            out.insert("matchExpressions".into(), Value::Array(expressions));
+        }
+        Value::Object(out)
+    }
+
     /// Parses `a=b,c!=d,e in (x,y),f notin (z),g,!h`; a malformed selector
     /// is the 400 the real server answers.
     pub fn parse(s: &str) -> Result<LabelSelector, Status> {

@@ -19,8 +19,8 @@
 // ({code, reason, message}); `reconcile` turns a throw into the WIT
 // `reconcile-error` ({message, retry}).
 
-import * as cluster from 'rekon:reconciler/cluster@0.2.0';
-import { log } from 'rekon:reconciler/log@0.2.0';
+import * as cluster from 'rekon:reconciler/cluster@0.3.0';
+import { log } from 'rekon:reconciler/log@0.3.0';
 
 /** The label marking a source ConfigMap (value `true`). */
 export const SYNC_LABEL = 'rekon.dev/sync';

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
+use rekon_host::webhook::{Certificate, Endpoint, WebhookServerConfig};
 use rekon_host::{ControllerConfig, Host, HostConfig, LeaderConfig};
 
 use super::{Cli, ConfigMapArgs, client_from, engine_config, signals, with_modules};
@@ -42,6 +43,85 @@ pub(super) struct Args {
     leader: LeaderArgs,
     #[command(flatten)]
     configmaps: ConfigMapArgs,
+    #[command(flatten)]
+    webhooks: WebhookArgs,
+}
+
+/// Webhook flags of `rekon run`.
+#[derive(Debug, clap::Args)]
+struct WebhookArgs {
+    /// Serve the modules' admission and conversion webhooks over HTTPS on
+    /// this address (e.g. 0.0.0.0:9443), and keep the cluster's webhook
+    /// configurations and CRD conversions in line with the modules.
+    #[arg(long)]
+    webhook_addr: Option<std::net::SocketAddr>,
+    /// The Service the API server reaches the webhooks through, as
+    /// `NAMESPACE/NAME[:PORT]` (default: $POD_NAMESPACE/rekon-webhooks:443).
+    #[arg(long)]
+    webhook_service: Option<String>,
+    /// Reach the webhooks at this URL instead of a Service (a host outside
+    /// the cluster), e.g. https://203.0.113.7:9443.
+    #[arg(long, conflicts_with = "webhook_service")]
+    webhook_url: Option<String>,
+    /// A mounted kubernetes.io/tls Secret (tls.crt, tls.key, ca.crt) to
+    /// serve with, instead of the self-signed certificate the host keeps
+    /// in the Secret --webhook-secret.
+    #[arg(long)]
+    webhook_cert_dir: Option<PathBuf>,
+    /// The Secret (in $POD_NAMESPACE) holding the self-signed CA and
+    /// serving certificate every replica serves with.
+    #[arg(long, default_value = "rekon-webhook-tls")]
+    webhook_secret: String,
+    /// Let cert-manager's CA injector fill the webhook configurations'
+    /// caBundle from this Certificate (`NAMESPACE/NAME`); use with
+    /// --webhook-cert-dir mounting the Certificate's Secret.
+    #[arg(long, requires = "webhook_cert_dir")]
+    webhook_cert_manager: Option<String>,
+}
+
+impl WebhookArgs {
+    /// The webhook server's configuration, if one is asked for.
+    fn config(&self, namespace: &str) -> anyhow::Result<Option<WebhookServerConfig>> {
+        let Some(addr) = self.webhook_addr else {
+            return Ok(None);
+        };
+        let endpoint = match (&self.webhook_url, &self.webhook_service) {
+            (Some(url), _) => {
+                if !url.starts_with("https://") {
+                    bail!("--webhook-url must be an https:// URL, not {url:?}");
+                }
+                Endpoint::Url(url.clone())
+            }
+            (None, Some(service)) => {
+                let (namespace, rest) = service.split_once('/').with_context(|| {
+                    format!("--webhook-service {service:?}: NAMESPACE/NAME[:PORT]")
+                })?;
+                let (name, port) = match rest.split_once(':') {
+                    Some((name, port)) => (name, port.parse().context("--webhook-service port")?),
+                    None => (rest, 443),
+                };
+                Endpoint::Service {
+                    namespace: namespace.to_string(),
+                    name: name.to_string(),
+                    port,
+                }
+            }
+            (None, None) => Endpoint::Service {
+                namespace: namespace.to_string(),
+                name: "rekon-webhooks".to_string(),
+                port: 443,
+            },
+        };
+        let mut config = WebhookServerConfig::new(addr, endpoint, namespace);
+        if let Certificate::Secret { name, .. } = &mut config.certificate {
+            name.clone_from(&self.webhook_secret);
+        }
+        if let Some(dir) = &self.webhook_cert_dir {
+            config.certificate = Certificate::Dir(dir.clone());
+        }
+        config.cert_manager.clone_from(&self.webhook_cert_manager);
+        Ok(Some(config))
+    }
 }
 
 /// Leader election flags of `rekon run`.
@@ -118,6 +198,9 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         .config(config);
     if let Some(addr) = args.metrics_addr {
         builder = builder.metrics_addr(addr);
+    }
+    if let Some(webhooks) = args.webhooks.config(&leader.lease_namespace)? {
+        builder = builder.webhooks(webhooks);
     }
     if leader.leader_elect || leader.scale_out {
         if leader.renew_deadline >= leader.lease_duration {

@@ -49,6 +49,7 @@ pub struct HostBuilder {
     dirs: Vec<std::path::PathBuf>,
     configmaps: Option<Vec<String>>,
     identity: Option<String>,
+    webhooks: Option<crate::webhook::WebhookServerConfig>,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -100,6 +101,14 @@ impl HostBuilder {
     #[cfg(feature = "bench")]
     pub fn native(mut self, reconciler: NativeReconciler) -> Self {
         self.natives.push(reconciler);
+        self
+    }
+
+    /// Serves the modules' admission and conversion webhooks over HTTPS,
+    /// and keeps the cluster's webhook configurations and CRD conversions
+    /// in line with them (see [`crate::webhook`]). Every replica serves.
+    pub fn webhooks(mut self, config: crate::webhook::WebhookServerConfig) -> Self {
+        self.webhooks = Some(config);
         self
     }
 
@@ -182,11 +191,15 @@ impl HostBuilder {
             metrics.clone(),
             election_stopped,
         );
-        let discovery = Arc::new(Discovery::new(client));
+        let discovery = Arc::new(Discovery::new(client.clone()));
         let informers = Arc::new(Informers::new(discovery.clone()));
         let shared = Shared {
             informers: informers.clone(),
-            cluster: Arc::new(KubeCluster::new(discovery, informers, recorder.clone())),
+            cluster: Arc::new(KubeCluster::new(
+                discovery.clone(),
+                informers,
+                recorder.clone(),
+            )),
             leaders,
             metrics: metrics.clone(),
         };
@@ -197,6 +210,24 @@ impl HostBuilder {
             self.controller,
             stats.clone(),
         );
+        // Webhooks are served before modules load, so the first version of
+        // each answers at once; readiness waits for the listener.
+        let webhooks = match self.webhooks {
+            Some(config) => Some(
+                crate::webhook::start(
+                    config,
+                    client,
+                    discovery.clone(),
+                    crate::webhook::serve::Served {
+                        modules: supervisor.webhooks(),
+                        cluster: shared.cluster.clone(),
+                        metrics: metrics.clone(),
+                    },
+                )
+                .await?,
+            ),
+            None => None,
+        };
         let (watchers, events) = watch_sources(&self.dirs, self.configmaps, &shared);
         let mut loader = Loader::new(engine, self.config);
         for (origin, bytes) in self.modules {
@@ -220,6 +251,7 @@ impl HostBuilder {
             telemetry,
             driver,
             recorder,
+            webhooks,
             _watchers: watchers,
         })
     }

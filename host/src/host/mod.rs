@@ -27,6 +27,9 @@ pub enum HostError {
     /// No Kubernetes client could be configured.
     #[error("cannot configure the Kubernetes client")]
     Client(#[source] kube::Error),
+    /// The webhook server could not start.
+    #[error("cannot start the webhook server")]
+    Webhooks(#[from] crate::webhook::WebhookServerError),
     /// The metrics and health endpoint could not listen.
     #[error("cannot serve metrics on {addr}")]
     Metrics {
@@ -64,6 +67,7 @@ pub struct Host {
     telemetry: Option<tokio::task::JoinHandle<()>>,
     driver: tokio::task::JoinHandle<()>,
     recorder: Recorder,
+    webhooks: Option<crate::webhook::Started>,
     _watchers: Vec<crate::source::dir::DirWatcher>,
 }
 
@@ -107,6 +111,12 @@ impl Host {
         )
     }
 
+    /// The address the webhook server listens on, and the CA (PEM) its
+    /// certificate is signed by, when it serves.
+    pub fn webhook_server(&self) -> Option<(std::net::SocketAddr, &str)> {
+        self.webhooks.as_ref().map(|w| (w.addr, w.ca_pem.as_str()))
+    }
+
     /// The module versions serving webhooks.
     pub fn webhook_modules(&self) -> crate::webhook::WebhookModules {
         self.supervisor.webhooks()
@@ -143,6 +153,9 @@ impl Host {
         }
         if let Some(telemetry) = self.telemetry {
             telemetry.abort();
+        }
+        for task in self.webhooks.into_iter().flat_map(|w| w.tasks) {
+            task.abort();
         }
     }
 }

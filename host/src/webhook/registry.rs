@@ -9,8 +9,17 @@ use crate::runtime::Module;
 
 /// The modules serving webhooks, by name. Cheap to clone: clones share
 /// the set.
-#[derive(Clone, Default)]
-pub struct WebhookModules(Arc<RwLock<BTreeMap<String, Module>>>);
+#[derive(Clone)]
+pub struct WebhookModules(
+    Arc<RwLock<BTreeMap<String, Module>>>,
+    tokio::sync::watch::Sender<u64>,
+);
+
+impl Default for WebhookModules {
+    fn default() -> Self {
+        WebhookModules(Arc::default(), tokio::sync::watch::Sender::new(0))
+    }
+}
 
 impl std::fmt::Debug for WebhookModules {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -32,14 +41,25 @@ impl WebhookModules {
         } else {
             modules.remove(module.name());
         }
+        drop(modules);
+        self.1.send_modify(|n| *n += 1);
+    }
+
+    /// Told of every change of the set.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.1.subscribe()
     }
 
     /// Stops serving the module `name`.
     pub fn remove(&self, name: &str) {
-        self.0
+        let removed = self
+            .0
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .remove(name);
+        if removed.is_some() {
+            self.1.send_modify(|n| *n += 1);
+        }
     }
 
     /// The module `name`, if it serves webhooks.
