@@ -459,6 +459,7 @@ mod deploy {
         std::fs::create_dir_all(&mounted).unwrap();
         std::fs::write(mounted.join("app.wasm"), &wasm).unwrap();
         let port = free_port();
+        let webhook_port = free_port();
         let args: Vec<String> = container["args"]
             .as_array()
             .unwrap()
@@ -470,6 +471,7 @@ mod deploy {
                     .replace("/modules", mounted.to_str().unwrap())
                     .replace("/cache", env.dir.path().join("cache").to_str().unwrap())
                     .replace("0.0.0.0:8080", &format!("127.0.0.1:{port}"))
+                    .replace("0.0.0.0:9443", &format!("127.0.0.1:{webhook_port}"))
             })
             .chain(["--lease-namespace".to_string(), "rekon-system".to_string()])
             .collect();
@@ -482,6 +484,33 @@ mod deploy {
             http_get(port, "/readyz").filter(|r| r.0 == 200)
         })
         .await;
+        // The webhooks: reached through the Service, with the CA kept in
+        // the Secret the host created.
+        let service = env
+            .get("", "v1", "Service", Some("rekon-system"), "rekon-webhooks")
+            .expect("the webhook Service");
+        assert_eq!(service["spec"]["ports"][0]["port"], 443);
+        assert_eq!(service["spec"]["ports"][0]["targetPort"], "webhooks");
+        let configuration = env
+            .wait("the webhook configuration", || {
+                env.get(
+                    "admissionregistration.k8s.io",
+                    "v1",
+                    "ValidatingWebhookConfiguration",
+                    None,
+                    "rekon-app",
+                )
+            })
+            .await;
+        assert_eq!(
+            configuration["webhooks"][0]["clientConfig"]["service"],
+            serde_json::json!({"namespace": "rekon-system", "name": "rekon-webhooks",
+                               "path": "/validate/app/validate-apps", "port": 443})
+        );
+        assert!(
+            env.get("", "v1", "Secret", Some("rekon-system"), "rekon-webhook-tls")
+                .is_some()
+        );
     }
 
     #[test]
