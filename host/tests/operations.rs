@@ -508,8 +508,14 @@ mod deploy {
                                "path": "/validate/app/validate-apps", "port": 443})
         );
         assert!(
-            env.get("", "v1", "Secret", Some("rekon-system"), "rekon-webhook-tls")
-                .is_some()
+            env.get(
+                "",
+                "v1",
+                "Secret",
+                Some("rekon-system"),
+                "rekon-webhook-tls"
+            )
+            .is_some()
         );
     }
 
