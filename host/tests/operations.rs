@@ -229,13 +229,23 @@ mod telemetry {
         std::fs::write(&garbage, b"not a module").unwrap();
         let port = free_port();
         let addr = format!("127.0.0.1:{port}");
+        let webhook_port = free_port();
+        let webhook_addr = format!("127.0.0.1:{webhook_port}");
+        let webhook_url = format!("https://{webhook_addr}");
         env.run(
             &[
                 rekon_test_artifacts::APP,
                 rekon_test_artifacts::MISBEHAVE,
                 garbage.to_str().unwrap(),
             ],
-            &["--metrics-addr", &addr],
+            &[
+                "--metrics-addr",
+                &addr,
+                "--webhook-addr",
+                &webhook_addr,
+                "--webhook-url",
+                &webhook_url,
+            ],
         );
         env.wait("/healthz", || {
             http_get(port, "/healthz").filter(|r| r.0 == 200)
@@ -251,6 +261,34 @@ mod telemetry {
             "metadata": { "name": "trap", "namespace": "default" },
         }));
         reconciled(&env, "web").await;
+        // One admission review, as the API server would send it.
+        let configuration = env
+            .wait("the webhook configuration", || {
+                env.get(
+                    "admissionregistration.k8s.io",
+                    "v1",
+                    "ValidatingWebhookConfiguration",
+                    None,
+                    "rekon-app",
+                )
+            })
+            .await;
+        let ca = base64::Engine::decode(
+            &base64::engine::general_purpose::STANDARD,
+            configuration["webhooks"][0]["clientConfig"]["caBundle"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        let review = serde_json::json!({
+            "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": "u", "operation": "CREATE",
+                "kind": {"group": "demo.rekon.dev", "version": "v1", "kind": "App"},
+                "resource": {"group": "demo.rekon.dev", "version": "v1", "resource": "apps"},
+                "name": "x", "namespace": "default", "userInfo": {"username": "u"},
+                "object": app("x", 1)},
+        });
+        support::post_tls(webhook_port, &ca, "/validate/app/validate-apps", &review).unwrap();
         let metrics = env
             .wait("a guest failure counted", || {
                 http_get(port, "/metrics").map(|r| r.1).filter(|m| {

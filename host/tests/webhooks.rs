@@ -477,57 +477,7 @@ mod https {
     //! over TLS, verified against that caBundle.
     use super::*;
     use std::io::{Read as _, Write as _};
-    use std::sync::Arc;
-    use support::Env;
-
-    /// POSTs `body` to `path` over TLS, trusting only `ca_pem`: the
-    /// status code and the body, or the TLS error.
-    fn post(port: u16, ca_pem: &[u8], path: &str, body: &Value) -> Result<(u16, Value), String> {
-        use rustls_pki_types::pem::PemObject as _;
-        let mut roots = rustls::RootCertStore::empty();
-        for cert in rustls_pki_types::CertificateDer::pem_slice_iter(ca_pem) {
-            roots
-                .add(cert.map_err(|e| e.to_string())?)
-                .map_err(|e| e.to_string())?;
-        }
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        let name = rustls_pki_types::ServerName::try_from("127.0.0.1").unwrap();
-        let connection = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
-        let socket =
-            std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
-        let mut tls = rustls::StreamOwned::new(connection, socket);
-        let body = body.to_string();
-        let request = format!(
-            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        tls.write_all(request.as_bytes())
-            .map_err(|e| e.to_string())?;
-        let mut answer = Vec::new();
-        match tls.read_to_end(&mut answer) {
-            Ok(_) => {}
-            // A peer closing without close_notify still gave its answer.
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !answer.is_empty() => {}
-            Err(e) => return Err(e.to_string()),
-        }
-        let text = String::from_utf8_lossy(&answer);
-        let (head, body) = text.split_once("\r\n\r\n").ok_or("no HTTP answer")?;
-        let code = head
-            .split_whitespace()
-            .nth(1)
-            .and_then(|c| c.parse().ok())
-            .ok_or("no status code")?;
-        Ok((
-            code,
-            serde_json::from_str(body).map_err(|e| format!("{e}: {body}"))?,
-        ))
-    }
+    use support::{Env, post_tls as post};
 
     fn metrics(port: u16) -> String {
         let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
