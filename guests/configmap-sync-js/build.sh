@@ -25,7 +25,7 @@ fi
 # the current directory: run from the workspace root with relative paths.
 cd "$root"
 "$here/node_modules/.bin/componentize-js" \
-    --wit wit --world-name reconciler \
+    --wit wit --world-name operator \
     --disable http fetch-event \
     -o "$out/configmap_sync_js.wasm.tmp" \
     guests/configmap-sync-js/src/reconciler.js

@@ -13,20 +13,33 @@ overwritten: a ``CopyConflict`` Warning Event says so. A namespace being
 deleted is skipped like an absent one, and cleanup that finds a copy
 already gone goes on.
 
-The component exports ``manifest`` and ``reconcile`` (the world
-``reconciler`` in wit/reconciler.wit) through the class ``WitWorld``; it
-imports ``cluster`` and ``log``. A host call that fails raises
+The component exports ``manifest`` and ``reconcile``, and a validating
+webhook through ``webhooks``, ``validate``, ``mutate`` and ``convert`` (the
+world ``operator`` in wit/reconciler.wit), through the class ``WitWorld``:
+a source must name the namespaces it is copied to. It imports ``cluster``
+and ``log``. A host call that fails raises
 ``componentize_py_types.Err`` holding the WIT ``api-error``; ``reconcile``
 raises ``Err(ReconcileError)`` to fail.
 """
 
 import json
+import re
 from typing import Any, List, Optional
 
 import wit_world
 from componentize_py_types import Err
 from wit_world.imports import cluster
 from wit_world.imports.log import log
+from wit_world.imports.webhook_types import (
+    AdmissionRequest,
+    ConversionRequest,
+    FailurePolicy,
+    Mutation,
+    Operation,
+    Verdict,
+    Webhook,
+    Webhooks,
+)
 from wit_world.imports.types import (
     Action_Done,
     ApiError,
@@ -67,7 +80,36 @@ READ_VERBS = Verbs.GET | Verbs.LIST | Verbs.WATCH
 
 
 class WitWorld(wit_world.WitWorld):
-    """The exports of the ``reconciler`` world."""
+    """The exports of the ``operator`` world."""
+
+    def webhooks(self) -> Webhooks:
+        return Webhooks(
+            validating=[
+                Webhook(
+                    name="validate-sources",
+                    kinds=[CONFIGMAP],
+                    operations=[Operation.CREATE, Operation.UPDATE],
+                    sub_resources=[],
+                    namespace_selector=None,
+                    object_selector=f"{SYNC_LABEL}=true",
+                    failure_policy=FailurePolicy.IGNORE,
+                    timeout_seconds=None,
+                )
+            ],
+            mutating=[],
+            conversions=[],
+        )
+
+    def validate(self, request: AdmissionRequest) -> Verdict:
+        return validate_source(request)
+
+    def mutate(self, request: AdmissionRequest) -> Mutation:
+        return Mutation(
+            verdict=Verdict(allowed=True, message=None, code=None, warnings=[]), object=None
+        )
+
+    def convert(self, request: ConversionRequest) -> List[str]:
+        raise Err(f"configmap-sync-py converts nothing (asked for {request.desired_api_version})")
 
     def manifest(self) -> Manifest:
         return Manifest(
@@ -109,6 +151,33 @@ class WitWorld(wit_world.WitWorld):
             raise Err(reconcile_error(e.value))
         except ValueError as e:  # bad JSON: retrying does not fix it
             raise Err(ReconcileError(message=f"JSON: {e}", retry=False))
+
+
+NAMESPACE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def validate_source(request: AdmissionRequest) -> Verdict:
+    """A source names at least one namespace, each a valid name."""
+    source = json.loads(request.object) if request.object is not None else {}
+    annotations = (source.get("metadata") or {}).get("annotations") or {}
+    listed = [ns.strip() for ns in annotations.get(TARGETS_ANNOTATION, "").split(",")]
+    listed = [ns for ns in listed if ns]
+
+    def deny(message: str) -> Verdict:
+        return Verdict(allowed=False, message=message, code=422, warnings=[])
+
+    if not listed:
+        return deny(f"{TARGETS_ANNOTATION} must name at least one namespace")
+    for ns in listed:
+        if not NAMESPACE_NAME.match(ns):
+            return deny(f"{TARGETS_ANNOTATION}: {json.dumps(ns)} is not a namespace name")
+    own = request.namespace or ""
+    warnings = (
+        [f"{TARGETS_ANNOTATION} lists the source's own namespace {own}: it is skipped"]
+        if own in listed
+        else []
+    )
+    return Verdict(allowed=True, message=None, code=None, warnings=warnings)
 
 
 def sync(request: Request) -> Action_Done:

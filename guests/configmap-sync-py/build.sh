@@ -18,9 +18,9 @@ if [ ! -x "$venv/bin/componentize-py" ] || ! cmp -s "$here/requirements.txt" "$s
 fi
 
 # Bindings for the world are generated into the component at build time;
-# `componentize-py -d wit -w reconciler bindings DIR` writes them out for
+# `componentize-py -d wit -w operator bindings DIR` writes them out for
 # an editor (see README.md).
-"$venv/bin/componentize-py" -d "$root/wit" -w reconciler \
+"$venv/bin/componentize-py" -d "$root/wit" -w operator \
     componentize -p "$here" app \
     -o "$out/configmap_sync_py.wasm.tmp"
 mv "$out/configmap_sync_py.wasm.tmp" "$out/configmap_sync_py.wasm"

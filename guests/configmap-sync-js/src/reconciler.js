@@ -13,8 +13,10 @@
 // being deleted is skipped like an absent one, and cleanup that finds a
 // copy already gone goes on.
 //
-// The component exports `manifest` and `reconcile` (the world `reconciler`
-// in wit/reconciler.wit); it imports `cluster` and `log`. Host calls that
+// The component exports `manifest` and `reconcile`, and a validating
+// webhook through `webhooks`, `validate`, `mutate` and `convert` (the world
+// `operator` in wit/reconciler.wit): a source must name the namespaces it
+// is copied to. It imports `cluster` and `log`. Host calls that
 // fail throw an error whose `payload` is the WIT `api-error`
 // ({code, reason, message}); `reconcile` turns a throw into the WIT
 // `reconcile-error` ({message, retry}).
@@ -327,4 +329,63 @@ function reconcileError(e) {
   }
   const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
   return { message, retry: !(e instanceof SyntaxError) };
+}
+
+// ----- the webhook ---------------------------------------------------------
+
+/** The webhooks: sources (labelled `rekon.dev/sync=true`) are validated. */
+export function webhooks() {
+  return {
+    validating: [
+      {
+        name: 'validate-sources',
+        kinds: [CONFIGMAP],
+        operations: ['create', 'update'],
+        subResources: [],
+        namespaceSelector: undefined,
+        objectSelector: `${SYNC_LABEL}=true`,
+        failurePolicy: 'ignore',
+        timeoutSeconds: undefined,
+      },
+    ],
+    mutating: [],
+    conversions: [],
+  };
+}
+
+const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** A source names at least one namespace, each a valid name. */
+export function validate(request) {
+  const source = request.object === undefined ? {} : JSON.parse(request.object);
+  const listed = (source.metadata?.annotations?.[TARGETS_ANNOTATION] ?? '')
+    .split(',')
+    .map((ns) => ns.trim())
+    .filter((ns) => ns !== '');
+  const deny = (message) => ({ allowed: false, message, code: 422, warnings: [] });
+  if (listed.length === 0) {
+    return deny(`${TARGETS_ANNOTATION} must name at least one namespace`);
+  }
+  const bad = listed.find((ns) => !NAMESPACE_NAME.test(ns));
+  if (bad !== undefined) {
+    return deny(`${TARGETS_ANNOTATION}: ${JSON.stringify(bad)} is not a namespace name`);
+  }
+  const own = request.namespace ?? '';
+  const warnings = listed.includes(own)
+    ? [`${TARGETS_ANNOTATION} lists the source's own namespace ${own}: it is skipped`]
+    : [];
+  return { allowed: true, message: undefined, code: undefined, warnings };
+}
+
+/** No mutating webhook: allowed, unchanged. */
+export function mutate(_request) {
+  return {
+    verdict: { allowed: true, message: undefined, code: undefined, warnings: [] },
+    object: undefined,
+  };
+}
+
+/** No conversion: the error is the answer. */
+export function convert(request) {
+  throw `configmap-sync-js converts nothing (asked for ${request.desiredApiVersion})`;
 }

@@ -34,7 +34,7 @@ pub const FROM_NAME_LABEL: &str = "rekon.dev/synced-from-name";
 /// The `configmap-sync` reconciler.
 pub struct ConfigMapSync;
 
-#[rekon_sdk::reconciler]
+#[rekon_sdk::reconciler(webhook)]
 impl Reconciler for ConfigMapSync {
     fn manifest() -> Manifest {
         let configmap = Gvk::of::<ConfigMap>();
@@ -164,4 +164,77 @@ fn delete_copies(ns: &str, name: &str, keep: &[&str]) -> Result<usize, Error> {
         }
     }
     Ok(removed)
+}
+
+/// The webhook: a source must name the namespaces it is copied to.
+pub mod webhook {
+    use rekon_sdk::k8s_openapi::api::core::v1::ConfigMap;
+    use rekon_sdk::prelude::*;
+    use rekon_sdk::webhook::{
+        AdmissionRequest, Denied, FailurePolicy, Operation, Validation, Webhook, WebhookSpec,
+        Webhooks,
+    };
+
+    use super::{ConfigMapSync, SYNC_LABEL, TARGETS_ANNOTATION};
+
+    impl Webhook for ConfigMapSync {
+        fn webhooks() -> Webhooks {
+            Webhooks::new().validating(
+                WebhookSpec::new("validate-sources", Gvk::of::<ConfigMap>())
+                    .operations([Operation::Create, Operation::Update])
+                    .object_selector(format!("{SYNC_LABEL}=true"))
+                    .failure_policy(FailurePolicy::Ignore),
+            )
+        }
+
+        fn validate_create(request: &AdmissionRequest) -> Validation {
+            validate_source(request)
+        }
+
+        fn validate_update(request: &AdmissionRequest) -> Validation {
+            validate_source(request)
+        }
+    }
+
+    /// Whether `name` can be a namespace's name (a DNS label).
+    fn namespace_name(name: &str) -> bool {
+        !name.is_empty()
+            && name.len() <= 63
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !name.starts_with('-')
+            && !name.ends_with('-')
+    }
+
+    /// A source names at least one namespace, each a valid name; naming
+    /// its own namespace is allowed with a warning (it is skipped).
+    pub fn validate_source(request: &AdmissionRequest) -> Validation {
+        let source = request.object.clone().unwrap_or_default();
+        let listed: Vec<&str> = source["metadata"]["annotations"][TARGETS_ANNOTATION]
+            .as_str()
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .filter(|ns| !ns.is_empty())
+            .collect();
+        if listed.is_empty() {
+            return Err(Denied::invalid(format!(
+                "{TARGETS_ANNOTATION} must name at least one namespace"
+            )));
+        }
+        if let Some(bad) = listed.iter().find(|ns| !namespace_name(ns)) {
+            return Err(Denied::invalid(format!(
+                "{TARGETS_ANNOTATION}: {bad:?} is not a namespace name"
+            )));
+        }
+        let own = request.namespace.as_deref().unwrap_or_default();
+        Ok(if listed.contains(&own) {
+            vec![format!(
+                "{TARGETS_ANNOTATION} lists the source's own namespace {own}: it is skipped"
+            )]
+        } else {
+            Vec::new()
+        })
+    }
 }
