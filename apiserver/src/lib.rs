@@ -14,9 +14,9 @@
 pub mod server;
 
 pub use rekon_store::{
-    DeleteOutcome, EventType, FieldSelector, LabelSelector, ListOptions, ObjectList, PatchType,
-    Propagation, ResourceInfo, Status, Store, StoreConfig, WatchEvent, WatchId, WatchSink,
-    WriteOptions,
+    Conversion, Converter, DeleteOutcome, EventType, FieldSelector, LabelSelector, ListOptions,
+    ObjectList, PatchType, Propagation, ResourceInfo, Status, Store, StoreConfig, WatchEvent,
+    WatchId, WatchSink, WriteOptions,
 };
 pub use server::{
     Admission, AdmissionAttributes, AdmitFuture, Admitted, ApiServer, ApiServerBuilder, FailRule,

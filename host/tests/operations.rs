@@ -263,15 +263,7 @@ mod telemetry {
         reconciled(&env, "web").await;
         // One admission review, as the API server would send it.
         let configuration = env
-            .wait("the webhook configuration", || {
-                env.get(
-                    "admissionregistration.k8s.io",
-                    "v1",
-                    "ValidatingWebhookConfiguration",
-                    None,
-                    "rekon-app",
-                )
-            })
+            .webhook_configuration("ValidatingWebhookConfiguration", "app")
             .await;
         let ca = base64::Engine::decode(
             &base64::engine::general_purpose::STANDARD,
@@ -530,15 +522,7 @@ mod deploy {
         assert_eq!(service["spec"]["ports"][0]["port"], 443);
         assert_eq!(service["spec"]["ports"][0]["targetPort"], "webhooks");
         let configuration = env
-            .wait("the webhook configuration", || {
-                env.get(
-                    "admissionregistration.k8s.io",
-                    "v1",
-                    "ValidatingWebhookConfiguration",
-                    None,
-                    "rekon-app",
-                )
-            })
+            .webhook_configuration("ValidatingWebhookConfiguration", "app")
             .await;
         assert_eq!(
             configuration["webhooks"][0]["clientConfig"]["service"],

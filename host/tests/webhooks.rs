@@ -158,7 +158,13 @@ mod dev {
             "{}",
             stderr(&good)
         );
-        let spec = dev.kubectl(&["get", "app", "good", "-o", "jsonpath={.spec}"]);
+        let spec = dev.kubectl(&[
+            "get",
+            "apps.v1.demo.rekon.dev",
+            "good",
+            "-o",
+            "jsonpath={.spec}",
+        ]);
         let spec: Value = serde_json::from_str(&stdout(&spec)).unwrap();
         assert_eq!(
             spec,
@@ -168,7 +174,7 @@ mod dev {
 
         let patch = dev.kubectl(&[
             "patch",
-            "app",
+            "apps.v1.demo.rekon.dev",
             "good",
             "--type",
             "merge",
@@ -193,7 +199,7 @@ mod dev {
         // webhook; the reconciler sees the defaulted App.
         let fine = dev.kubectl(&[
             "patch",
-            "app",
+            "apps.v1.demo.rekon.dev",
             "good",
             "--type",
             "json",
@@ -201,7 +207,13 @@ mod dev {
             r#"[{"op":"remove","path":"/spec/port"},{"op":"replace","path":"/spec/replicas","value":3}]"#,
         ]);
         assert!(fine.status.success(), "{}", stderr(&fine));
-        let spec = dev.kubectl(&["get", "app", "good", "-o", "jsonpath={.spec}"]);
+        let spec = dev.kubectl(&[
+            "get",
+            "apps.v1.demo.rekon.dev",
+            "good",
+            "-o",
+            "jsonpath={.spec}",
+        ]);
         let spec: Value = serde_json::from_str(&stdout(&spec)).unwrap();
         assert_eq!(spec["port"], 80, "{spec}");
         assert_eq!(spec["replicas"], 3, "{spec}");
@@ -214,6 +226,81 @@ mod dev {
                 "jsonpath={.spec.replicas}",
             ])) == "3"
         });
+    }
+
+    /// The App CRD serves v1 (stored) and v2: in `rekon dev` the app
+    /// module converts between them, so an App stored as v1 reads as v2
+    /// and back, an App written as v2 is stored as v1, and the v1
+    /// reconciler sees it.
+    #[test]
+    fn a_stored_app_reads_as_v2_and_back_through_the_modules_conversion() {
+        let crd = path("guests/app/manifests/crd.yaml");
+        let dev = Dev::start(&[rekon_test_artifacts::APP, "-f", &crd]);
+        dev.until("the app module's webhooks", || {
+            !dev.apply(&app(&fresh("probe"), "{image: '', replicas: 1}"), &[])
+                .status
+                .success()
+        });
+        let created = dev.apply(&app("web", "{image: nginx, replicas: 2, port: 8080}"), &[]);
+        assert!(created.status.success(), "{}", stderr(&created));
+        let get = |resource: &str| -> Value {
+            let out = dev.kubectl(&["get", resource, "web", "-o", "json"]);
+            assert!(out.status.success(), "{}", stderr(&out));
+            serde_json::from_str(&stdout(&out)).unwrap()
+        };
+        let v2 = get("apps.v2.demo.rekon.dev");
+        assert_eq!(v2["apiVersion"], "demo.rekon.dev/v2");
+        assert_eq!(
+            v2["spec"],
+            json!({"replicas": 2, "container": {"image": "nginx", "port": 8080}})
+        );
+        let v1 = get("apps.v1.demo.rekon.dev");
+        assert_eq!(
+            v1["spec"],
+            json!({"image": "nginx", "replicas": 2, "port": 8080})
+        );
+        assert_eq!(v1["metadata"]["uid"], v2["metadata"]["uid"]);
+
+        // Written as v2: stored as v1, reconciled by the v1 reconciler.
+        let written = dev.apply(
+            "apiVersion: demo.rekon.dev/v2\nkind: App\nmetadata: {name: second, namespace: default}\n\
+             spec: {replicas: 3, container: {image: 'nginx:1.27', port: 9090}}\n",
+            &[],
+        );
+        assert!(written.status.success(), "{}", stderr(&written));
+        let v1 = dev.kubectl(&[
+            "get",
+            "apps.v1.demo.rekon.dev",
+            "second",
+            "-o",
+            "jsonpath={.spec}",
+        ]);
+        let v1: Value = serde_json::from_str(&stdout(&v1)).unwrap();
+        assert_eq!(
+            v1,
+            json!({"image": "nginx:1.27", "replicas": 3, "port": 9090})
+        );
+        dev.until("the Deployment of the App written as v2", || {
+            stdout(&dev.kubectl(&[
+                "get",
+                "deployment",
+                "second",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].image}",
+            ])) == "nginx:1.27"
+        });
+        // A v2 patch goes through the conversion and the webhooks alike.
+        let bad = dev.kubectl(&[
+            "patch",
+            "apps.v2.demo.rekon.dev",
+            "second",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"replicas":1000}}"#,
+        ]);
+        assert!(!bad.status.success());
+        assert!(stderr(&bad).contains("not 1000"), "{}", stderr(&bad));
     }
 
     fn configmap(name: &str, policy: &str, mode: &str) -> String {
@@ -529,15 +616,7 @@ mod https {
             ],
         );
         let validating = env
-            .wait_long("the ValidatingWebhookConfiguration", || {
-                env.get(
-                    "admissionregistration.k8s.io",
-                    "v1",
-                    "ValidatingWebhookConfiguration",
-                    None,
-                    "rekon-app",
-                )
-            })
+            .webhook_configuration("ValidatingWebhookConfiguration", "app")
             .await;
         let webhook = &validating["webhooks"][0];
         assert_eq!(webhook["name"], "validate-apps.app.rekon.dev");
@@ -554,15 +633,7 @@ mod https {
                     "operations": ["CREATE", "UPDATE"], "resources": ["apps"], "scope": "*"}])
         );
         let mutating = env
-            .wait("the MutatingWebhookConfiguration", || {
-                env.get(
-                    "admissionregistration.k8s.io",
-                    "v1",
-                    "MutatingWebhookConfiguration",
-                    None,
-                    "rekon-app",
-                )
-            })
+            .webhook_configuration("MutatingWebhookConfiguration", "app")
             .await;
         assert_eq!(
             mutating["webhooks"][0]["clientConfig"]["url"],
@@ -665,6 +736,20 @@ mod https {
             )
             .is_none()
             .then_some(())
+        })
+        .await;
+        env.wait("the CRD's conversion to be None again", || {
+            env.get(
+                "apiextensions.k8s.io",
+                "v1",
+                "CustomResourceDefinition",
+                None,
+                "apps.demo.rekon.dev",
+            )
+            .filter(|crd| {
+                crd["spec"]["conversion"]["strategy"] == "None"
+                    && crd["spec"]["conversion"]["webhook"].is_null()
+            })
         })
         .await;
         let (_, gone) = post(

@@ -28,6 +28,7 @@
 
 mod apply;
 pub mod calls;
+mod conversion;
 mod delete;
 mod gc;
 mod kinds;
@@ -47,6 +48,7 @@ mod write;
 #[cfg(test)]
 mod tests;
 
+pub use conversion::{Conversion, Converter};
 pub use kinds::review::answer as answer_review;
 pub use meta::is_builtin;
 pub use resource::{ResourceInfo, Subresource, builtin_resources};

@@ -29,7 +29,7 @@ impl Inner {
         let (mut obj, old) = if res.is_events_api() {
             (event_stored(obj), old.map(event_stored))
         } else {
-            (obj, old)
+            (res.stored(obj), old.map(|o| res.stored(o)))
         };
         canonical_bytes(res, &mut obj);
         omit_empty_metadata(&mut obj);

@@ -32,6 +32,11 @@ pub struct ResourceInfo {
     pub subresources: Vec<Subresource>,
     /// The storage version hash discovery shows for built-in resources.
     pub storage_version_hash: Option<String>,
+    /// For a custom resource: the version its CRD stores objects in.
+    pub storage_version: Option<String>,
+    /// For a version of a custom resource whose objects a converter
+    /// converts: how (see [`Store::set_converter`](crate::Store::set_converter)).
+    pub conversion: Option<crate::conversion::Conversion>,
 }
 
 /// A subresource as discovery lists it.
@@ -84,6 +89,8 @@ impl ResourceInfo {
             categories: Vec::new(),
             subresources: Vec::new(),
             storage_version_hash: None,
+            storage_version: None,
+            conversion: None,
         }
     }
 
@@ -300,13 +307,36 @@ impl ResourceInfo {
         self.group == "events.k8s.io" && self.plural == "events"
     }
 
-    /// `o` (as stored) as this resource's clients see its fields.
+    /// `o` (as stored) as this resource's clients see its fields: in this
+    /// version, converted when a converter converts it.
     pub(crate) fn view<'a>(&self, o: &'a Value) -> std::borrow::Cow<'a, Value> {
         if self.is_events_api() {
             std::borrow::Cow::Owned(event_view(o))
+        } else if let Some(converted) = self
+            .conversion
+            .as_ref()
+            .and_then(|c| c.to(o, &self.api_version()))
+        {
+            std::borrow::Cow::Owned(converted)
         } else {
             std::borrow::Cow::Borrowed(o)
         }
+    }
+
+    /// `o`, written through this resource, as it is stored: in the
+    /// storage version when a converter converts it.
+    pub(crate) fn stored(&self, mut o: Value) -> Value {
+        let Some(conversion) = &self.conversion else {
+            return o;
+        };
+        if o.get("apiVersion").is_none()
+            && let Some(m) = o.as_object_mut()
+        {
+            m.insert("apiVersion".into(), Value::String(self.api_version()));
+        }
+        conversion
+            .to(&o, &conversion.storage_api_version)
+            .unwrap_or(o)
     }
 }
 

@@ -14,6 +14,8 @@ pub(crate) struct Inner {
     pub(crate) subs: Vec<Subscription>,
     pub(crate) next_watch: u64,
     pub(crate) deleted_uids: HashSet<String>,
+    /// Converts custom resources between their versions, when installed.
+    pub(crate) converter: Option<std::sync::Arc<dyn crate::conversion::Converter>>,
 }
 
 /// The in-memory object store. Cheap to clone (an `Arc` inside) and thread-safe.
@@ -43,6 +45,7 @@ impl Store {
                 subs: Vec::new(),
                 next_watch: 1,
                 deleted_uids: HashSet::new(),
+                converter: None,
             })),
         };
         store.seed();

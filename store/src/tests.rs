@@ -734,3 +734,105 @@ fn further_resources_are_served_from_a_discovery_document() {
     assert!(err.contains("core group serves v1 only"), "{err}");
     assert!(s.resource_for_kind("", "v2", "Thing").is_none());
 }
+
+/// A converter of Widgets: `v1` has `spec.size`, `v2` has `spec.dimensions.size`.
+struct Widgets;
+
+impl crate::Converter for Widgets {
+    fn converts(&self, group: &str, kind: &str) -> bool {
+        group == "demo.example.com" && kind == "Widget"
+    }
+
+    fn convert(&self, object: &Value, api_version: &str) -> Result<Value, String> {
+        let mut out = object.clone();
+        let spec = out["spec"].as_object_mut().ok_or("no spec")?;
+        match api_version {
+            "demo.example.com/v2" => {
+                let size = spec.remove("size").unwrap_or(Value::Null);
+                spec.insert("dimensions".into(), json!({"size": size}));
+            }
+            "demo.example.com/v1" => {
+                let size = spec
+                    .remove("dimensions")
+                    .and_then(|d| d.get("size").cloned())
+                    .unwrap_or(Value::Null);
+                spec.insert("size".into(), size);
+            }
+            other => return Err(format!("no version {other}")),
+        }
+        out["apiVersion"] = json!(api_version);
+        Ok(out)
+    }
+}
+
+#[test]
+fn a_converter_serves_every_version_from_the_storage_version() {
+    let s = store();
+    let mut crd = widget_crd();
+    let mut v2 = crd["spec"]["versions"][0].clone();
+    v2["name"] = json!("v2");
+    v2["storage"] = json!(false);
+    crd["spec"]["versions"].as_array_mut().unwrap().push(v2);
+    s.apply_object(crd).unwrap();
+    s.set_converter(Some(std::sync::Arc::new(Widgets)));
+    let r1 = s
+        .resource_for_plural("demo.example.com", "v1", "widgets")
+        .unwrap();
+    let r2 = s
+        .resource_for_plural("demo.example.com", "v2", "widgets")
+        .unwrap();
+    let w = json!({"apiVersion": "demo.example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 3}});
+    s.create(&r1, Some("default"), w, &opts("t")).unwrap();
+    let (_, events) = s.watch_channel(&r2, &ListOptions::default(), None).unwrap();
+
+    // Read in v2: converted.
+    let as_v2 = s.get(&r2, Some("default"), "w").unwrap();
+    assert_eq!(as_v2["apiVersion"], "demo.example.com/v2");
+    assert_eq!(as_v2["spec"], json!({"dimensions": {"size": 3}}));
+    let listed = s.list(&r2, &ListOptions::default()).unwrap();
+    assert_eq!(listed.items[0]["spec"], json!({"dimensions": {"size": 3}}));
+
+    // Written in v2 (a merge patch in v2's shape): stored in v1.
+    let patched = s
+        .patch(
+            &r2,
+            Some("default"),
+            "w",
+            &PatchType::Merge,
+            br#"{"spec":{"dimensions":{"size":5}}}"#,
+            &opts("t"),
+        )
+        .unwrap();
+    assert_eq!(patched["spec"], json!({"dimensions": {"size": 5}}));
+    assert_eq!(
+        s.get(&r1, Some("default"), "w").unwrap()["spec"],
+        json!({"size": 5})
+    );
+    let created = json!({"apiVersion": "demo.example.com/v2", "kind": "Widget", "metadata": {"name": "x"}, "spec": {"dimensions": {"size": 7}}});
+    s.create(&r2, Some("default"), created, &opts("t")).unwrap();
+    assert_eq!(
+        s.get(&r1, Some("default"), "x").unwrap()["spec"],
+        json!({"size": 7})
+    );
+
+    // A v2 watch sees v2 objects: the one there, then its change.
+    let next = || {
+        events
+            .recv_timeout(std::time::Duration::from_secs(1))
+            .unwrap()
+    };
+    let (added, modified) = (next(), next());
+    assert_eq!(added.object["apiVersion"], "demo.example.com/v2");
+    assert_eq!(added.object["spec"], json!({"dimensions": {"size": 3}}));
+    assert_eq!(modified.object["spec"], json!({"dimensions": {"size": 5}}));
+
+    // Without the converter, versions differ only by apiVersion again.
+    s.set_converter(None);
+    let r2 = s
+        .resource_for_plural("demo.example.com", "v2", "widgets")
+        .unwrap();
+    assert_eq!(
+        s.get(&r2, Some("default"), "w").unwrap()["spec"],
+        json!({"size": 5})
+    );
+}

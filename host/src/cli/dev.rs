@@ -100,8 +100,24 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
             builder = builder.watch_configmaps(args.configmaps.configmap_namespaces.clone());
         }
         let host = with_modules(builder, &args.modules)?.start().await?;
-        // Writes go through the modules' admission webhooks, as on a cluster.
+        // Writes go through the modules' admission webhooks, and custom
+        // resources through their conversions, as on a cluster.
         server.set_admission(Some(std::sync::Arc::new(host.webhooks())));
+        let converter: std::sync::Arc<dyn rekon_apiserver::Converter> = std::sync::Arc::new(
+            rekon_host::webhook::DevConverter::new(host.webhook_modules(), host.metrics_handle()),
+        );
+        let modules = host.webhook_modules();
+        let store = server.store();
+        tokio::spawn(async move {
+            // What the converter converts changes with the modules.
+            let mut changes = modules.subscribe();
+            loop {
+                store.set_converter(Some(converter.clone()));
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        });
         Some(host)
     } else {
         None

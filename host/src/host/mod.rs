@@ -127,6 +127,11 @@ impl Host {
         &self.metrics
     }
 
+    /// The host's metrics, shared.
+    pub fn metrics_handle(&self) -> std::sync::Arc<Metrics> {
+        self.metrics.clone()
+    }
+
     /// Stops one module's controller (reconciles in flight finish first);
     /// informers no other module needs stop with it. Returns whether the
     /// module was running.

@@ -242,11 +242,19 @@ impl Chain {
                     Phase::Validating => &module.webhooks().validating,
                 };
                 for webhook in webhooks {
-                    if !matches(webhook, &attributes) {
+                    // matchPolicy Equivalent: a webhook for another version
+                    // of the kind sees the request in its version.
+                    let (seen, back) = if matches(webhook, &attributes) {
+                        (attributes.clone(), None)
+                    } else if let Some(version) = equivalent_version(webhook, &attributes)
+                        && let Some(converted) = self.in_version(&attributes, &version).await
+                    {
+                        (converted, Some(attributes.version.clone()))
+                    } else {
                         continue;
-                    }
+                    };
                     let name = configuration_name(module.name(), &webhook.name);
-                    let review = admission_review(&attributes, &uid());
+                    let review = admission_review(&seen, &uid());
                     let answer = review::admit_counted(
                         &self.metrics,
                         module,
@@ -266,7 +274,17 @@ impl Chain {
                             answers,
                         };
                     }
-                    if let Some(object) = patched(&response, attributes.object.as_ref()) {
+                    let Some(object) = patched(&response, seen.object.as_ref()) else {
+                        continue;
+                    };
+                    let object = match back {
+                        None => Some(object),
+                        Some(version) => {
+                            let api_version = format!("{}/{version}", attributes.group);
+                            self.convert_object(&object, &api_version).await
+                        }
+                    };
+                    if let Some(object) = object {
                         attributes.object = Some(object.clone());
                         mutated = Some(object);
                     }
@@ -279,6 +297,59 @@ impl Chain {
             answers,
         }
     }
+}
+
+impl Chain {
+    /// The request in another version of its kind, converted by the
+    /// module that converts the kind; `None` when none does.
+    async fn in_version(&self, attributes: &Attributes, version: &str) -> Option<Attributes> {
+        let api_version = format!("{}/{version}", attributes.group);
+        let mut seen = attributes.clone();
+        seen.version = version.to_string();
+        if let Some(object) = &attributes.object {
+            seen.object = Some(self.convert_object(object, &api_version).await?);
+        }
+        if let Some(old) = &attributes.old_object {
+            seen.old_object = Some(self.convert_object(old, &api_version).await?);
+        }
+        Some(seen)
+    }
+
+    /// `object` converted to `api_version` by the module converting its kind.
+    async fn convert_object(&self, object: &Value, api_version: &str) -> Option<Value> {
+        let (group, kind) = (
+            crate::shared::split_api_version(api_version).0,
+            object["kind"].as_str()?,
+        );
+        let module = self.modules.all().into_iter().find(|m| {
+            m.webhooks()
+                .conversions
+                .iter()
+                .any(|c| c.kind.group == group && c.kind.kind == kind)
+        })?;
+        let review = json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "request": {"uid": uid(), "desiredAPIVersion": api_version, "objects": [object]},
+        });
+        let answer =
+            review::convert_counted(&self.metrics, &module, self.cluster.clone(), &review).await;
+        let response = &answer["response"];
+        (response["result"]["status"] == "Success")
+            .then(|| response["convertedObjects"][0].clone())
+            .filter(Value::is_object)
+    }
+}
+
+/// The version of the request's kind `webhook` is for, when it is for
+/// another version than the request's (matchPolicy Equivalent).
+fn equivalent_version(webhook: &Webhook, attributes: &Attributes) -> Option<String> {
+    let mut other = attributes.clone();
+    let version = webhook.kinds.iter().find_map(|k| {
+        (k.group == attributes.group && k.kind == attributes.kind && k.version != "*")
+            .then(|| k.version.clone())
+    })?;
+    other.version.clone_from(&version);
+    matches(webhook, &other).then_some(version)
 }
 
 /// A fresh request uid.

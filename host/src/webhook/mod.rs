@@ -10,6 +10,8 @@
 
 pub mod certs;
 pub mod chain;
+#[cfg(feature = "dev")]
+mod dev;
 pub mod publish;
 mod registry;
 pub mod review;
@@ -17,6 +19,8 @@ pub(crate) mod serve;
 
 pub use certs::{CertError, ServingCert};
 pub use chain::{Chain, configuration_name};
+#[cfg(feature = "dev")]
+pub use dev::DevConverter;
 pub use publish::{CaSource, Endpoint};
 pub use registry::WebhookModules;
 pub use review::{admit, convert};

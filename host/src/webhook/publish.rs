@@ -20,6 +20,9 @@ use crate::discovery::Discovery;
 use crate::runtime::webhooks::operation_name;
 use crate::runtime::{DEFAULT_TIMEOUT_SECONDS, Module, Phase, operations};
 
+/// How often everything published is applied again.
+const REAPPLY: Duration = Duration::from_secs(60);
+
 /// The field manager of what the host writes for its webhooks.
 pub const FIELD_MANAGER: &str = "rekon-webhooks";
 
@@ -194,6 +197,8 @@ impl Publisher {
         let mut changes = self.modules.subscribe();
         // Each module's published version (digest).
         let mut published: BTreeMap<String, String> = BTreeMap::new();
+        // The CRDs whose conversion each module was published for.
+        let mut converting: BTreeMap<String, Vec<String>> = BTreeMap::new();
         loop {
             let current: BTreeMap<String, Module> = self
                 .modules
@@ -207,9 +212,10 @@ impl Publisher {
                     continue;
                 }
                 match self.publish(module).await {
-                    Ok(()) => {
+                    Ok(crds) => {
                         tracing::info!(module = %name, "webhook configurations published");
                         published.insert(name.clone(), module.digest().to_string());
+                        converting.insert(name.clone(), crds);
                     }
                     Err(error) => {
                         tracing::warn!(module = %name, error = %error, "cannot publish the webhook configurations; retrying");
@@ -217,16 +223,18 @@ impl Publisher {
                     }
                 }
             }
-            let gone: Vec<String> = published
+            let gone: Vec<String> = converting
                 .keys()
                 .filter(|n| !current.contains_key(*n))
                 .cloned()
                 .collect();
             for name in gone {
-                match self.withdraw(&name).await {
+                let crds = converting.get(&name).cloned().unwrap_or_default();
+                match self.withdraw(&name, &crds).await {
                     Ok(()) => {
                         tracing::info!(module = %name, "webhook configurations removed");
                         published.remove(&name);
+                        converting.remove(&name);
                     }
                     Err(error) => {
                         tracing::warn!(module = %name, error = %error, "cannot remove the webhook configurations; retrying");
@@ -234,14 +242,21 @@ impl Publisher {
                     }
                 }
             }
+            // A failure is retried soon; and every minute everything is
+            // applied again, so configurations another replica removed
+            // (its module went while this one's stays) come back.
             let retry = tokio::time::sleep(if failed {
                 Duration::from_secs(2)
             } else {
-                Duration::from_secs(3600)
+                REAPPLY
             });
             tokio::select! {
                 changed = changes.changed() => if changed.is_err() { return },
-                () = retry => {}
+                () = retry => {
+                    if !failed {
+                        published.clear();
+                    }
+                }
             }
         }
     }
@@ -267,7 +282,9 @@ impl Publisher {
         plurals
     }
 
-    async fn publish(&self, module: &Module) -> Result<(), kube::Error> {
+    /// Applies a module's configurations and conversions; returns the
+    /// names of the CRDs it converts.
+    async fn publish(&self, module: &Module) -> Result<Vec<String>, kube::Error> {
         let name = module.name();
         let plurals = self.plurals(module).await;
         let plural = |k: &Gvk| plurals.get(&key(k)).cloned();
@@ -295,6 +312,7 @@ impl Publisher {
             api.patch(&object_name, &params, &Patch::Apply(&object))
                 .await?;
         }
+        let mut converted = Vec::new();
         for conversion in &webhooks.conversions {
             let mut kind = conversion.kind.clone();
             kind.version = conversion.versions.first().cloned().unwrap_or_default();
@@ -307,16 +325,30 @@ impl Publisher {
             crds(&self.client)
                 .patch(&crd_name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await?;
+            converted.push(crd_name);
         }
-        Ok(())
+        Ok(converted)
     }
 
-    async fn withdraw(&self, name: &str) -> Result<(), kube::Error> {
+    /// Deletes a module's configurations and turns the conversion of the
+    /// CRDs it converted back to `None`.
+    async fn withdraw(&self, name: &str, converted: &[String]) -> Result<(), kube::Error> {
         for kind in [
             "MutatingWebhookConfiguration",
             "ValidatingWebhookConfiguration",
         ] {
             delete_quietly(&api_of(&self.client, kind), &format!("rekon-{name}")).await?;
+        }
+        let none = json!({"spec": {"conversion": {"strategy": "None", "webhook": null}}});
+        for crd in converted {
+            match crds(&self.client)
+                .patch(crd, &PatchParams::default(), &Patch::Merge(&none))
+                .await
+            {
+                Ok(_) => {}
+                Err(kube::Error::Api(status)) if status.code == 404 => {}
+                Err(e) => return Err(e),
+            }
         }
         Ok(())
     }

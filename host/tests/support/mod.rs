@@ -158,6 +158,16 @@ impl Env {
         self.store().get(&resource, ns, name).ok()
     }
 
+    /// The webhook configuration (`Validating...` or `Mutating...`) the
+    /// host publishes for `module`, once it is there.
+    pub async fn webhook_configuration(&self, kind: &str, module: &str) -> Value {
+        let name = format!("rekon-{module}");
+        self.wait_long(&format!("the {kind} {name}"), || {
+            self.get("admissionregistration.k8s.io", "v1", kind, None, &name)
+        })
+        .await
+    }
+
     /// Polls until `check` gives `Some`, or fails with the hosts' logs.
     pub async fn wait<T>(&self, what: &str, check: impl FnMut() -> Option<T>) -> T {
         self.wait_for(DEADLINE, what, check).await

@@ -47,6 +47,17 @@ impl Inner {
             })
             .unwrap_or_default();
         let namespaced = spec.get("scope").and_then(Value::as_str) != Some("Cluster");
+        let storage_version = spec
+            .get("versions")
+            .and_then(Value::as_array)
+            .and_then(|versions| {
+                versions
+                    .iter()
+                    .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+            })
+            .and_then(|v| v.get("name"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let versions = spec
             .get("versions")
             .and_then(Value::as_array)
@@ -60,6 +71,7 @@ impl Inner {
                 info.singular = singular.clone();
                 info.short_names = short_names.clone();
                 info.categories = strings(names.get("categories"));
+                info.storage_version.clone_from(&storage_version);
                 info.status_subresource = v.pointer("/subresources/status").is_some();
                 if v.pointer("/subresources/scale").is_some() {
                     info.subresources.push(Subresource {
@@ -110,6 +122,7 @@ impl Inner {
             });
             self.resources.push(info);
         }
+        self.apply_converter();
         Ok(())
     }
 

@@ -1,0 +1,112 @@
+//! The modules' conversions, run by `rekon dev`'s API server: it keeps a
+//! custom resource in its storage version and asks this converter for the
+//! others, as kube-apiserver asks a CRD's conversion webhook.
+//!
+//! The store converts while it holds its lock, so a conversion runs to the
+//! end on a thread of its own, and its guest reads an empty cluster (a
+//! read of the API server's own store from inside a conversion could wait
+//! for that lock).
+
+use std::sync::Arc;
+use std::sync::mpsc;
+
+use serde_json::{Value, json};
+
+use super::registry::WebhookModules;
+use super::review;
+use crate::cluster::memory::MemoryCluster;
+use crate::runtime::Module;
+use crate::shared::split_api_version;
+use crate::telemetry::Metrics;
+
+type Job = (Module, Value, mpsc::SyncSender<Value>);
+
+/// Converts custom resources with the conversions the loaded modules declare.
+pub struct DevConverter {
+    modules: WebhookModules,
+    jobs: mpsc::Sender<Job>,
+}
+
+impl std::fmt::Debug for DevConverter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DevConverter")
+            .field("modules", &self.modules)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DevConverter {
+    /// A converter over `modules`, with its conversion thread.
+    pub fn new(modules: WebhookModules, metrics: Arc<Metrics>) -> DevConverter {
+        let (jobs, queue) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("rekon-convert".into())
+            .spawn(move || {
+                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return;
+                };
+                let cluster: Arc<dyn crate::cluster::Cluster> = Arc::new(MemoryCluster::default());
+                for (module, review, answer) in queue {
+                    let converted = runtime.block_on(review::convert_counted(
+                        &metrics,
+                        &module,
+                        cluster.clone(),
+                        &review,
+                    ));
+                    let _ = answer.send(converted);
+                }
+            })
+            .expect("starting the conversion thread");
+        DevConverter { modules, jobs }
+    }
+
+    fn module_for(&self, group: &str, kind: &str) -> Option<Module> {
+        self.modules.all().into_iter().find(|m| {
+            m.webhooks()
+                .conversions
+                .iter()
+                .any(|c| c.kind.group == group && c.kind.kind == kind)
+        })
+    }
+}
+
+#[cfg(feature = "dev")]
+impl rekon_store::Converter for DevConverter {
+    fn converts(&self, group: &str, kind: &str) -> bool {
+        self.module_for(group, kind).is_some()
+    }
+
+    fn convert(&self, object: &Value, api_version: &str) -> Result<Value, String> {
+        let (group, _) = split_api_version(api_version);
+        let kind = object["kind"].as_str().unwrap_or_default();
+        let module = self
+            .module_for(group, kind)
+            .ok_or_else(|| format!("no module converts {kind}.{group}"))?;
+        let review = json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "request": {"uid": "rekon-dev", "desiredAPIVersion": api_version, "objects": [object]},
+        });
+        let (answer, answered) = mpsc::sync_channel(1);
+        self.jobs
+            .send((module, review, answer))
+            .map_err(|_| "the conversion thread is gone".to_string())?;
+        let answer = answered
+            .recv()
+            .map_err(|_| "the conversion thread is gone".to_string())?;
+        let response = &answer["response"];
+        if response["result"]["status"] == "Success" {
+            response["convertedObjects"][0]
+                .as_object()
+                .map(|o| Value::Object(o.clone()))
+                .ok_or_else(|| "no converted object".to_string())
+        } else {
+            Err(response["result"]["message"]
+                .as_str()
+                .unwrap_or("conversion failed")
+                .to_string())
+        }
+    }
+}

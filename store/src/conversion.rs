@@ -1,0 +1,106 @@
+//! Conversion between the versions of a custom resource: objects are kept
+//! in the CRD's storage version; a [`Converter`] installed on the store
+//! (`rekon dev` installs the loaded modules' conversion webhooks) turns
+//! them into the version a client reads or writes, as kube-apiserver does
+//! with a CRD whose `spec.conversion.strategy` is `Webhook`. Without one,
+//! versions differ only by `apiVersion` (strategy `None`).
+
+use std::sync::Arc;
+
+use crate::prelude::*;
+
+/// Converts objects of some custom resources between their versions.
+pub trait Converter: Send + Sync + 'static {
+    /// Whether it converts the objects of `kind` in `group`.
+    fn converts(&self, group: &str, kind: &str) -> bool;
+
+    /// `object` in `api_version` (`group/version`), or why it cannot be.
+    fn convert(&self, object: &Value, api_version: &str) -> Result<Value, String>;
+}
+
+/// The conversion a resource's objects go through: the converter, and the
+/// storage version they are kept in.
+#[derive(Clone)]
+pub struct Conversion {
+    converter: Arc<dyn Converter>,
+    /// The `apiVersion` objects are stored in.
+    pub storage_api_version: String,
+}
+
+impl std::fmt::Debug for Conversion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conversion")
+            .field("storage_api_version", &self.storage_api_version)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for Conversion {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.converter, &other.converter)
+            && self.storage_api_version == other.storage_api_version
+    }
+}
+
+impl Conversion {
+    /// `object` in `api_version`; an object already there is returned as
+    /// it is. A failed conversion keeps the object (with a warning in the
+    /// log): the store has no way to fail a read.
+    pub(crate) fn to(&self, object: &Value, api_version: &str) -> Option<Value> {
+        if object.get("apiVersion").and_then(Value::as_str) == Some(api_version) {
+            return None;
+        }
+        match self.converter.convert(object, api_version) {
+            Ok(converted) => Some(converted),
+            Err(message) => {
+                tracing::warn!(
+                    api_version,
+                    message,
+                    "conversion failed: object kept as stored"
+                );
+                None
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// Sets (or clears) the conversion of every served version of the
+    /// custom resources `converter` converts, from their CRDs' storage
+    /// versions.
+    pub(crate) fn apply_converter(&mut self) {
+        let converter = self.converter.clone();
+        for res in &mut self.resources {
+            res.conversion = match (&converter, &res.storage_version) {
+                (Some(converter), Some(version)) if converter.converts(&res.group, &res.kind) => {
+                    Some(Conversion {
+                        converter: converter.clone(),
+                        storage_api_version: format!("{}/{version}", res.group),
+                    })
+                }
+                _ => None,
+            };
+        }
+        // Open watches keep their resource: bring them up to date too.
+        let resources = self.resources.clone();
+        for sub in &mut self.subs {
+            if let Some(res) = resources.iter().find(|r| {
+                r.group == sub.res.group
+                    && r.version == sub.res.version
+                    && r.plural == sub.res.plural
+            }) {
+                sub.res.conversion = res.conversion.clone();
+            }
+        }
+    }
+}
+
+impl Store {
+    /// Installs (or with `None` removes) the converter of custom resources'
+    /// versions. Call it again when what it converts changes.
+    pub fn set_converter(&self, converter: Option<Arc<dyn Converter>>) {
+        let mut inner = self.lock();
+        inner.converter = converter;
+        inner.apply_converter();
+    }
+}
