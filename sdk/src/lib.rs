@@ -45,6 +45,8 @@
 //! Then the pieces, from high to low level:
 //! - [`api`]: typed helpers (get, list, apply, patch_status, delete,
 //!   finalizers, owner references, events, logs);
+//! - [`webhook`]: admission (validating, defaulting) and conversion
+//!   webhooks, exported with `#[reconciler(webhook)]` or `#[webhook]`;
 //! - [`conditions`]: status conditions with correct `lastTransitionTime`;
 //! - [`raw`]: one function per host import, JSON strings in and out;
 //! - [`testing`] (not on `wasm32`): the native test harness.
