@@ -272,6 +272,19 @@ mod configmap_sync {
             source["metadata"]["finalizers"],
             json!(["rekon.dev/sync-cleanup"])
         );
+        // The module reads the Namespaces it watches: one informer of whole
+        // Namespaces both queues its reconciles and serves its reads, so a
+        // reconcile queued by a new Namespace finds it in the cache.
+        let log = env.log();
+        assert_eq!(
+            log.matches("informer started kind=Namespace/v1").count(),
+            1,
+            "{log}"
+        );
+        assert!(
+            log.contains("informer started kind=Namespace/v1 metadata_only=false"),
+            "{log}"
+        );
 
         // A ConfigMap of that name that is not a copy is left alone, with
         // a CopyConflict Warning Event on the source.

@@ -32,7 +32,10 @@ pub(crate) fn core_versions(addr: &str) -> Value {
     })
 }
 
-/// Groups in order of first appearance, each with its versions.
+/// Groups in order of first appearance, each with its versions: built-in
+/// ones as recorded, a CRD's by Kubernetes' version priority (`v2` before
+/// `v1` before `v1beta1` before `v1alpha1`), as apiextensions-apiserver
+/// orders them, so the first is the preferred version.
 fn groups(resources: &[ResourceInfo]) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
     for r in resources.iter().filter(|r| !r.group.is_empty()) {
@@ -45,7 +48,51 @@ fn groups(resources: &[ResourceInfo]) -> Vec<(String, Vec<String>)> {
             None => out.push((r.group.clone(), vec![r.version.clone()])),
         }
     }
+    for (group, versions) in &mut out {
+        let custom = resources
+            .iter()
+            .any(|r| r.group == *group && r.storage_version.is_some());
+        if custom {
+            versions.sort_by_key(|v| version_priority(v));
+        }
+    }
     out
+}
+
+/// Sort key of a version by Kubernetes' priority: GA, then beta, then
+/// alpha, the higher numbers first; other strings last, alphabetically.
+fn version_priority(version: &str) -> (u8, std::cmp::Reverse<u64>, std::cmp::Reverse<u64>, String) {
+    let parsed = version.strip_prefix('v').and_then(|rest| {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let major: u64 = rest[..digits].parse().ok()?;
+        let tail = &rest[digits..];
+        let (level, minor) = if tail.is_empty() {
+            (0, 0)
+        } else if let Some(n) = tail.strip_prefix("beta") {
+            (1, n.parse().ok()?)
+        } else if let Some(n) = tail.strip_prefix("alpha") {
+            (2, n.parse().ok()?)
+        } else {
+            return None;
+        };
+        Some((level, major, minor))
+    });
+    match parsed {
+        Some((level, major, minor)) => (
+            level,
+            std::cmp::Reverse(major),
+            std::cmp::Reverse(minor),
+            String::new(),
+        ),
+        None => (
+            3,
+            std::cmp::Reverse(0),
+            std::cmp::Reverse(0),
+            version.to_string(),
+        ),
+    }
 }
 
 fn group_doc(name: &str, versions: &[String]) -> Value {
@@ -260,4 +307,21 @@ pub(crate) fn openapi_group_version(
         "paths": paths,
         "components": {"schemas": schemas}
     })
+}
+
+#[cfg(test)]
+mod version_tests {
+    #[test]
+    fn versions_sort_by_kubernetes_priority() {
+        let mut versions = vec![
+            "v1alpha1", "v1", "foo", "v2beta1", "v10", "v2", "v1beta2", "v1beta1",
+        ];
+        versions.sort_by_key(|v| super::version_priority(v));
+        assert_eq!(
+            versions,
+            [
+                "v10", "v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "foo"
+            ]
+        );
+    }
 }

@@ -21,7 +21,7 @@ use tokio::sync::watch;
 
 use crate::cluster::Cluster;
 use crate::cluster::fence::Fenced;
-use crate::contract::{Gvk, Predicate, Reason};
+use crate::contract::{Gvk, Predicate, Reason, Verbs};
 use crate::discovery::ResolveError;
 use crate::ha::{Leaders, Leadership};
 use crate::informer::{Change, Informer, Informers};
@@ -285,10 +285,12 @@ async fn subscribe(
         for namespace in namespaces {
             let selector = source.selector.as_deref();
             // A watched kind is mapped to primaries by its metadata alone:
-            // its objects are cached as metadata (reads of the kind go
-            // through an informer of whole objects, started for them).
+            // its objects are cached as metadata, unless the module may
+            // read them. Then the informer that queues its reconciles is
+            // the one its reads are served from, so a reconcile never
+            // reads a cache older than the event that queued it.
             let informer = match source.role {
-                Role::Watched(_) => {
+                Role::Watched(_) if !reads(module.manifest(), &source.kind) => {
                     informers
                         .metadata_informer(&source.kind, selector, namespace)
                         .await?
@@ -307,6 +309,15 @@ async fn subscribe(
         subscriptions.extend(mine.into_iter().map(|i| (i, source.clone())));
     }
     Ok(subscriptions)
+}
+
+/// Whether a manifest lets its module read objects of `kind`.
+fn reads(manifest: &crate::contract::Manifest, kind: &Gvk) -> bool {
+    manifest.permissions.iter().any(|p| {
+        p.kind.group == kind.group
+            && p.kind.kind == kind.kind
+            && p.verbs.intersects(Verbs::GET | Verbs::LIST)
+    })
 }
 
 /// The kinds a manifest follows, primary first.

@@ -1,12 +1,20 @@
 //! Webhooks: admission and conversion reviews answered by modules.
-//! May call: runtime, cluster, telemetry (and contract, shared).
+//! May call: runtime, cluster, discovery, telemetry (and contract, shared).
+//!
+//! Where to start: [`WebhookServerConfig`] (what
+//! [`HostBuilder::webhooks`](crate::HostBuilder::webhooks) takes), or
+//! [`admit`] and [`convert`] for one review.
 //!
 //! One review ([`review`]): an AdmissionReview or ConversionReview read into
 //! the contract's request, run on a fresh instance of the module, and
 //! answered as the API server expects, with the webhook's failure policy
 //! applied when the guest fails. The chain ([`chain`]) runs every matching
 //! mutating, then validating, webhook of the modules serving webhooks
-//! ([`WebhookModules`]), as kube-apiserver does.
+//! ([`WebhookModules`]), as kube-apiserver does; `rekon dev` installs it,
+//! and the [`DevConverter`] of the modules' conversions, in its API
+//! server. In a cluster, the HTTPS server (`serve`) answers the API
+//! server with the certificate of [`certs`], and [`publish`] keeps the
+//! webhook configurations and CRD conversions in line with the modules.
 
 pub mod certs;
 pub mod chain;
