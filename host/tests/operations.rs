@@ -406,6 +406,39 @@ async fn an_idle_host_uses_almost_no_cpu() {
         used < Duration::from_millis(400),
         "the idle host used {used:?} of CPU in 2 s"
     );
+    // The epoch ticker only ticks while a guest runs: idle, it sleeps.
+    let before = epoch_wakeups(pid);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let idle = epoch_wakeups(pid) - before;
+    assert!(idle <= 2, "the idle epoch thread woke {idle} times in 1 s");
+    // And it ticks again when one does: a guest that loops is stopped.
+    env.apply(serde_json::json!({
+        "apiVersion": "demo.rekon.dev/v1", "kind": "App",
+        "metadata": {"name": "again", "namespace": "default"},
+        "spec": {"image": "nginx", "replicas": 1},
+    }));
+    reconciled(&env, "again").await;
+    assert!(
+        epoch_wakeups(pid) > before + idle,
+        "the ticker ran for the reconcile"
+    );
+}
+
+/// Context switches of the process's `rekon-epoch` thread so far.
+fn epoch_wakeups(pid: u32) -> u64 {
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).expect("the process runs") {
+        let dir = task.unwrap().path();
+        let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+        if comm.trim() == "rekon-epoch" {
+            let status = std::fs::read_to_string(dir.join("status")).unwrap_or_default();
+            return status
+                .lines()
+                .filter(|l| l.contains("ctxt_switches"))
+                .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .sum();
+        }
+    }
+    panic!("no rekon-epoch thread in process {pid}");
 }
 
 mod deploy {

@@ -8,7 +8,7 @@
 use std::hash::Hasher;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
@@ -136,12 +136,39 @@ struct Shared {
     /// sha256 of the engine's precompile compatibility hash, hex: part of
     /// every cache key so a changed engine never loads stale code.
     compat: String,
-    stop_ticker: Arc<AtomicBool>,
+    ticker: Arc<Ticker>,
 }
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        self.stop_ticker.store(true, Ordering::Relaxed);
+        self.ticker.stop.store(true, Ordering::Relaxed);
+        self.ticker.wake();
+    }
+}
+
+/// The epoch ticker's state: how many guests run (it ticks only while
+/// some do, and sleeps otherwise: an idle host has no thread waking up),
+/// and whether to stop.
+pub(crate) struct Ticker {
+    running: AtomicUsize,
+    stop: AtomicBool,
+    thread: std::sync::OnceLock<std::thread::Thread>,
+}
+
+impl Ticker {
+    fn wake(&self) {
+        if let Some(thread) = self.thread.get() {
+            thread.unpark();
+        }
+    }
+}
+
+/// Held while a guest may run (a store exists): the epoch ticker ticks.
+pub(crate) struct Ticking(Arc<Ticker>);
+
+impl Drop for Ticking {
+    fn drop(&mut self) {
+        self.0.running.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -160,6 +187,16 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
+    /// Keeps the epoch ticker ticking until the guard is dropped: taken
+    /// for every store a guest runs in.
+    pub(crate) fn ticking(&self) -> Ticking {
+        let ticker = &self.shared.ticker;
+        if ticker.running.fetch_add(1, Ordering::AcqRel) == 0 {
+            ticker.wake();
+        }
+        Ticking(ticker.clone())
+    }
+
     /// Builds the engine: component model, async, epoch interruption, the
     /// pooling allocator tuned for short-lived instances, and the linker with
     /// the host functions (WASI without filesystem, network or environment,
@@ -199,8 +236,12 @@ impl Engine {
         std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut hasher);
         let compat = hex::encode(hasher.0.finalize());
 
-        let stop_ticker = Arc::new(AtomicBool::new(false));
-        spawn_ticker(engine.weak(), stop_ticker.clone());
+        let ticker = Arc::new(Ticker {
+            running: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+            thread: std::sync::OnceLock::new(),
+        });
+        spawn_ticker(engine.weak(), ticker.clone());
 
         Ok(Engine {
             shared: Arc::new(Shared {
@@ -208,7 +249,7 @@ impl Engine {
                 linker,
                 config,
                 compat,
-                stop_ticker,
+                ticker,
             }),
         })
     }
@@ -303,15 +344,25 @@ fn write_cache(path: &Path, component: &Component) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// Advances the epoch every [`EPOCH_TICK`]. When the thread falls behind
-/// (a stalled machine), missed ticks are skipped rather than replayed in a
-/// burst, so a stall never times out every running reconcile at once.
-fn spawn_ticker(engine: wasmtime::EngineWeak, stop: Arc<AtomicBool>) {
-    std::thread::Builder::new()
+/// Advances the epoch every [`EPOCH_TICK`] while a guest may run, and
+/// sleeps (parked, no wake-ups) while none does. When the thread falls
+/// behind (a stalled machine), missed ticks are skipped rather than
+/// replayed in a burst, so a stall never times out every running reconcile
+/// at once.
+fn spawn_ticker(engine: wasmtime::EngineWeak, ticker: Arc<Ticker>) {
+    let state = ticker.clone();
+    let thread = std::thread::Builder::new()
         .name("rekon-epoch".into())
         .spawn(move || {
+            let ticker = state;
             let mut next = Instant::now() + EPOCH_TICK;
-            while !stop.load(Ordering::Relaxed) {
+            while !ticker.stop.load(Ordering::Relaxed) {
+                if ticker.running.load(Ordering::Acquire) == 0 {
+                    // A spurious wake-up only goes round the loop again.
+                    std::thread::park();
+                    next = Instant::now() + EPOCH_TICK;
+                    continue;
+                }
                 let now = Instant::now();
                 if next > now {
                     std::thread::sleep(next - now);
@@ -329,6 +380,7 @@ fn spawn_ticker(engine: wasmtime::EngineWeak, stop: Arc<AtomicBool>) {
             }
         })
         .expect("spawning the epoch ticker thread");
+    let _ = ticker.thread.set(thread.thread().clone());
 }
 
 /// Feeds `Hash` input into sha256, so the engine's compatibility hash

@@ -130,6 +130,8 @@ impl Module {
             record: options.record,
             read_only: false,
         };
+        // The epoch ticker runs while this guest may.
+        let _ticking = inner.engine.ticking();
         let mut store = new_store(&inner.engine, inner.budget, Some(context));
         let result = async {
             let instance = inner
@@ -182,6 +184,7 @@ impl Module {
             read_only: false,
         };
         let budget = Duration::from_secs(3600);
+        let _ticking = inner.engine.ticking();
         let mut store = new_store(&inner.engine, budget, Some(context));
         let instance = inner
             .pre

@@ -133,6 +133,7 @@ impl Module {
         let pre = Pre::new(instance_pre).map_err(ModuleError::Exports)?;
 
         let budget = engine.config().max_reconcile_time;
+        let _ticking = engine.ticking();
         let mut store = new_store(engine, budget, None);
         let Described { manifest, webhooks } = async {
             let instance = pre

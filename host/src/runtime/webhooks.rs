@@ -123,6 +123,7 @@ impl Module {
             record: false,
             read_only: true,
         };
+        let _ticking = inner.engine.ticking();
         let mut store = new_store(&inner.engine, budget, Some(context));
         let instance = inner
             .pre
