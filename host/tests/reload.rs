@@ -194,12 +194,40 @@ async fn modules_ship_as_configmaps_whole_or_in_parts_and_bad_versions_are_refus
     env.apply(configmap("one"));
     behaved_by(&env, "one", "misbehave-build-A").await;
 
-    // A 3 MB version, split across several ConfigMaps (applied part by
-    // part, the manifest last, as `kubectl apply -f` does in order).
+    // A 3 MB version, split across several ConfigMaps: `rekon pack`
+    // writes the parts first and the manifest last, and `kubectl apply -f`
+    // applies them in that order. The host says nothing until the version
+    // is complete: no ERROR in its log.
     let big = padded(version("misbehave-build-B"), 3 << 20);
     let documents = pack(&big, "misbehave", &["--compress", "gzip"]);
     assert!(documents.len() >= 5, "{} ConfigMaps", documents.len());
-    for document in documents.iter().rev() {
+    assert!(
+        documents.last().unwrap()["metadata"]["annotations"]["rekon.dev/parts"].is_string(),
+        "the manifest comes last"
+    );
+    for document in &documents {
+        env.apply(document.clone());
+    }
+    behaved_by(&env, "one", "misbehave-build-B").await;
+    // Even in the wrong order (the manifest first), the host waits quietly
+    // for the parts.
+    let reordered = pack(
+        &padded(version("misbehave-build-D"), 3 << 20),
+        "misbehave",
+        &["--compress", "gzip"],
+    );
+    for document in reordered.iter().rev() {
+        env.apply(document.clone());
+        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    }
+    behaved_by(&env, "one", "misbehave-build-D").await;
+    let log = env.log();
+    assert!(
+        !log.lines().any(|l| l.contains(" ERROR ")),
+        "a rollout logs no ERROR:\n{log}"
+    );
+    let documents = pack(&big, "misbehave", &["--compress", "gzip"]);
+    for document in &documents {
         env.apply(document.clone());
     }
     behaved_by(&env, "one", "misbehave-build-B").await;
@@ -213,7 +241,7 @@ async fn modules_ship_as_configmaps_whole_or_in_parts_and_bad_versions_are_refus
     );
     let mut mixed = other.clone();
     mixed[2] = documents[2].clone();
-    for document in mixed.iter().rev() {
+    for document in &mixed {
         env.apply(document.clone());
     }
     let event = env

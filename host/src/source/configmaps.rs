@@ -3,12 +3,16 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
 use super::{CONFIGMAP_QUIET, Origin, SourceEvent, pack};
+
+/// How long a module version with missing parts, or parts of another
+/// version, is waited for before it is reported as broken.
+pub(crate) const INCOMPLETE_GRACE: Duration = Duration::from_secs(10);
 use crate::informer::Informers;
 use crate::shared::config_map_kind;
 
@@ -17,7 +21,9 @@ use crate::shared::config_map_kind;
 /// for every complete module, an `Invalid` for a broken one, a `Remove` when
 /// a module's ConfigMap goes. Changes are evaluated once the ConfigMaps
 /// have been quiet for [`CONFIGMAP_QUIET`], so the parts of one `kubectl apply`
-/// arrive together.
+/// arrive together. A version whose parts are missing or belong to another
+/// version is waited for quietly for [`INCOMPLETE_GRACE`] (its parts may
+/// still be on their way) before it is reported.
 pub(crate) async fn watch_configmaps(
     informers: Arc<Informers>,
     namespaces: Vec<String>,
@@ -40,6 +46,8 @@ pub(crate) async fn watch_configmaps(
     informer.wait_ready().await;
     // origin -> the digest last sent (or the error last reported)
     let mut known: BTreeMap<Origin, String> = BTreeMap::new();
+    // origin -> since when its version has been incomplete
+    let mut incomplete: BTreeMap<Origin, Instant> = BTreeMap::new();
     loop {
         let configmaps: Vec<serde_json::Value> = informer
             .list(None)
@@ -51,10 +59,22 @@ pub(crate) async fn watch_configmaps(
             })
             .filter_map(|c| serde_json::from_str(&c.json).ok())
             .collect();
-        known = compare(&configmaps, known, &events);
+        known = compare(&configmaps, known, &mut incomplete, &events);
         // Wait for a change (a lagging receiver missed some: rescan too),
-        // then for quiet.
-        if let Err(RecvError::Closed) = changes.recv().await {
+        // or for an incomplete version's grace to end; then for quiet.
+        let grace_ends = incomplete
+            .values()
+            .min()
+            .map(|since| *since + INCOMPLETE_GRACE);
+        let change = async {
+            match grace_ends {
+                Some(at) => tokio::time::timeout_at(at.into(), changes.recv())
+                    .await
+                    .unwrap_or(Err(RecvError::Lagged(0))),
+                None => changes.recv().await,
+            }
+        };
+        if let Err(RecvError::Closed) = change.await {
             return;
         }
         loop {
@@ -67,14 +87,43 @@ pub(crate) async fn watch_configmaps(
     }
 }
 
+/// Whether a version is broken only because its parts are not all there
+/// yet (some missing, some of another version).
+fn in_flight(error: &pack::PackError) -> bool {
+    matches!(
+        error,
+        pack::PackError::MissingPart { .. } | pack::PackError::MixedParts { .. }
+    )
+}
+
+/// Whether an incomplete version of `origin` is still within its grace
+/// (starting it now if it was not incomplete before); never once this
+/// very error has been reported.
+fn waiting(
+    incomplete: &mut BTreeMap<Origin, Instant>,
+    known: &BTreeMap<Origin, String>,
+    origin: &Origin,
+    error: &pack::PackError,
+) -> bool {
+    if known.get(origin) == Some(&format!("error: {error}")) {
+        return false;
+    }
+    let since = *incomplete
+        .entry(origin.clone())
+        .or_insert_with(Instant::now);
+    since.elapsed() < INCOMPLETE_GRACE
+}
+
 /// Sends what changed since `known` (origin -> the digest last sent, or
 /// the error last reported) in `configmaps`; returns what is known now.
 fn compare(
     configmaps: &[serde_json::Value],
     known: BTreeMap<Origin, String>,
+    incomplete: &mut BTreeMap<Origin, Instant>,
     events: &mpsc::UnboundedSender<SourceEvent>,
 ) -> BTreeMap<Origin, String> {
     let mut seen = BTreeMap::new();
+    let mut present = Vec::new();
     for manifest in configmaps.iter().filter(|c| pack::is_manifest(c)) {
         let text = |field: &str| {
             manifest["metadata"][field]
@@ -86,6 +135,7 @@ fn compare(
             namespace: text("namespace"),
             name: text("name"),
         };
+        present.push(origin.clone());
         let (state, event) = match pack::assemble(manifest, configmaps) {
             Ok(bytes) => {
                 let digest = crate::runtime::digest(&bytes);
@@ -94,6 +144,13 @@ fn compare(
                     bytes: Arc::new(bytes),
                 };
                 (digest, event)
+            }
+            Err(error) if in_flight(&error) && waiting(incomplete, &known, &origin, &error) => {
+                tracing::debug!(%origin, %error, "module version incomplete: waiting for its parts");
+                if let Some(state) = known.get(&origin) {
+                    seen.insert(origin, state.clone());
+                }
+                continue;
             }
             Err(error) => {
                 let message = error.to_string();
@@ -105,11 +162,13 @@ fn compare(
                 (format!("error: {message}"), event)
             }
         };
+        incomplete.remove(&origin);
         if known.get(&origin) != Some(&state) {
             let _ = events.send(event);
         }
         seen.insert(origin, state);
     }
+    incomplete.retain(|origin, _| present.contains(origin));
     for origin in known.keys() {
         if !seen.contains_key(origin) {
             let _ = events.send(SourceEvent::Remove {

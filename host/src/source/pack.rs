@@ -114,7 +114,7 @@ impl Encoding {
 }
 
 /// The ConfigMaps of one module: a manifest, and parts when the encoded
-/// module is bigger than `part_size`.
+/// module is bigger than `part_size` (the parts first, the manifest last).
 pub fn pack(
     bytes: &[u8],
     name: &str,
@@ -149,10 +149,9 @@ pub fn pack(
         .map(|i| format!("{name}-part-{i}"))
         .collect();
     annotations[PARTS_ANNOTATION] = json!(part_names.join(","));
-    let mut documents = vec![json!({
-        "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": { "name": name, "namespace": namespace, "labels": labels, "annotations": annotations },
-    })];
+    // The parts first, the manifest last: `kubectl apply -f` writes them in
+    // this order, so a watching host finds the new version complete.
+    let mut documents = Vec::new();
     for (part, chunk) in part_names.iter().zip(chunks) {
         documents.push(json!({
             "apiVersion": "v1", "kind": "ConfigMap",
@@ -163,6 +162,10 @@ pub fn pack(
             "binaryData": { "part": b64(chunk) },
         }));
     }
+    documents.push(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": { "name": name, "namespace": namespace, "labels": labels, "annotations": annotations },
+    }));
     Ok(documents)
 }
 
