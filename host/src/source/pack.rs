@@ -304,7 +304,8 @@ mod tests {
     fn missing_and_mixed_parts_and_bad_digests_are_refused() {
         let bytes = module();
         let documents = pack(&bytes, "big", "ns", Encoding::Gzip, 20_000).unwrap();
-        let manifest = documents[0].clone();
+        let manifest = documents.last().unwrap().clone();
+        assert!(is_manifest(&manifest), "the manifest comes last");
         let missing: Vec<Value> = documents
             .iter()
             .filter(|d| name_of(d) != "big-part-1")
