@@ -83,6 +83,8 @@ struct Sizes {
     /// Objects of the initial backlog the paced edits run against.
     backlog: usize,
     deadline: Duration,
+    /// How long the idle host is watched once every App is reconciled.
+    idle: Duration,
 }
 
 fn sizes(full: bool) -> Sizes {
@@ -93,6 +95,7 @@ fn sizes(full: bool) -> Sizes {
             paced_edits: 300,
             backlog: 10_000,
             deadline: Duration::from_secs(600),
+            idle: Duration::from_secs(20),
         }
     } else {
         Sizes {
@@ -101,6 +104,7 @@ fn sizes(full: bool) -> Sizes {
             paced_edits: 5,
             backlog: 200,
             deadline: Duration::from_secs(60),
+            idle: Duration::from_secs(1),
         }
     }
 }
@@ -344,12 +348,19 @@ fn pipeline(logic: Logic, sizes: &Sizes) {
     });
     let (paced_p50, paced_p99) = (ms(0.5), ms(0.99));
     let paced_reconciles = host.stats().queue_latency_count();
+    // Idle: every App reconciled, nothing to do. What the host process
+    // spends (CPU, resident memory) waiting.
+    let idle_cpu = cpu_seconds("self");
+    std::thread::sleep(sizes.idle);
+    let idle_cpu_percent = (cpu_seconds("self") - idle_cpu) / sizes.idle.as_secs_f64() * 100.0;
+    let idle_rss = common::rss_mb();
     println!(
         "{}",
         json!({ "seconds": seconds, "rss_mb": rss, "p50_ms": p50, "p99_ms": p99,
             "reconciles": reconciles, "paced_p50_ms": paced_p50, "paced_p99_ms": paced_p99,
             "paced_reconciles": paced_reconciles,
-            "host_cpu_s": host_cpu, "server_cpu_s": server_cpu })
+            "host_cpu_s": host_cpu, "server_cpu_s": server_cpu,
+            "idle_cpu_percent": idle_cpu_percent, "idle_rss_mb": idle_rss })
     );
     runtime.block_on(host.shutdown());
     server.stop();
@@ -992,6 +1003,14 @@ fn main() {
     }
     emit("host_rss_mb", number(&wasm, "rss_mb"), "MiB");
     emit("native_host_rss_mb", number(&native, "rss_mb"), "MiB");
+    emit("idle_cpu_percent", number(&wasm, "idle_cpu_percent"), "%");
+    emit("idle_rss_mb", number(&wasm, "idle_rss_mb"), "MiB");
+    emit(
+        "native_idle_cpu_percent",
+        number(&native, "idle_cpu_percent"),
+        "%",
+    );
+    emit("native_idle_rss_mb", number(&native, "idle_rss_mb"), "MiB");
 
     // Predicates: reconciles per edited App, its follow-ups included (the
     // Deployment it rewrites queues it once more), with `generation_changed`
