@@ -90,6 +90,8 @@ pub struct HostState {
     pub(crate) started: Instant,
     pub(crate) budget: Duration,
     pub(crate) timed_out: bool,
+    /// Kept for as long as the store lives (the runtime's epoch ticking).
+    pub(crate) held: Option<Box<dyn std::any::Any + Send>>,
 }
 
 impl HostState {
@@ -116,6 +118,7 @@ impl HostState {
             started: Instant::now(),
             budget,
             timed_out: false,
+            held: None,
         }
     }
 

@@ -130,8 +130,6 @@ impl Module {
             record: options.record,
             read_only: false,
         };
-        // The epoch ticker runs while this guest may.
-        let _ticking = inner.engine.ticking();
         let mut store = new_store(&inner.engine, inner.budget, Some(context));
         let result = async {
             let instance = inner
@@ -184,7 +182,6 @@ impl Module {
             read_only: false,
         };
         let budget = Duration::from_secs(3600);
-        let _ticking = inner.engine.ticking();
         let mut store = new_store(&inner.engine, budget, Some(context));
         let instance = inner
             .pre
@@ -214,10 +211,10 @@ pub(super) fn new_store(
     context: Option<CallContext>,
 ) -> Store<HostState> {
     let config = engine.config();
-    let mut store = Store::new(
-        engine.wasmtime(),
-        HostState::new(config.max_memory_bytes, budget, context),
-    );
+    let mut state = HostState::new(config.max_memory_bytes, budget, context);
+    // The epoch ticker runs while this store (a guest) lives.
+    state.held = Some(Box::new(engine.ticking()));
+    let mut store = Store::new(engine.wasmtime(), state);
     store.limiter(|state| &mut state.limits);
     store.set_epoch_deadline(ticks(budget));
     // The deadline is on the guest's own CPU time: time spent in host calls

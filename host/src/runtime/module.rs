@@ -133,7 +133,6 @@ impl Module {
         let pre = Pre::new(instance_pre).map_err(ModuleError::Exports)?;
 
         let budget = engine.config().max_reconcile_time;
-        let _ticking = engine.ticking();
         let mut store = new_store(engine, budget, None);
         let Described { manifest, webhooks } = async {
             let instance = pre
@@ -352,17 +351,22 @@ pub fn manifest_json(manifest: &Manifest) -> Value {
     })
 }
 
+/// Whether `name` is a DNS label: 1-63 characters of a-z, 0-9 and '-',
+/// starting and ending with a letter or digit.
+pub(super) fn dns_label(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 63
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+}
+
 /// Checks what the host relies on in a manifest.
 fn validate_manifest(manifest: &Manifest, reconciles: bool) -> Result<(), String> {
     let name = &manifest.name;
-    if name.is_empty()
-        || name.len() > 63
-        || !name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        || name.starts_with('-')
-        || name.ends_with('-')
-    {
+    if !dns_label(name) {
         return Err(format!(
             "name {name:?} must be a DNS label: 1-63 characters of a-z, 0-9 and '-', \
              starting and ending with a letter or digit"

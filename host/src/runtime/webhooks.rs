@@ -123,7 +123,6 @@ impl Module {
             record: false,
             read_only: true,
         };
-        let _ticking = inner.engine.ticking();
         let mut store = new_store(&inner.engine, budget, Some(context));
         let instance = inner
             .pre
@@ -144,6 +143,17 @@ pub(crate) fn operation_name(operation: Operation) -> &'static str {
         Operation::Delete => "DELETE",
         Operation::Connect => "CONNECT",
     }
+}
+
+/// The operation named `name` (`CREATE`...), as reviews and configurations spell it.
+pub(crate) fn operation_of(name: &str) -> Option<Operation> {
+    Some(match name {
+        "CREATE" => Operation::Create,
+        "UPDATE" => Operation::Update,
+        "DELETE" => Operation::Delete,
+        "CONNECT" => Operation::Connect,
+        _ => return None,
+    })
 }
 
 /// The operations a webhook is called for (none declared: create and update).
@@ -184,16 +194,6 @@ pub fn webhooks_json(webhooks: &Webhooks) -> Value {
     })
 }
 
-fn dns_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 63
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !name.starts_with('-')
-        && !name.ends_with('-')
-}
-
 /// Checks a module's webhook declarations.
 pub(crate) fn validate(webhooks: &Webhooks) -> Result<(), String> {
     for (phase, list) in [
@@ -204,7 +204,7 @@ pub(crate) fn validate(webhooks: &Webhooks) -> Result<(), String> {
         for webhook in list {
             let name = &webhook.name;
             let what = format!("{} webhook {name:?}", phase.as_str());
-            if !dns_name(name) {
+            if !super::module::dns_label(name) {
                 return Err(format!(
                     "{what}: the name must be 1-63 characters of a-z, 0-9 and '-'"
                 ));

@@ -15,7 +15,7 @@ use super::registry::WebhookModules;
 use super::review;
 use crate::cluster::Cluster;
 use crate::contract::{Operation, Webhook};
-use crate::runtime::webhooks::operation_name;
+use crate::runtime::webhooks::{operation_name, operation_of};
 use crate::runtime::{Phase, operations};
 use crate::telemetry::Metrics;
 
@@ -113,17 +113,6 @@ pub struct ChainAnswer {
     pub warnings: Vec<String>,
     /// `(webhook configuration name, AdmissionReview answer)` per call.
     pub answers: Vec<(String, Value)>,
-}
-
-/// The operation named `name` (`CREATE`...).
-pub fn operation_of(name: &str) -> Option<Operation> {
-    Some(match name {
-        "CREATE" => Operation::Create,
-        "UPDATE" => Operation::Update,
-        "DELETE" => Operation::Delete,
-        "CONNECT" => Operation::Connect,
-        _ => return None,
-    })
 }
 
 fn labels_of(object: Option<&Value>) -> BTreeMap<String, String> {
@@ -321,22 +310,11 @@ impl Chain {
             crate::shared::split_api_version(api_version).0,
             object["kind"].as_str()?,
         );
-        let module = self.modules.all().into_iter().find(|m| {
-            m.webhooks()
-                .conversions
-                .iter()
-                .any(|c| c.kind.group == group && c.kind.kind == kind)
-        })?;
-        let review = json!({
-            "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
-            "request": {"uid": uid(), "desiredAPIVersion": api_version, "objects": [object]},
-        });
+        let module = self.modules.converting(group, kind)?;
+        let review = review::conversion_review(object, api_version, &uid());
         let answer =
             review::convert_counted(&self.metrics, &module, self.cluster.clone(), &review).await;
-        let response = &answer["response"];
-        (response["result"]["status"] == "Success")
-            .then(|| response["convertedObjects"][0].clone())
-            .filter(Value::is_object)
+        review::converted_object(&answer).ok()
     }
 }
 

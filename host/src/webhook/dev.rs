@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::sync::mpsc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::registry::WebhookModules;
 use super::review;
@@ -62,33 +62,22 @@ impl DevConverter {
             .expect("starting the conversion thread");
         DevConverter { modules, jobs }
     }
-
-    fn module_for(&self, group: &str, kind: &str) -> Option<Module> {
-        self.modules.all().into_iter().find(|m| {
-            m.webhooks()
-                .conversions
-                .iter()
-                .any(|c| c.kind.group == group && c.kind.kind == kind)
-        })
-    }
 }
 
 #[cfg(feature = "dev")]
 impl rekon_store::Converter for DevConverter {
     fn converts(&self, group: &str, kind: &str) -> bool {
-        self.module_for(group, kind).is_some()
+        self.modules.converting(group, kind).is_some()
     }
 
     fn convert(&self, object: &Value, api_version: &str) -> Result<Value, String> {
         let (group, _) = split_api_version(api_version);
         let kind = object["kind"].as_str().unwrap_or_default();
         let module = self
-            .module_for(group, kind)
+            .modules
+            .converting(group, kind)
             .ok_or_else(|| format!("no module converts {kind}.{group}"))?;
-        let review = json!({
-            "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
-            "request": {"uid": "rekon-dev", "desiredAPIVersion": api_version, "objects": [object]},
-        });
+        let review = review::conversion_review(object, api_version, "rekon-dev");
         let (answer, answered) = mpsc::sync_channel(1);
         self.jobs
             .send((module, review, answer))
@@ -96,17 +85,6 @@ impl rekon_store::Converter for DevConverter {
         let answer = answered
             .recv()
             .map_err(|_| "the conversion thread is gone".to_string())?;
-        let response = &answer["response"];
-        if response["result"]["status"] == "Success" {
-            response["convertedObjects"][0]
-                .as_object()
-                .map(|o| Value::Object(o.clone()))
-                .ok_or_else(|| "no converted object".to_string())
-        } else {
-            Err(response["result"]["message"]
-                .as_str()
-                .unwrap_or("conversion failed")
-                .to_string())
-        }
+        review::converted_object(&answer)
     }
 }

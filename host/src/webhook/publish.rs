@@ -261,22 +261,26 @@ impl Publisher {
         }
     }
 
+    /// The resource (plural) of `kind`, from discovery; the usual plural
+    /// when discovery cannot say (every version of a kind names the same
+    /// resource, and `*` cannot be asked of discovery).
+    async fn plural(&self, kind: &Gvk) -> String {
+        let resolved = match kind.version.as_str() {
+            "*" => None,
+            _ => self.discovery.resolve(kind).await.ok(),
+        };
+        resolved.map_or_else(
+            || crate::shared::plural_of(&kind.kind),
+            |r| r.resource.plural,
+        )
+    }
+
     async fn plurals(&self, module: &Module) -> BTreeMap<(String, String, String), String> {
         let webhooks = module.webhooks();
         let mut plurals = BTreeMap::new();
         for webhook in webhooks.mutating.iter().chain(&webhooks.validating) {
             for kind in &webhook.kinds {
-                // Every version of a kind names the same resource; `*`
-                // cannot be asked of discovery.
-                let resolved = match kind.version.as_str() {
-                    "*" => None,
-                    _ => self.discovery.resolve(kind).await.ok(),
-                };
-                let plural = resolved.map_or_else(
-                    || crate::shared::plural_of(&kind.kind),
-                    |r| r.resource.plural,
-                );
-                plurals.insert(key(kind), plural);
+                plurals.insert(key(kind), self.plural(kind).await);
             }
         }
         plurals
@@ -316,11 +320,7 @@ impl Publisher {
         for conversion in &webhooks.conversions {
             let mut kind = conversion.kind.clone();
             kind.version = conversion.versions.first().cloned().unwrap_or_default();
-            let plural = match self.discovery.resolve(&kind).await {
-                Ok(resolved) => resolved.resource.plural,
-                Err(_) => crate::shared::plural_of(&kind.kind),
-            };
-            let crd_name = format!("{plural}.{}", kind.group);
+            let crd_name = format!("{}.{}", self.plural(&kind).await, kind.group);
             let patch = conversion_patch(name, &self.endpoint, &self.ca);
             crds(&self.client)
                 .patch(&crd_name, &PatchParams::default(), &Patch::Merge(&patch))

@@ -71,6 +71,16 @@ impl WebhookModules {
             .cloned()
     }
 
+    /// The module that converts `kind` in `group` between its versions.
+    pub fn converting(&self, group: &str, kind: &str) -> Option<Module> {
+        self.all().into_iter().find(|m| {
+            m.webhooks()
+                .conversions
+                .iter()
+                .any(|c| c.kind.group == group && c.kind.kind == kind)
+        })
+    }
+
     /// Every module serving webhooks, by name.
     pub fn all(&self) -> Vec<Module> {
         self.0

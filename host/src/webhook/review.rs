@@ -11,10 +11,8 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use crate::cluster::Cluster;
-use crate::contract::{
-    AdmissionRequest, ConversionRequest, FailurePolicy, Gvk, Operation, UserInfo, Verdict,
-};
-use crate::runtime::webhooks::timeout;
+use crate::contract::{AdmissionRequest, ConversionRequest, FailurePolicy, Gvk, UserInfo, Verdict};
+use crate::runtime::webhooks::{operation_of, timeout};
 use crate::runtime::{Module, Phase, ReconcileError};
 use crate::telemetry::Metrics;
 
@@ -40,16 +38,6 @@ fn object_text(value: &Value, key: &str) -> Option<String> {
         .get(key)
         .filter(|v| v.is_object())
         .map(ToString::to_string)
-}
-
-fn operation(name: &str) -> Result<Operation, BadReview> {
-    Ok(match name {
-        "CREATE" => Operation::Create,
-        "UPDATE" => Operation::Update,
-        "DELETE" => Operation::Delete,
-        "CONNECT" => Operation::Connect,
-        other => return Err(BadReview(format!("unknown operation {other:?}"))),
-    })
 }
 
 fn user_info(value: &Value) -> UserInfo {
@@ -100,7 +88,10 @@ pub fn admission_request(review: &Value, webhook: &str) -> Result<AdmissionReque
         sub_resource: (!sub_resource.is_empty()).then_some(sub_resource),
         namespace: (!namespace.is_empty()).then_some(namespace),
         name: text(request, "name"),
-        operation: operation(&text(request, "operation"))?,
+        operation: {
+            let name = text(request, "operation");
+            operation_of(&name).ok_or_else(|| BadReview(format!("unknown operation {name:?}")))?
+        },
         user_info: user_info(request.get("userInfo").unwrap_or(&Value::Null)),
         object: object_text(request, "object"),
         old_object: object_text(request, "oldObject"),
@@ -365,6 +356,30 @@ fn check_converted(
         .collect()
 }
 
+/// The ConversionReview kube-apiserver would send to convert `object` to
+/// `api_version`.
+pub fn conversion_review(object: &Value, api_version: &str, uid: &str) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+        "request": {"uid": uid, "desiredAPIVersion": api_version, "objects": [object]},
+    })
+}
+
+/// The one object a ConversionReview answer converted, or why there is none.
+pub fn converted_object(answer: &Value) -> Result<Value, String> {
+    let response = &answer["response"];
+    if response["result"]["status"] == "Success" {
+        Some(response["convertedObjects"][0].clone())
+            .filter(Value::is_object)
+            .ok_or_else(|| "no converted object".to_string())
+    } else {
+        Err(response["result"]["message"]
+            .as_str()
+            .unwrap_or("conversion failed")
+            .to_string())
+    }
+}
+
 /// Answers one ConversionReview with the module: the ConversionReview to
 /// send back, and what became of it. Never fails: a guest failure or a
 /// wrong answer is a `Failure` result with the reason.
@@ -439,6 +454,7 @@ pub async fn convert_counted(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contract::Operation;
 
     #[test]
     fn an_admission_review_reaches_the_guest_whole() {
