@@ -1042,6 +1042,13 @@ mod lifecycle {
             env.get("apps", "v1", "Deployment", Some("default"), "refused")
         })
         .await;
+        // Its first reconcile done (status written), so the deletion below
+        // meets an up-to-date cache, not a 409 of a reconcile in flight.
+        env.wait("the first App's status", || {
+            env.get("demo.rekon.dev", "v1", "App", Some("default"), "refused")
+                .filter(|a| a["status"]["observedGeneration"] == 1)
+        })
+        .await;
         faults.fail_next(100_000, Some("create"), Some("events"), 403);
         env.store()
             .delete(&apps, Some("default"), "refused", None)
@@ -1064,6 +1071,13 @@ mod lifecycle {
         env.apply(app("stalled", 1));
         env.wait("the second App's Deployment", || {
             env.get("apps", "v1", "Deployment", Some("default"), "stalled")
+        })
+        .await;
+        // Its first reconcile done (status written), so the deletion below
+        // meets an up-to-date cache, not a 409 of a reconcile in flight.
+        env.wait("the second App's status", || {
+            env.get("demo.rekon.dev", "v1", "App", Some("default"), "stalled")
+                .filter(|a| a["status"]["observedGeneration"] == 1)
         })
         .await;
         faults.stall_next(1, Some("create"), Some("events"), Duration::from_secs(3));
