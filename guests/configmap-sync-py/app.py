@@ -111,6 +111,10 @@ class WitWorld(wit_world.WitWorld):
     def convert(self, request: ConversionRequest) -> List[str]:
         raise Err(f"configmap-sync-py converts nothing (asked for {request.desired_api_version})")
 
+    def crds(self) -> List[str]:
+        """(0.4) No CustomResourceDefinitions: ConfigMaps are built in."""
+        return []
+
     def manifest(self) -> Manifest:
         return Manifest(
             name="configmap-sync-py",

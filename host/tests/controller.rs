@@ -34,6 +34,12 @@ mod app {
         lifecycle(rekon_test_artifacts::APP_V0_2).await;
     }
 
+    /// Built for `rekon:reconciler@0.3.0` (kept, as the 0.1.0 build).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_component_built_for_contract_0_3_0_behaves_as_before() {
+        lifecycle(rekon_test_artifacts::APP_V0_3).await;
+    }
+
     async fn lifecycle(module: &str) {
         let mut env = Env::new().await;
         env.apply_file(&path("guests/app/manifests/crd.yaml"));
@@ -154,6 +160,12 @@ mod configmap_sync {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn built_for_contract_0_2_0_follows_the_same_scenario() {
         scenario(rekon_test_artifacts::CONFIGMAP_SYNC_V0_2).await;
+    }
+
+    /// Built for `rekon:reconciler@0.3.0`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn built_for_contract_0_3_0_follows_the_same_scenario() {
+        scenario(rekon_test_artifacts::CONFIGMAP_SYNC_V0_3).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -122,7 +122,7 @@ mod check {
         );
         assert!(manifest["finalizer"].is_string());
         assert_eq!(manifest["digest"].as_str().unwrap().len(), 64);
-        assert_eq!(manifest["contract"], "rekon:reconciler@0.3.0");
+        assert_eq!(manifest["contract"], "rekon:reconciler@0.4.0");
         assert_eq!(manifest["world"], "operator");
         let webhooks = &manifest["webhooks"];
         assert_eq!(webhooks["mutating"][0]["name"], "default-apps");
@@ -133,6 +133,24 @@ mod check {
             json!(["CREATE", "UPDATE"])
         );
         assert_eq!(webhooks["conversions"][0]["versions"], json!(["v1", "v2"]));
+    }
+
+    /// A component built for 0.3.0 is recognised as such (its exports are
+    /// 0.4.0's but `crds`; its imports say 0.3.0): an operator with its
+    /// webhooks, shipping no CRD.
+    #[test]
+    fn a_0_3_0_component_is_checked_as_built_for_0_3_0() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = rekon(&["check", rekon_test_artifacts::APP_V0_3], dir.path());
+        assert!(output.status.success(), "{}", stderr(&output));
+        let manifest: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        assert_eq!(manifest["contract"], "rekon:reconciler@0.3.0");
+        assert_eq!(manifest["world"], "operator");
+        assert_eq!(
+            manifest["webhooks"]["validating"][0]["name"],
+            "validate-apps"
+        );
+        assert_eq!(manifest["crds"], json!([]));
     }
 
     /// A component built for 0.2.0 is recognised as such (its exports are
@@ -443,7 +461,10 @@ mod limits {
             .reconcile(
                 Arc::new(cluster.clone()),
                 &request,
-                DispatchOptions { record: true },
+                DispatchOptions {
+                    record: true,
+                    ..DispatchOptions::default()
+                },
             )
             .await;
         (cluster, outcome)

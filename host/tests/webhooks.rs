@@ -453,13 +453,24 @@ mod admit {
     /// and a ConversionReview there and back, offline.
     #[test]
     fn rekon_admit_answers_admission_and_conversion_reviews() {
+        admit_scenario(rekon_test_artifacts::APP);
+    }
+
+    /// The App operator built for `rekon:reconciler@0.3.0` (kept in the
+    /// test artifacts, never rebuilt) answers the same reviews alike.
+    #[test]
+    fn a_component_built_for_contract_0_3_0_answers_reviews_as_before() {
+        admit_scenario(rekon_test_artifacts::APP_V0_3);
+    }
+
+    fn admit_scenario(module: &str) {
         let dir = tempfile::tempdir().unwrap();
         let app = json!({"apiVersion": "demo.rekon.dev/v1", "kind": "App",
             "metadata": {"name": "web", "namespace": "default", "uid": "u-1"},
             "spec": {"image": "nginx"}});
         let (answer, ok) = rekon_admit(
             dir.path(),
-            rekon_test_artifacts::APP,
+            module,
             &review("CREATE", app.clone()),
             &["--webhook", "default-apps"],
         );
@@ -481,7 +492,7 @@ mod admit {
         bad["spec"]["replicas"] = json!(1000);
         let (answer, ok) = rekon_admit(
             dir.path(),
-            rekon_test_artifacts::APP,
+            module,
             &review("UPDATE", bad),
             &[],
         );
@@ -497,7 +508,7 @@ mod admit {
 
         let (answer, ok) = rekon_admit(
             dir.path(),
-            rekon_test_artifacts::APP,
+            module,
             &review("CREATE", app.clone()),
             &[],
         );
@@ -515,7 +526,7 @@ mod admit {
         };
         let (answer, ok) = rekon_admit(
             dir.path(),
-            rekon_test_artifacts::APP,
+            module,
             &conversion(vec![v1.clone()], "demo.rekon.dev/v2"),
             &[],
         );
@@ -529,7 +540,7 @@ mod admit {
         assert_eq!(v2["metadata"], v1["metadata"]);
         let (back, ok) = rekon_admit(
             dir.path(),
-            rekon_test_artifacts::APP,
+            module,
             &conversion(vec![v2], "demo.rekon.dev/v1"),
             &[],
         );
@@ -541,7 +552,7 @@ mod admit {
 
         let (answer, ok) = rekon_admit(
             dir.path(),
-            rekon_test_artifacts::APP,
+            module,
             &conversion(vec![v1], "demo.rekon.dev/v9"),
             &[],
         );

@@ -32,6 +32,10 @@ impl<R: crate::Reconciler + crate::webhook::Webhook> crate::bindings_operator::G
         <Export<R> as crate::bindings::Guest>::reconcile(request)
     }
 
+    fn crds() -> Vec<String> {
+        <Export<R> as crate::bindings::Guest>::crds()
+    }
+
     fn webhooks() -> hooks::w::Webhooks {
         install_panic_hook();
         hooks::webhooks(R::webhooks())
@@ -66,6 +70,11 @@ impl<W: crate::webhook::Webhook> crate::bindings_webhook::Guest for ExportWebhoo
                 .collect(),
             webhooks: hooks::webhooks(declared),
         }
+    }
+
+    fn crds() -> Vec<String> {
+        install_panic_hook();
+        crds_json(W::crds())
     }
 
     fn validate(request: hooks::w::AdmissionRequest) -> hooks::w::Verdict {
@@ -220,6 +229,17 @@ impl<R: crate::Reconciler> crate::bindings::Guest for Export<R> {
             }),
         }
     }
+
+    fn crds() -> Vec<String> {
+        install_panic_hook();
+        crds_json(R::crds())
+    }
+}
+
+/// The CRDs as the contract carries them: one JSON document each.
+#[cfg(target_arch = "wasm32")]
+fn crds_json(crds: Vec<serde_json::Value>) -> Vec<String> {
+    crds.iter().map(serde_json::Value::to_string).collect()
 }
 
 /// The prefix of the error-level log record a panicking guest writes just

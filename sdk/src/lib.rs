@@ -165,9 +165,9 @@ pub mod bindings_webhook {
         runtime_path: "::rekon_sdk::__private::wit_bindgen::rt",
         bitflags_path: "::rekon_sdk::__private::wit_bindgen::rt::bitflags",
         with: {
-            "rekon:reconciler/types@0.3.0": crate::bindings::rekon::reconciler::types,
-            "rekon:reconciler/cluster@0.3.0": crate::bindings::rekon::reconciler::cluster,
-            "rekon:reconciler/log@0.3.0": crate::bindings::rekon::reconciler::log,
+            "rekon:reconciler/types@0.4.0": crate::bindings::rekon::reconciler::types,
+            "rekon:reconciler/cluster@0.4.0": crate::bindings::rekon::reconciler::cluster,
+            "rekon:reconciler/log@0.4.0": crate::bindings::rekon::reconciler::log,
         },
     });
 }
@@ -185,10 +185,10 @@ pub mod bindings_operator {
         runtime_path: "::rekon_sdk::__private::wit_bindgen::rt",
         bitflags_path: "::rekon_sdk::__private::wit_bindgen::rt::bitflags",
         with: {
-            "rekon:reconciler/types@0.3.0": crate::bindings::rekon::reconciler::types,
-            "rekon:reconciler/webhook-types@0.3.0": crate::bindings_webhook::rekon::reconciler::webhook_types,
-            "rekon:reconciler/cluster@0.3.0": crate::bindings::rekon::reconciler::cluster,
-            "rekon:reconciler/log@0.3.0": crate::bindings::rekon::reconciler::log,
+            "rekon:reconciler/types@0.4.0": crate::bindings::rekon::reconciler::types,
+            "rekon:reconciler/webhook-types@0.4.0": crate::bindings_webhook::rekon::reconciler::webhook_types,
+            "rekon:reconciler/cluster@0.4.0": crate::bindings::rekon::reconciler::cluster,
+            "rekon:reconciler/log@0.4.0": crate::bindings::rekon::reconciler::log,
         },
     });
 }
@@ -211,6 +211,15 @@ pub trait Reconciler {
     /// Reconciles one object. Keep no state between calls: every call runs
     /// in a fresh instance.
     fn reconcile(request: Request) -> Result<Action, Error>;
+
+    /// The CustomResourceDefinitions the module defines (usually the
+    /// primary kind's), shipped inside the component: `rekon crd` prints
+    /// them, `rekon dev` installs them, `rekon run --install-crds` applies
+    /// them. Build them from your types with
+    /// [`#[derive(CustomResource)]`](crate::crd). None by default.
+    fn crds() -> Vec<serde_json::Value> {
+        Vec::new()
+    }
 }
 
 /// The common imports of a reconciler: `use rekon_sdk::prelude::*;`.

@@ -435,6 +435,14 @@ pub trait Webhook {
     /// The webhooks the module serves. Called once when it is loaded.
     fn webhooks() -> Webhooks;
 
+    /// The CustomResourceDefinitions a module of webhooks only
+    /// (`#[webhook]`) ships, as [`Reconciler::crds`](crate::Reconciler::crds)
+    /// does for a reconciler (`#[reconciler(webhook)]` ships the
+    /// reconciler's). None by default.
+    fn crds() -> Vec<Value> {
+        Vec::new()
+    }
+
     /// Validates a create (kubebuilder's `ValidateCreate`).
     fn validate_create(request: &AdmissionRequest) -> Validation {
         let _ = request;

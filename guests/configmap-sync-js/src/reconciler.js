@@ -21,8 +21,8 @@
 // ({code, reason, message}); `reconcile` turns a throw into the WIT
 // `reconcile-error` ({message, retry}).
 
-import * as cluster from 'rekon:reconciler/cluster@0.3.0';
-import { log } from 'rekon:reconciler/log@0.3.0';
+import * as cluster from 'rekon:reconciler/cluster@0.4.0';
+import { log } from 'rekon:reconciler/log@0.4.0';
 
 /** The label marking a source ConfigMap (value `true`). */
 export const SYNC_LABEL = 'rekon.dev/sync';
@@ -388,4 +388,9 @@ export function mutate(_request) {
 /** No conversion: the error is the answer. */
 export function convert(request) {
   throw `configmap-sync-js converts nothing (asked for ${request.desiredApiVersion})`;
+}
+
+/** (0.4) No CustomResourceDefinitions: ConfigMaps are built in. */
+export function crds() {
+  return [];
 }

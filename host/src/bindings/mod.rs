@@ -8,9 +8,9 @@ mod call;
 mod calls;
 mod log;
 mod permissions;
+mod renamed;
 mod state;
 mod v0_1;
-mod v0_2;
 
 use wasmtime::component::{HasSelf, Linker};
 
@@ -32,6 +32,10 @@ pub const MAX_EVENT_REASON: usize = rekon_store::calls::MAX_EVENT_REASON;
 pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     wasmtime_wasi::p2::add_to_linker_async(linker)?;
     Operator::add_to_linker::<HostState, HasSelf<HostState>>(linker, |state| state)?;
+    crate::contract::v0_3::Operator::add_to_linker::<HostState, HasSelf<HostState>>(
+        linker,
+        |state| state,
+    )?;
     crate::contract::v0_2::Reconciler::add_to_linker::<HostState, HasSelf<HostState>>(
         linker,
         |state| state,

@@ -1,5 +1,5 @@
 //! `rekon check`: validates a module (or the ConfigMaps that ship one) and
-//! prints its manifest and webhooks, with the version of the contract and
+//! prints its manifest, webhooks and the CRDs it ships, with the version of the contract and
 //! the world it was built for.
 
 use std::path::PathBuf;
@@ -51,9 +51,27 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         out["contract"] = json!(format!("rekon:reconciler@{}", module.contract_version()));
         out["world"] = json!(module.world());
         out["webhooks"] = webhooks_json(module.webhooks());
+        out["crds"] = module.crds().iter().map(crd_summary).collect();
         say(serde_json::to_string_pretty(&out)?)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `rekon check` says of a CRD a module ships (`rekon crd` prints it
+/// whole): its name, scope, versions and storage version.
+fn crd_summary(crd: &Value) -> Value {
+    let spec = &crd["spec"];
+    let versions = spec["versions"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    json!({
+        "name": crd["metadata"]["name"],
+        "kind": spec["names"]["kind"],
+        "scope": spec["scope"],
+        "versions": versions.iter().map(|v| &v["name"]).collect::<Vec<_>>(),
+        "storage": versions.iter().find(|v| v["storage"] == true).map(|v| &v["name"]),
+    })
 }
 
 /// The module ConfigMaps in a YAML or JSON text, if it holds any.

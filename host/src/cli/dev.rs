@@ -34,6 +34,7 @@ pub(super) struct Args {
     #[arg(long = "api-resources")]
     api_resources: Vec<PathBuf>,
     /// Manifests (CRDs and objects, YAML) to apply at start. Repeatable.
+    /// The CRDs the modules ship are installed first, without `-f`.
     #[arg(long = "filename", short = 'f')]
     manifests: Vec<PathBuf>,
     #[command(flatten)]
@@ -59,13 +60,29 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    // CRDs and Namespaces first; the objects once the modules have
+    // installed the CRDs they ship.
+    let mut manifests = Vec::new();
     for path in &args.manifests {
         for document in read_documents(path)? {
+            manifests.push((path, document));
+        }
+    }
+    let (first, objects): (Vec<_>, Vec<_>) = manifests.into_iter().partition(|(_, document)| {
+        matches!(
+            document["kind"].as_str(),
+            Some("CustomResourceDefinition" | "Namespace")
+        )
+    });
+    let apply = |manifests: Vec<(&PathBuf, serde_json::Value)>| -> anyhow::Result<()> {
+        for (path, document) in manifests {
             store
                 .apply_object(document)
                 .with_context(|| format!("cannot apply an object of {}", path.display()))?;
         }
-    }
+        Ok(())
+    };
+    apply(first)?;
     let kubeconfig = match &args.write_kubeconfig {
         Some(path) => path.clone(),
         None => std::env::temp_dir().join(format!("rekon-dev-{}.kubeconfig", server.addr().port())),
@@ -92,7 +109,8 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
                 .await?;
         let mut builder = Host::builder()
             .client(client_from(config, "dev")?)
-            .engine_config(engine_config(cli));
+            .engine_config(engine_config(cli))
+            .install_crds(true);
         for dir in &args.module_dir {
             builder = builder.watch_dir(dir.clone());
         }
@@ -122,6 +140,7 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
+    apply(objects)?;
     stop.await;
     if let Some(host) = host {
         tracing::info!("shutting down: finishing reconciles in flight");

@@ -1,9 +1,10 @@
-//! CLI: the `rekon` command, one file per subcommand (`run`, `dev`, `check`, `pack`, `reconcile`, `admit`, `bench`).
+//! CLI: the `rekon` command, one file per subcommand (`run`, `dev`, `check`, `crd`, `pack`, `reconcile`, `admit`, `bench`...).
 //! May call: the library's public API only, like any program that embeds the host.
 
 mod admit;
 mod bench;
 mod check;
+mod crd;
 #[cfg(feature = "dev")]
 mod dev;
 mod pack;
@@ -58,6 +59,8 @@ enum LogFormat {
 enum Command {
     /// Validate a module against the rekon:reconciler world and print its manifest as JSON.
     Check(check::Args),
+    /// Print the CustomResourceDefinitions a module ships, as YAML for `kubectl apply -f -`.
+    Crd(crd::Args),
     /// Write the ConfigMap(s) that ship a module, as YAML for `kubectl apply -f -`.
     Pack(pack::Args),
     /// Run one reconcile offline and print, as JSON lines, every host call and its answer, then the result.
@@ -104,6 +107,7 @@ pub fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match &cli.command {
             Command::Check(args) => check::run(&cli, args).await,
+            Command::Crd(args) => crd::run(&cli, args).await,
             Command::Pack(args) => pack::run(&cli, args).await,
             Command::Reconcile(args) => reconcile::run(&cli, args).await,
             Command::Admit(args) => admit::run(&cli, args).await,

@@ -39,6 +39,11 @@ pub(super) struct Args {
     /// Serve /metrics, /healthz and /readyz on this address (e.g. 0.0.0.0:8080).
     #[arg(long)]
     metrics_addr: Option<std::net::SocketAddr>,
+    /// Apply the CustomResourceDefinitions each module ships (server-side,
+    /// field manager `rekon-crds`) before its controller starts. Needs
+    /// create and patch on customresourcedefinitions.
+    #[arg(long)]
+    install_crds: bool,
     #[command(flatten)]
     leader: LeaderArgs,
     #[command(flatten)]
@@ -195,6 +200,7 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         .identity(identity.clone())
         .engine_config(engine_config(cli))
         .controller_config(controller)
+        .install_crds(args.install_crds)
         .config(config);
     if let Some(addr) = args.metrics_addr {
         builder = builder.metrics_addr(addr);

@@ -4,13 +4,18 @@
 //!
 //! The host works in the current version of the package, in which a module
 //! exports one of three worlds: `reconciler`, `webhook` or `operator` (both).
-//! Components built for an earlier one are served through [`v0_2`], whose
-//! types are the current ones (0.3.0 added only webhooks), and [`v0_1`],
-//! which converts its types to and from the current ones (what 0.1.0 could
-//! not say takes the value that behaves as 0.1.0 did).
+//! Components built for an earlier one are served through:
+//! - [`v0_3`]: the worlds' exports as 0.3.0 wrote them. 0.4.0 only added
+//!   the export `crds`, which the host looks up by name, so these typed
+//!   exports serve 0.2.0, 0.3.0 and 0.4.0 components alike (0.2.0's
+//!   `reconciler` is 0.3.0's). Their imports differ only in name
+//!   (`@0.2.0`, `@0.3.0`) and are served by the current calls.
+//! - [`v0_1`], which converts its types to and from the current ones (what
+//!   0.1.0 could not say takes the value that behaves as 0.1.0 did).
 
 use serde_json::{Value, json};
 
+/// The current version: its types and imports (`@0.4.0`).
 #[allow(missing_docs)]
 mod generated {
     wasmtime::component::bindgen!({
@@ -21,45 +26,13 @@ mod generated {
     });
 }
 
-/// The world `reconciler` of the current version, on the same types.
-#[allow(missing_docs)]
-pub(crate) mod reconciler {
-    wasmtime::component::bindgen!({
-        path: "../wit",
-        world: "reconciler",
-        imports: { default: async },
-        exports: { default: async },
-        with: {
-            "rekon:reconciler/types": super::generated::rekon::reconciler::types,
-            "rekon:reconciler/cluster": super::generated::rekon::reconciler::cluster,
-            "rekon:reconciler/log": super::generated::rekon::reconciler::log,
-        },
-    });
-}
-
-/// The world `webhook` of the current version, on the same types.
-#[allow(missing_docs)]
-pub(crate) mod webhook {
-    wasmtime::component::bindgen!({
-        path: "../wit",
-        world: "webhook",
-        imports: { default: async },
-        exports: { default: async },
-        with: {
-            "rekon:reconciler/types": super::generated::rekon::reconciler::types,
-            "rekon:reconciler/webhook-types": super::generated::rekon::reconciler::webhook_types,
-            "rekon:reconciler/cluster": super::generated::rekon::reconciler::cluster,
-            "rekon:reconciler/log": super::generated::rekon::reconciler::log,
-        },
-    });
-}
-
 pub(crate) mod v0_1;
 pub(crate) mod v0_2;
+pub(crate) mod v0_3;
 
 pub use generated::ReconcileError as GuestError;
 pub use generated::{Action, Manifest, Request};
-pub(crate) use generated::{Operator, OperatorPre, rekon};
+pub(crate) use generated::{Operator, rekon};
 
 pub use rekon::reconciler::webhook_types::{
     AdmissionRequest, Conversion, ConversionRequest, FailurePolicy, Mutation, Operation, UserInfo,
@@ -72,7 +45,7 @@ pub use rekon::reconciler::types::{
 };
 
 /// The versions of the contract this host runs, oldest first.
-pub const CONTRACT_VERSIONS: [&str; 3] = ["0.1.0", "0.2.0", "0.3.0"];
+pub const CONTRACT_VERSIONS: [&str; 4] = ["0.1.0", "0.2.0", "0.3.0", "0.4.0"];
 
 /// A manifest that declares nothing (the base of overrides and tests).
 pub(crate) fn empty_manifest() -> Manifest {

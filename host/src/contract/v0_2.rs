@@ -1,7 +1,8 @@
-//! Components built for `rekon:reconciler@0.2.0` (the text is kept in
-//! `wit/versions/0.2.0/`). 0.3.0 only added webhooks, so their types are
-//! the current ones: the bindings are generated on them and nothing is
-//! converted; only the names of the imports differ (`@0.2.0`).
+//! The imports of components built for `rekon:reconciler@0.2.0` (the text
+//! is kept in `wit/versions/0.2.0/`). Later versions only added webhooks
+//! and `crds`, so their types are the current ones: the bindings are
+//! generated on them and nothing is converted; only the names of the
+//! imports differ (`@0.2.0`). Their exports are typed by [`super::v0_3`].
 
 #[allow(missing_docs)]
 mod generated {
@@ -16,4 +17,4 @@ mod generated {
     });
 }
 
-pub(crate) use generated::{Reconciler, ReconcilerPre, rekon};
+pub(crate) use generated::{Reconciler, rekon};

@@ -50,6 +50,7 @@ pub struct HostBuilder {
     configmaps: Option<Vec<String>>,
     identity: Option<String>,
     webhooks: Option<crate::webhook::WebhookServerConfig>,
+    install_crds: bool,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -63,6 +64,15 @@ impl std::fmt::Debug for HostBuilder {
 }
 
 impl HostBuilder {
+    /// Applies the CustomResourceDefinitions each module ships (contract
+    /// 0.4.0) server-side before its controller starts, and waits until
+    /// they are served (`rekon run --install-crds`; `rekon dev` always).
+    /// Needs create and patch on customresourcedefinitions.
+    pub fn install_crds(mut self, install: bool) -> Self {
+        self.install_crds = install;
+        self
+    }
+
     /// The Kubernetes client (default: `kube::Client::try_default()`:
     /// in-cluster config or `KUBECONFIG`).
     pub fn client(mut self, client: kube::Client) -> Self {
@@ -204,12 +214,15 @@ impl HostBuilder {
             metrics: metrics.clone(),
         };
         let stats = Arc::new(DispatchStats::default());
-        let supervisor = Supervisor::new(
+        let mut supervisor = Supervisor::new(
             shared.clone(),
             self.config.clone(),
             self.controller,
             stats.clone(),
         );
+        if self.install_crds {
+            supervisor = supervisor.install_crds(client.clone());
+        }
         // Webhooks are served before modules load, so the first version of
         // each answers at once; readiness waits for the listener.
         let webhooks = match self.webhooks {

@@ -5,6 +5,7 @@
 //! validated module version.
 
 mod builder;
+mod crds;
 mod supervisor;
 
 use std::time::Duration;

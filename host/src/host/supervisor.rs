@@ -69,6 +69,9 @@ pub(crate) struct Supervisor {
     failures: Arc<Mutex<Vec<String>>>,
     /// The versions serving webhooks.
     webhooks: WebhookModules,
+    /// Applies the CRDs each module ships before its controller starts
+    /// (`--install-crds`).
+    install_crds: Option<kube::Client>,
 }
 
 impl Supervisor {
@@ -88,7 +91,15 @@ impl Supervisor {
             natives: Arc::default(),
             failures: Arc::default(),
             webhooks: WebhookModules::default(),
+            install_crds: None,
         }
+    }
+
+    /// Applies the CRDs each module ships, with this client, before its
+    /// controller starts.
+    pub fn install_crds(mut self, client: kube::Client) -> Supervisor {
+        self.install_crds = Some(client);
+        self
     }
 
     /// The module versions serving webhooks.
@@ -158,6 +169,9 @@ impl Supervisor {
         let name = module.name().to_string();
         let slot = self.slot(&name);
         let mut running = slot.lock().await;
+        if let Some(client) = &self.install_crds {
+            super::crds::install(client, &module).await;
+        }
         // The new version's informers, taken from the running version
         // before it stops: they stay up, synced, across the swap.
         let handed_over = self.hold_informers(&module).await;

@@ -72,6 +72,7 @@ pub(super) struct Inner {
     pub(super) pre: Pre,
     pub(super) manifest: Manifest,
     pub(super) webhooks: Arc<Webhooks>,
+    pub(super) crds: Arc<Vec<Value>>,
     pub(super) caller: Arc<Caller>,
     pub(super) digest: String,
     pub(super) source: CompileSource,
@@ -148,6 +149,11 @@ impl Module {
         .map_err(|e| ModuleError::ManifestCall(Box::new(e)))?;
         validate_manifest(&manifest, pre.reconciles()).map_err(ModuleError::InvalidManifest)?;
         super::webhooks::validate(&webhooks).map_err(ModuleError::InvalidManifest)?;
+        let mut store = new_store(engine, budget, None);
+        let crds = pre.crds(&mut store).await.map_err(|e| {
+            ModuleError::ManifestCall(Box::new(classify(e, store.data(), engine, budget)))
+        })?;
+        let crds = validate_crds(&crds).map_err(ModuleError::InvalidManifest)?;
 
         let budget = manifest
             .timeout_ms
@@ -166,6 +172,7 @@ impl Module {
                 pre,
                 manifest,
                 webhooks: Arc::new(webhooks),
+                crds: Arc::new(crds),
                 caller,
                 digest,
                 source,
@@ -188,6 +195,7 @@ impl Module {
                 pre: inner.pre.clone(),
                 manifest: inner.manifest.clone(),
                 webhooks: inner.webhooks.clone(),
+                crds: inner.crds.clone(),
                 caller: Arc::new(caller),
                 digest: inner.digest.clone(),
                 source: inner.source,
@@ -210,6 +218,7 @@ impl Module {
                 pre: inner.pre.clone(),
                 manifest,
                 webhooks: inner.webhooks.clone(),
+                crds: inner.crds.clone(),
                 caller: inner.caller.clone(),
                 digest: inner.digest.clone(),
                 source: inner.source,
@@ -232,7 +241,7 @@ impl Module {
     }
 
     /// The version of `rekon:reconciler` the module was built for
-    /// (`0.1.0`, `0.2.0`, `0.3.0`).
+    /// (`0.1.0` to `0.4.0`).
     pub fn contract_version(&self) -> &'static str {
         self.inner.pre.contract_version()
     }
@@ -251,6 +260,13 @@ impl Module {
     /// The webhooks the module serves (empty for a reconciler).
     pub fn webhooks(&self) -> &Webhooks {
         &self.inner.webhooks
+    }
+
+    /// The CustomResourceDefinitions the module ships (0.4.0 and later;
+    /// empty when it ships none): checked `apiextensions.k8s.io/v1`
+    /// objects, in the module's order.
+    pub fn crds(&self) -> &[Value] {
+        &self.inner.crds
     }
 
     /// The module's name (from its manifest).
@@ -364,6 +380,60 @@ pub(super) fn dns_label(name: &str) -> bool {
 }
 
 /// Checks what the host relies on in a manifest.
+/// Parses and checks the CRDs a module ships: each must be a whole
+/// `apiextensions.k8s.io/v1` CustomResourceDefinition named
+/// `<plural>.<group>`, and no two may share a name.
+fn validate_crds(crds: &[String]) -> Result<Vec<Value>, String> {
+    let mut checked: Vec<Value> = Vec::with_capacity(crds.len());
+    for (index, text) in crds.iter().enumerate() {
+        let crd: Value = serde_json::from_str(text)
+            .map_err(|e| format!("CRD #{index} (of `crds`) is not JSON: {e}"))?;
+        let name = crd["metadata"]["name"].as_str().unwrap_or_default();
+        let what = if name.is_empty() {
+            format!("CRD #{index}")
+        } else {
+            format!("CRD {name:?}")
+        };
+        if crd["apiVersion"] != "apiextensions.k8s.io/v1"
+            || crd["kind"] != "CustomResourceDefinition"
+        {
+            return Err(format!(
+                "{what} must be apiVersion apiextensions.k8s.io/v1, kind CustomResourceDefinition"
+            ));
+        }
+        let spec = &crd["spec"];
+        let (group, plural) = (
+            spec["group"].as_str().unwrap_or_default(),
+            spec["names"]["plural"].as_str().unwrap_or_default(),
+        );
+        if group.is_empty() || plural.is_empty() || spec["names"]["kind"].as_str().is_none() {
+            return Err(format!(
+                "{what} needs spec.group, spec.names.plural and spec.names.kind"
+            ));
+        }
+        if name != format!("{plural}.{group}") {
+            return Err(format!(
+                "{what} must be named {plural}.{group} (spec.names.plural.spec.group)"
+            ));
+        }
+        let versions = spec["versions"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let storage = versions.iter().filter(|v| v["storage"] == true).count();
+        if versions.is_empty() || storage != 1 {
+            return Err(format!(
+                "{what} needs spec.versions with exactly one storage version"
+            ));
+        }
+        if checked.iter().any(|c| c["metadata"]["name"] == name) {
+            return Err(format!("{what} is shipped twice"));
+        }
+        checked.push(crd);
+    }
+    Ok(checked)
+}
+
 fn validate_manifest(manifest: &Manifest, reconciles: bool) -> Result<(), String> {
     let name = &manifest.name;
     if !dns_label(name) {

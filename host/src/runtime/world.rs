@@ -7,32 +7,38 @@ use wasmtime::Store;
 use wasmtime::component::InstancePre;
 
 use crate::bindings::HostState;
+use crate::contract::v0_3::{self, OperatorPre, reconciler, webhook};
 use crate::contract::{
-    Action, AdmissionRequest, ConversionRequest, GuestError, Manifest, Mutation, Operator,
-    OperatorPre, Request, Verdict, Webhooks, reconciler, v0_1, v0_2, webhook,
+    Action, AdmissionRequest, CONTRACT_VERSIONS, ConversionRequest, GuestError, Manifest, Mutation,
+    Request, Verdict, Webhooks, v0_1,
 };
 
-/// A pre-linked instance template.
+/// A pre-linked instance template, and the version of the contract its
+/// component was built for.
 #[derive(Clone)]
-pub(crate) enum Pre {
-    /// The current world `operator`: a reconciler with webhooks.
+pub(crate) struct Pre {
+    world: World,
+    version: &'static str,
+}
+
+/// The template of one world.
+#[derive(Clone)]
+enum World {
+    /// The world `operator`: a reconciler with webhooks.
     Operator(OperatorPre<HostState>),
-    /// The current world `webhook`: webhooks only.
+    /// The world `webhook`: webhooks only.
     Webhook(webhook::WebhookPre<HostState>),
-    /// The current world `reconciler`.
+    /// The world `reconciler` (0.2.0 and later).
     Reconciler(reconciler::ReconcilerPre<HostState>),
-    /// Built for `rekon:reconciler@0.2.0`.
-    V0_2(v0_2::ReconcilerPre<HostState>),
     /// Built for `rekon:reconciler@0.1.0`.
     V0_1(v0_1::ReconcilerPre<HostState>),
 }
 
 /// One instance of a module.
 pub(crate) enum Instance {
-    Operator(Operator),
+    Operator(v0_3::Operator),
     Webhook(webhook::Webhook),
     Reconciler(reconciler::Reconciler),
-    V0_2(v0_2::Reconciler),
     V0_1(v0_1::Reconciler),
 }
 
@@ -56,64 +62,82 @@ pub(crate) fn no_webhooks() -> Webhooks {
 
 impl Pre {
     /// The template of a component exporting one world of one version of
-    /// the contract, the newest first; the error says why it is not the
-    /// current `reconciler` world.
+    /// the contract; the error says why it is not the current `reconciler`
+    /// world.
     pub(crate) fn new(instance_pre: InstancePre<HostState>) -> wasmtime::Result<Pre> {
-        // The exports of the world `reconciler` are the same in 0.2.0 and
-        // 0.3.0: the imports tell them apart.
-        if imports_version(&instance_pre, "0.2.0") {
-            return v0_2::ReconcilerPre::new(instance_pre).map(Pre::V0_2);
-        }
-        if let Ok(pre) = OperatorPre::new(instance_pre.clone()) {
-            return Ok(Pre::Operator(pre));
-        }
-        if let Ok(pre) = webhook::WebhookPre::new(instance_pre.clone()) {
-            return Ok(Pre::Webhook(pre));
-        }
-        match reconciler::ReconcilerPre::new(instance_pre.clone()) {
-            Ok(pre) => Ok(Pre::Reconciler(pre)),
-            Err(current) => v0_2::ReconcilerPre::new(instance_pre.clone())
-                .map(Pre::V0_2)
-                .or_else(|_| v0_1::ReconcilerPre::new(instance_pre).map(Pre::V0_1))
-                .map_err(|_| current),
-        }
+        // The exports of 0.2.0, 0.3.0 and 0.4.0 type alike (0.4.0's `crds`
+        // is looked up by name): the imports tell the versions apart.
+        let version = CONTRACT_VERSIONS[1..]
+            .iter()
+            .copied()
+            .find(|version| imports_version(&instance_pre, version))
+            .unwrap_or(CONTRACT_VERSIONS[CONTRACT_VERSIONS.len() - 1]);
+        let world = if let Ok(pre) = OperatorPre::new(instance_pre.clone()) {
+            World::Operator(pre)
+        } else if let Ok(pre) = webhook::WebhookPre::new(instance_pre.clone()) {
+            World::Webhook(pre)
+        } else {
+            match reconciler::ReconcilerPre::new(instance_pre.clone()) {
+                Ok(pre) => World::Reconciler(pre),
+                Err(current) => {
+                    let pre = v0_1::ReconcilerPre::new(instance_pre).map_err(|_| current)?;
+                    return Ok(Pre {
+                        world: World::V0_1(pre),
+                        version: CONTRACT_VERSIONS[0],
+                    });
+                }
+            }
+        };
+        Ok(Pre { world, version })
     }
 
     /// The version of `rekon:reconciler` the component was built for.
     pub(crate) fn contract_version(&self) -> &'static str {
-        let versions = crate::contract::CONTRACT_VERSIONS;
-        match self {
-            Pre::Operator(_) | Pre::Webhook(_) | Pre::Reconciler(_) => versions[2],
-            Pre::V0_2(_) => versions[1],
-            Pre::V0_1(_) => versions[0],
-        }
+        self.version
     }
 
     /// The world the component exports: `reconciler`, `webhook` or `operator`.
     pub(crate) fn world(&self) -> &'static str {
-        match self {
-            Pre::Operator(_) => "operator",
-            Pre::Webhook(_) => "webhook",
-            Pre::Reconciler(_) | Pre::V0_2(_) | Pre::V0_1(_) => "reconciler",
+        match self.world {
+            World::Operator(_) => "operator",
+            World::Webhook(_) => "webhook",
+            World::Reconciler(_) | World::V0_1(_) => "reconciler",
         }
     }
 
     /// Whether the component reconciles (exports `reconcile`).
     pub(crate) fn reconciles(&self) -> bool {
-        !matches!(self, Pre::Webhook(_))
+        !matches!(self.world, World::Webhook(_))
     }
 
     pub(crate) async fn instantiate(
         &self,
         store: &mut Store<HostState>,
     ) -> wasmtime::Result<Instance> {
-        Ok(match self {
-            Pre::Operator(pre) => Instance::Operator(pre.instantiate_async(store).await?),
-            Pre::Webhook(pre) => Instance::Webhook(pre.instantiate_async(store).await?),
-            Pre::Reconciler(pre) => Instance::Reconciler(pre.instantiate_async(store).await?),
-            Pre::V0_2(pre) => Instance::V0_2(pre.instantiate_async(store).await?),
-            Pre::V0_1(pre) => Instance::V0_1(pre.instantiate_async(store).await?),
+        Ok(match &self.world {
+            World::Operator(pre) => Instance::Operator(pre.instantiate_async(store).await?),
+            World::Webhook(pre) => Instance::Webhook(pre.instantiate_async(store).await?),
+            World::Reconciler(pre) => Instance::Reconciler(pre.instantiate_async(store).await?),
+            World::V0_1(pre) => Instance::V0_1(pre.instantiate_async(store).await?),
         })
+    }
+
+    /// (0.4) Calls `crds` on a fresh instance when the component exports
+    /// it: the CustomResourceDefinitions it ships, as JSON documents.
+    pub(crate) async fn crds(&self, store: &mut Store<HostState>) -> wasmtime::Result<Vec<String>> {
+        let instance_pre = match &self.world {
+            World::Operator(pre) => pre.instance_pre(),
+            World::Webhook(pre) => pre.instance_pre(),
+            World::Reconciler(pre) => pre.instance_pre(),
+            World::V0_1(_) => return Ok(Vec::new()),
+        };
+        let Some(index) = instance_pre.component().get_export_index(None, "crds") else {
+            return Ok(Vec::new());
+        };
+        let instance = instance_pre.instantiate_async(&mut *store).await?;
+        let crds = instance.get_typed_func::<(), (Vec<String>,)>(&mut *store, &index)?;
+        let (answer,) = crds.call_async(&mut *store, ()).await?;
+        Ok(answer)
     }
 }
 
@@ -155,7 +179,6 @@ impl Instance {
                 });
             }
             Instance::Reconciler(instance) => instance.call_manifest(store).await?,
-            Instance::V0_2(instance) => instance.call_manifest(store).await?,
             Instance::V0_1(instance) => v0_1::manifest(instance.call_manifest(store).await?),
         };
         Ok(Described {
@@ -174,7 +197,6 @@ impl Instance {
             Instance::Operator(instance) => instance.call_reconcile(store, request).await,
             Instance::Webhook(_) => Err(not_exported("reconcile")),
             Instance::Reconciler(instance) => instance.call_reconcile(store, request).await,
-            Instance::V0_2(instance) => instance.call_reconcile(store, request).await,
             Instance::V0_1(instance) => {
                 let answer = instance
                     .call_reconcile(store, &v0_1::request(request))

@@ -183,7 +183,8 @@ fn api_of(client: &kube::Client, kind: &str) -> Api<DynamicObject> {
     )
 }
 
-fn crds(client: &kube::Client) -> Api<DynamicObject> {
+/// The API of CustomResourceDefinitions (also `rekon run --install-crds`'s).
+pub(crate) fn crds(client: &kube::Client) -> Api<DynamicObject> {
     let gvk = GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
     Api::all_with(
         client.clone(),

@@ -47,6 +47,16 @@ pub const APP_V0_2: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/v0.2.0/app.wasm
 pub const CONFIGMAP_SYNC_V0_2: &str =
     concat!(env!("CARGO_MANIFEST_DIR"), "/v0.2.0/configmap_sync.wasm");
 
+/// Absolute path of `app.wasm` built for `rekon:reconciler@0.3.0` (world
+/// `operator`: its webhooks too; kept in `v0.3.0/`, never rebuilt, as
+/// [`APP_V0_1`]).
+pub const APP_V0_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/v0.3.0/app.wasm");
+
+/// Absolute path of `configmap_sync.wasm` built for
+/// `rekon:reconciler@0.3.0` (kept, as [`APP_V0_1`]).
+pub const CONFIGMAP_SYNC_V0_3: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/v0.3.0/configmap_sync.wasm");
+
 /// Absolute path of `configmap_sync_js.wasm`: `configmap-sync` in
 /// JavaScript (componentize-js). Built by `make guests-other`.
 pub const CONFIGMAP_SYNC_JS: &str = env!("REKON_GUEST_CONFIGMAP_SYNC_JS");
