@@ -2,7 +2,7 @@
 //! memory limiter, its CPU accounting, what it called and what failed.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 use wasmtime::component::ResourceTable;
@@ -97,9 +97,7 @@ pub struct HostState {
 impl HostState {
     pub(crate) fn new(max_memory: usize, budget: Duration, context: Option<CallContext>) -> Self {
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
-        // No preopened directories, no environment, no arguments, no
-        // sockets: the guest has no ambient authority.
-        let wasi = WasiCtx::builder().stderr(stderr.clone()).build();
+        let wasi = wasi_context(&stderr, None);
         HostState {
             wasi,
             table: ResourceTable::new(),
@@ -120,6 +118,12 @@ impl HostState {
             timed_out: false,
             held: None,
         }
+    }
+
+    /// Makes the guest's wall clock stand still at `at` (before the
+    /// instance is created: the WASI context is rebuilt).
+    pub(crate) fn fix_wall_clock(&mut self, at: SystemTime) {
+        self.wasi = wasi_context(&self.stderr, Some(at));
     }
 
     /// CPU time the guest used so far (wall time minus host calls).
@@ -206,6 +210,36 @@ pub(super) fn describe_target(kind: &Gvk, namespace: Option<&str>, name: Option<
         (None, Some(name)) => format!("{kind} {name}"),
         (Some(ns), None) => format!("{kind} in {ns}"),
         (None, None) => format!("{kind} in every namespace"),
+    }
+}
+
+/// The guest's WASI context. No preopened directories, no environment, no
+/// arguments, no sockets: the guest has no ambient authority. Its stderr is
+/// kept (panic messages land there); its wall clock is the host's unless
+/// `wall_clock` fixes it.
+fn wasi_context(stderr: &MemoryOutputPipe, wall_clock: Option<SystemTime>) -> WasiCtx {
+    let mut builder = WasiCtx::builder();
+    builder.stderr(stderr.clone());
+    if let Some(at) = wall_clock {
+        builder.wall_clock(FixedWallClock(
+            at.duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap_or_default(),
+        ));
+    }
+    builder.build()
+}
+
+/// A wall clock that stands still (time since the Unix epoch; a time
+/// before it reads as the epoch).
+struct FixedWallClock(Duration);
+
+impl wasmtime_wasi::HostWallClock for FixedWallClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_nanos(1)
+    }
+
+    fn now(&self) -> Duration {
+        self.0
     }
 }
 

@@ -10,6 +10,7 @@ mod dev;
 mod pack;
 mod reconcile;
 mod run;
+mod test;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -67,6 +68,8 @@ enum Command {
     Reconcile(reconcile::Args),
     /// Answer one AdmissionReview or ConversionReview offline with a module's webhooks, as JSON.
     Admit(admit::Args),
+    /// Run a module's reconcile against test cases written in YAML; print each failure as a diff.
+    Test(test::Args),
     /// Measure per-reconcile latency of a module (fresh instance per reconcile).
     Bench(bench::Args),
     /// Run the modules against a cluster: one controller per module, until SIGTERM.
@@ -111,6 +114,7 @@ pub fn main() -> ExitCode {
             Command::Pack(args) => pack::run(&cli, args).await,
             Command::Reconcile(args) => reconcile::run(&cli, args).await,
             Command::Admit(args) => admit::run(&cli, args).await,
+            Command::Test(args) => test::run(&cli, args).await,
             Command::Bench(args) => bench::run(&cli, args).await,
             Command::Run(args) => run::run(&cli, args).await,
             #[cfg(feature = "dev")]

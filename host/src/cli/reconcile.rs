@@ -5,7 +5,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
-use rekon_host::{Action, DispatchOptions, MemoryCluster, Reason, Request, object_ref_of};
+use rekon_host::{
+    Action, DispatchOptions, MemoryCluster, Module, ObjectRef, Reason, Request, object_ref_of,
+};
 use serde_json::{Value, json};
 
 use super::{Cli, engine, load, read_documents, say};
@@ -31,23 +33,19 @@ pub(super) struct Args {
 pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let module = load(&engine(cli)?, &args.module).await?;
     let (cluster, mut request) = offline_request(&args.object, &args.fixtures, args.deleted)?;
-    // As a live host: an object being deleted that still carries the
-    // module's finalizer is reconciled as `finalizing`.
-    if let (Some(object), Some(finalizer)) = (&request.object, &module.manifest().finalizer) {
-        let object: Value = serde_json::from_str(object)?;
-        let deleting = !object["metadata"]["deletionTimestamp"].is_null();
-        let holds = object["metadata"]["finalizers"]
-            .as_array()
-            .is_some_and(|f| f.iter().any(|f| f == finalizer.as_str()));
-        if deleting && holds {
-            request.reason = Reason::Finalizing;
-        }
+    if let Some(object) = &request.object
+        && finalizing(&module, &serde_json::from_str(object)?)
+    {
+        request.reason = Reason::Finalizing;
     }
     let outcome = module
         .reconcile(
             Arc::new(cluster),
             &request,
-            DispatchOptions { record: true },
+            DispatchOptions {
+                record: true,
+                ..DispatchOptions::default()
+            },
         )
         .await;
     for call in &outcome.calls {
@@ -66,6 +64,19 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     };
     say(json!({ "result": result }))?;
     Ok(code)
+}
+
+/// Whether a live host would reconcile `object` as `finalizing`: it is
+/// being deleted and still carries the module's finalizer.
+pub(super) fn finalizing(module: &Module, object: &Value) -> bool {
+    let Some(finalizer) = &module.manifest().finalizer else {
+        return false;
+    };
+    let deleting = !object["metadata"]["deletionTimestamp"].is_null();
+    let holds = object["metadata"]["finalizers"]
+        .as_array()
+        .is_some_and(|f| f.iter().any(|f| f == finalizer.as_str()));
+    deleting && holds
 }
 
 fn action_json(action: &Action) -> Value {
@@ -98,23 +109,12 @@ pub(super) fn offline_request(
         );
     }
     let mut document = documents.remove(0);
-    let mut target = object_ref_of(&document).with_context(|| {
+    let target = settle_target(&cluster, &mut document).with_context(|| {
         format!(
             "{} needs apiVersion, kind and metadata.name",
             object.display()
         )
     })?;
-    let namespaced = cluster
-        .store()
-        .resource_for_kind(&target.kind.group, &target.kind.version, &target.kind.kind)
-        .is_none_or(|r| r.namespaced);
-    if namespaced && target.namespace.is_none() {
-        document["metadata"]["namespace"] = json!("default");
-        target.namespace = Some("default".to_string());
-    }
-    if !namespaced {
-        target.namespace = None;
-    }
     let stored = if deleted {
         document
     } else {
@@ -133,4 +133,25 @@ pub(super) fn offline_request(
         attempt: 0,
     };
     Ok((cluster, request))
+}
+
+/// The reference of `document` (`None` without apiVersion, kind and
+/// metadata.name), its namespace settled as the API server would: a
+/// namespaced kind given none is in `default` (written into the document
+/// too), a cluster-scoped kind has none. A kind the cluster does not serve
+/// yet counts as namespaced.
+pub(super) fn settle_target(cluster: &MemoryCluster, document: &mut Value) -> Option<ObjectRef> {
+    let mut target = object_ref_of(document)?;
+    let namespaced = cluster
+        .store()
+        .resource_for_kind(&target.kind.group, &target.kind.version, &target.kind.kind)
+        .is_none_or(|r| r.namespaced);
+    if namespaced && target.namespace.is_none() {
+        document["metadata"]["namespace"] = json!("default");
+        target.namespace = Some("default".to_string());
+    }
+    if !namespaced {
+        target.namespace = None;
+    }
+    Some(target)
 }

@@ -3,7 +3,7 @@
 //! turned into a [`ReconcileError`].
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use wasmtime::{Store, Trap, UpdateDeadline};
 
@@ -110,6 +110,12 @@ pub struct Outcome {
 pub struct DispatchOptions {
     /// Record every host call and its answer in [`Outcome::calls`].
     pub record: bool,
+    /// The guest's wall clock (WASI `wall-clock`, what `SystemTime::now()`,
+    /// `Date.now()` or `time.time()` read in the guest) stands still at this
+    /// time during the reconcile; `None`: the host's clock. For tests of
+    /// time-dependent logic (`rekon test`'s `time:`). The monotonic clock,
+    /// and the CPU deadline, are not affected.
+    pub wall_clock: Option<SystemTime>,
 }
 
 impl Module {
@@ -131,6 +137,9 @@ impl Module {
             read_only: false,
         };
         let mut store = new_store(&inner.engine, inner.budget, Some(context));
+        if let Some(at) = options.wall_clock {
+            store.data_mut().fix_wall_clock(at);
+        }
         let result = async {
             let instance = inner
                 .pre

@@ -1,0 +1,10 @@
+//! Tools for module authors, with the real `rekon` binary. One file per
+//! tool under `authoring/`.
+
+// Tests may unwrap: a panic is a failed test with its message.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+#[path = "authoring/cases.rs"]
+mod cases;
