@@ -112,6 +112,7 @@ extern crate self as rekon_sdk;
 
 pub mod api;
 pub mod conditions;
+pub mod crd;
 mod manifest;
 pub mod raw;
 mod types;
@@ -135,6 +136,7 @@ pub use types::{
 };
 
 pub use k8s_openapi;
+pub use schemars;
 pub use serde;
 pub use serde_json;
 

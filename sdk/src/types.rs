@@ -359,18 +359,8 @@ impl From<serde_json::Error> for Error {
 }
 
 /// The usual resource name of a kind: lower case, plural (`App` -> `apps`,
-/// `Policy` -> `policies`, `Ingress` -> `ingresses`).
+/// `Policy` -> `policies`, `Ingress` -> `ingresses`); one rule with
+/// `#[derive(CustomResource)]`'s, in [`crate::crd::plural`].
 pub(crate) fn plural(kind: &str) -> String {
-    let lower = kind.to_ascii_lowercase();
-    if lower.is_empty() {
-        lower
-    } else if let Some(stem) = lower.strip_suffix('y')
-        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
-    {
-        format!("{stem}ies")
-    } else if lower.ends_with('s') || lower.ends_with('x') || lower.ends_with("ch") {
-        format!("{lower}es")
-    } else {
-        format!("{lower}s")
-    }
+    crate::crd::plural(kind)
 }

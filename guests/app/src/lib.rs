@@ -7,12 +7,18 @@
 //!
 //! It serves webhooks too ([`webhook`]): defaults, validation, and
 //! conversion between `v1` and `v2`.
+//!
+//! Its CRD ([`crd`]) is generated from the spec and status types below
+//! (`#[derive(CustomResource)]`); `manifests/crd.yaml` is that CRD, checked
+//! in and kept in step by a test.
 
 use rekon_sdk::api;
 use rekon_sdk::conditions::{Condition, set_condition};
+use rekon_sdk::crd::CustomResource;
 use rekon_sdk::k8s_openapi::api::apps::v1::Deployment;
 use rekon_sdk::k8s_openapi::api::core::v1::Service;
 use rekon_sdk::prelude::*;
+use rekon_sdk::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
 pub mod webhook;
@@ -26,19 +32,73 @@ pub const READY: &str = "Ready";
 
 /// The kind this reconciler reconciles.
 pub fn app_kind() -> Gvk {
-    Gvk::new(GROUP, "v1", "App")
+    AppSpec::gvk()
 }
 
-/// `App.spec`.
-#[derive(Clone, Debug, Deserialize)]
+/// The CRD of `App`: `v1` (the storage version, [`AppSpec`]) and `v2`
+/// ([`AppSpecV2`]), both with [`AppStatus`]. `manifests/crd.yaml` is this
+/// CRD as YAML; regenerate it with `REKON_UPDATE_CRDS=1 cargo test -p app`.
+pub fn crd() -> Value {
+    rekon_sdk::crd::merge([AppSpec::crd(), AppSpecV2::crd()])
+        .expect("v1 and v2 are versions of one kind, v1 the only storage version")
+}
+
+/// What an App asks for (v1): which image to run, how many pods, on which port.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, CustomResource)]
+#[resource(
+    group = "demo.rekon.dev",
+    version = "v1",
+    kind = "App",
+    namespaced,
+    status = "AppStatus",
+    printcolumn(name = "Image", type = "string", json_path = ".spec.image"),
+    printcolumn(name = "Ready", type = "integer", json_path = ".status.readyReplicas"),
+    printcolumn(name = "Age", type = "date", json_path = ".metadata.creationTimestamp")
+)]
 pub struct AppSpec {
-    /// Container image.
+    /// Container image to run.
     pub image: String,
     /// Desired number of pods.
     #[serde(default = "default_replicas")]
+    #[schemars(range(min = 0))]
     pub replicas: i32,
     /// Port the container listens on and the Service exposes.
     #[serde(default = "default_port")]
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: i32,
+}
+
+/// What an App asks for (v2): how many pods, and the container to run
+/// (v1's image and port, grouped). The webhook converts between versions.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, CustomResource)]
+#[resource(
+    group = "demo.rekon.dev",
+    version = "v2",
+    kind = "App",
+    namespaced,
+    status = "AppStatus",
+    storage = false,
+    printcolumn(name = "Image", type = "string", json_path = ".spec.container.image"),
+    printcolumn(name = "Ready", type = "integer", json_path = ".status.readyReplicas"),
+    printcolumn(name = "Age", type = "date", json_path = ".metadata.creationTimestamp")
+)]
+pub struct AppSpecV2 {
+    /// Desired number of pods.
+    #[serde(default = "default_replicas")]
+    #[schemars(range(min = 0))]
+    pub replicas: i32,
+    /// The container to run.
+    pub container: Container,
+}
+
+/// The container of an App (v2).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Container {
+    /// Container image to run.
+    pub image: String,
+    /// Port the container listens on and the Service exposes.
+    #[serde(default = "default_port")]
+    #[schemars(range(min = 1, max = 65535))]
     pub port: i32,
 }
 
@@ -50,8 +110,8 @@ fn default_port() -> i32 {
     80
 }
 
-/// `App.status`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// What the reconciler last saw and did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AppStatus {
     /// The generation this status describes.
@@ -63,7 +123,7 @@ pub struct AppStatus {
     /// Ready pods of the Deployment.
     #[serde(default)]
     pub ready_replicas: i32,
-    /// `Ready`: `True` once every replica is ready.
+    /// Ready: True once every replica is ready.
     #[serde(default)]
     pub conditions: Vec<Condition>,
 }

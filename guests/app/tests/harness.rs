@@ -365,3 +365,13 @@ mod webhooks {
         assert!(unknown.unwrap_err().contains("no version"));
     }
 }
+
+/// `manifests/crd.yaml` is the CRD the Rust types make (`app::crd()`);
+/// `REKON_UPDATE_CRDS=1 cargo test -p app` rewrites it.
+#[test]
+fn checked_in_crd_is_the_generated_one() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/manifests/crd.yaml");
+    if let Err(diff) = rekon_sdk::crd::check_file(&app::crd(), path) {
+        panic!("{diff}");
+    }
+}

@@ -3,6 +3,8 @@
 
 extern crate proc_macro;
 
+mod crd;
+
 use proc_macro::TokenStream;
 use quote::{format_ident, quote};
 use syn::parse::Parser;
@@ -252,4 +254,16 @@ fn expand_fn(attr: proc_macro2::TokenStream, f: ItemFn) -> syn::Result<proc_macr
 
         #glue
     })
+}
+
+/// Implements `rekon_sdk::crd::CustomResource` for a spec type: its group,
+/// version, kind and CRD, from `#[resource(...)]`. See the
+/// [`rekon_sdk::crd`](https://docs.rs/rekon-sdk/latest/rekon_sdk/crd/index.html)
+/// module for the keys and an example.
+#[proc_macro_derive(CustomResource, attributes(resource))]
+pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as syn::DeriveInput);
+    crd::derive(input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }
