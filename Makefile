@@ -47,7 +47,7 @@ GUESTS = target/guests/wasm32-wasip2/guest
 run: setup
 	$(CARGO) build -q -p rekon-test-artifacts -p rekon-host
 	$(CARGO) run -q -p rekon-host -- dev $(GUESTS)/app.wasm $(GUESTS)/configmap_sync.wasm \
-		-f guests/app/manifests/crd.yaml -f guests/app/manifests/example.yaml \
+		-f guests/app/manifests/example.yaml \
 		--write-kubeconfig target/rekon-dev.kubeconfig
 
 # The example modules for `kubectl apply -k deploy/` (see deploy/kustomization.yaml).

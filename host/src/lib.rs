@@ -90,7 +90,7 @@ pub use runtime::{
     CompileSource, DispatchOptions, Engine, EngineConfig, EngineError, Module, ModuleError,
     Outcome, Phase, ReconcileError, digest, manifest_json, webhooks_json,
 };
-pub use shared::object_ref_of;
+pub use shared::{object_ref_of, plural_of};
 pub use source::Origin;
 pub use source::pack;
 pub use telemetry::Metrics;

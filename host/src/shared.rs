@@ -146,7 +146,7 @@ pub(crate) fn random_unit() -> f64 {
 
 /// The usual resource name of a kind when discovery cannot say: lower
 /// case, plural (`App` -> `apps`, `Policy` -> `policies`).
-pub(crate) fn plural_of(kind: &str) -> String {
+pub fn plural_of(kind: &str) -> String {
     let lower = kind.to_ascii_lowercase();
     if let Some(stem) = lower.strip_suffix('y')
         && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])

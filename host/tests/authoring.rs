@@ -8,3 +8,9 @@ mod support;
 
 #[path = "authoring/cases.rs"]
 mod cases;
+
+#[path = "authoring/new.rs"]
+mod new;
+
+#[path = "authoring/crds.rs"]
+mod crds;

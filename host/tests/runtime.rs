@@ -569,6 +569,9 @@ mod dev {
         }
     }
 
+    /// `rekon dev` with the example guests and only the example App: the
+    /// app module ships its CRD, which `rekon dev` installs before
+    /// applying the App, and the App is reconciled.
     #[test]
     fn dev_runs_the_example_guests_against_the_embedded_server() {
         let dir = tempfile::tempdir().unwrap();
@@ -580,7 +583,7 @@ mod dev {
                 rekon_test_artifacts::APP,
                 rekon_test_artifacts::CONFIGMAP_SYNC,
             ])
-            .args(["-f", &format!("{manifests}/crd.yaml")])
+            // No CRD given: the app module ships it, and `rekon dev` installs it.
             .args(["-f", &format!("{manifests}/example.yaml")])
             .arg("--write-kubeconfig")
             .arg(&kubeconfig)
@@ -627,7 +630,7 @@ mod dev {
         let manifests = concat!(env!("CARGO_MANIFEST_DIR"), "/../guests/tenant/manifests");
         let mut child = Command::new(env!("CARGO_BIN_EXE_rekon"))
             .args(["dev", rekon_test_artifacts::TENANT])
-            .args(["-f", &format!("{manifests}/crd.yaml")])
+            // No CRD given: the app module ships it, and `rekon dev` installs it.
             .args(["-f", &format!("{manifests}/example.yaml")])
             .arg("--write-kubeconfig")
             .arg(&kubeconfig)

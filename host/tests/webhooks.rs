@@ -490,12 +490,7 @@ mod admit {
 
         let mut bad = app.clone();
         bad["spec"]["replicas"] = json!(1000);
-        let (answer, ok) = rekon_admit(
-            dir.path(),
-            module,
-            &review("UPDATE", bad),
-            &[],
-        );
+        let (answer, ok) = rekon_admit(dir.path(), module, &review("UPDATE", bad), &[]);
         assert!(!ok, "a denial exits non-zero");
         assert_eq!(answer["allowed"], false);
         assert_eq!(answer["code"], 422);
@@ -506,12 +501,7 @@ mod admit {
             "mutating, then validating"
         );
 
-        let (answer, ok) = rekon_admit(
-            dir.path(),
-            module,
-            &review("CREATE", app.clone()),
-            &[],
-        );
+        let (answer, ok) = rekon_admit(dir.path(), module, &review("CREATE", app.clone()), &[]);
         assert!(ok);
         assert_eq!(
             answer["object"]["spec"],

@@ -1284,7 +1284,7 @@ pub fn check_file(crd: &Value, path: impl AsRef<std::path::Path>) -> Result<(), 
     if checked_in == *crd {
         return Ok(());
     }
-    let diff = line_diff(&sorted_yaml(&checked_in), &sorted_yaml(crd));
+    let diff = rekon_store::diff::lines(&sorted_yaml(&checked_in), &sorted_yaml(crd), 2).join("\n");
     Err(format!(
         "{} is not the CRD the Rust types make (- in the file, + generated):\n{diff}\n{hint}",
         path.display()
@@ -1309,55 +1309,6 @@ fn sorted_yaml(value: &Value) -> String {
         }
     }
     serde_yaml::to_string(&sorted(value)).expect("a JSON value is YAML")
-}
-
-/// The lines that differ between `old` and `new` (`-`/`+`), with two lines
-/// of context, from their longest common subsequence.
-#[cfg(not(target_arch = "wasm32"))]
-fn line_diff(old: &str, new: &str) -> String {
-    let (a, b): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
-    // common[i][j]: the longest common subsequence of a[i..] and b[j..].
-    let mut common = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for i in (0..a.len()).rev() {
-        for j in (0..b.len()).rev() {
-            common[i][j] = if a[i] == b[j] {
-                common[i + 1][j + 1] + 1
-            } else {
-                common[i + 1][j].max(common[i][j + 1])
-            };
-        }
-    }
-    let mut lines = Vec::new();
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        if i < a.len() && j < b.len() && a[i] == b[j] {
-            lines.push((' ', a[i]));
-            (i, j) = (i + 1, j + 1);
-        } else if i < a.len() && (j == b.len() || common[i + 1][j] >= common[i][j + 1]) {
-            lines.push(('-', a[i]));
-            i += 1;
-        } else {
-            lines.push(('+', b[j]));
-            j += 1;
-        }
-    }
-    const CONTEXT: usize = 2;
-    let changed: Vec<usize> = (0..lines.len()).filter(|&k| lines[k].0 != ' ').collect();
-    let near = |k: usize| changed.iter().any(|&c| c.abs_diff(k) <= CONTEXT);
-    let mut out = String::new();
-    let mut skipped = false;
-    for (k, (sign, line)) in lines.iter().enumerate() {
-        if near(k) {
-            if skipped && !out.is_empty() {
-                out.push_str("  ...\n");
-            }
-            skipped = false;
-            out.push_str(&format!("{sign} {line}\n"));
-        } else {
-            skipped = true;
-        }
-    }
-    out
 }
 
 /// What `#[derive(CustomResource)]` emits refers to. Not a public API.
@@ -1984,15 +1935,5 @@ mod tests {
             "{err}"
         );
         std::fs::remove_dir_all(&dir).expect("clean up");
-    }
-
-    #[test]
-    fn line_diff_shows_changes_with_context() {
-        let old = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n";
-        let new = "a\nb\nc\nD\ne\nf\ng\nh\ni\nj\nk\n";
-        assert_eq!(
-            line_diff(old, new),
-            "  b\n  c\n- d\n+ D\n  e\n  f\n  ...\n  i\n  j\n+ k\n"
-        );
     }
 }

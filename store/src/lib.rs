@@ -30,6 +30,7 @@ mod apply;
 pub mod calls;
 mod conversion;
 mod delete;
+pub mod diff;
 mod gc;
 mod kinds;
 mod managed;

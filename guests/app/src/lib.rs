@@ -144,6 +144,12 @@ impl Reconciler for AppReconciler {
             .generation_changed()
     }
 
+    /// Ships the App CRD inside the component: `rekon dev app.wasm`
+    /// installs it, as `rekon run --install-crds` does on a cluster.
+    fn crds() -> Vec<Value> {
+        vec![crd()]
+    }
+
     fn reconcile(req: Request) -> Result<Action, Error> {
         let Some(app) = req.json()? else {
             // Gone: the owner references let the garbage collector finish.

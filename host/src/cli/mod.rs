@@ -1,4 +1,4 @@
-//! CLI: the `rekon` command, one file per subcommand (`run`, `dev`, `check`, `crd`, `pack`, `reconcile`, `admit`, `bench`...).
+//! CLI: the `rekon` command, one file per subcommand (`new`, `run`, `dev`, `check`, `crd`, `pack`, `reconcile`, `admit`, `bench`...).
 //! May call: the library's public API only, like any program that embeds the host.
 
 mod admit;
@@ -7,6 +7,7 @@ mod check;
 mod crd;
 #[cfg(feature = "dev")]
 mod dev;
+mod new;
 mod pack;
 mod reconcile;
 mod run;
@@ -60,6 +61,8 @@ enum LogFormat {
 enum Command {
     /// Validate a module against the rekon:reconciler world and print its manifest as JSON.
     Check(check::Args),
+    /// Write a new module's project: source, CRD, example, test cases, README and Makefile.
+    New(new::Args),
     /// Print the CustomResourceDefinitions a module ships, as YAML for `kubectl apply -f -`.
     Crd(crd::Args),
     /// Write the ConfigMap(s) that ship a module, as YAML for `kubectl apply -f -`.
@@ -111,6 +114,7 @@ pub fn main() -> ExitCode {
         match &cli.command {
             Command::Check(args) => check::run(&cli, args).await,
             Command::Crd(args) => crd::run(&cli, args).await,
+            Command::New(args) => new::run(args),
             Command::Pack(args) => pack::run(&cli, args).await,
             Command::Reconcile(args) => reconcile::run(&cli, args).await,
             Command::Admit(args) => admit::run(&cli, args).await,
@@ -184,6 +188,19 @@ async fn load(engine: &Engine, path: &Path) -> anyhow::Result<Module> {
     Module::load(engine, &bytes)
         .await
         .with_context(|| format!("cannot load {}", path.display()))
+}
+
+/// An in-memory cluster (the embedded store) with the CRDs the module
+/// ships installed, as `rekon dev` installs them.
+fn cluster_of(module: &Module) -> anyhow::Result<rekon_host::MemoryCluster> {
+    let cluster = rekon_host::MemoryCluster::default();
+    for crd in module.crds() {
+        cluster
+            .seed(crd.clone())
+            .map_err(|e| anyhow::anyhow!("{}", e.message))
+            .with_context(|| format!("cannot install the CRD {}", crd["metadata"]["name"]))?;
+    }
+    Ok(cluster)
 }
 
 /// Reads YAML or JSON documents from a file (a `List` gives its items).

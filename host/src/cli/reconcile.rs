@@ -32,7 +32,8 @@ pub(super) struct Args {
 
 pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let module = load(&engine(cli)?, &args.module).await?;
-    let (cluster, mut request) = offline_request(&args.object, &args.fixtures, args.deleted)?;
+    let (cluster, mut request) =
+        offline_request(&module, &args.object, &args.fixtures, args.deleted)?;
     if let Some(object) = &request.object
         && finalizing(&module, &serde_json::from_str(object)?)
     {
@@ -88,11 +89,12 @@ fn action_json(action: &Action) -> Value {
 
 /// Builds the in-memory cluster from fixtures and the object, and the request.
 pub(super) fn offline_request(
+    module: &Module,
     object: &Path,
     fixtures: &[PathBuf],
     deleted: bool,
 ) -> anyhow::Result<(MemoryCluster, Request)> {
-    let cluster = MemoryCluster::default();
+    let cluster = super::cluster_of(module)?;
     for path in fixtures {
         for document in read_documents(path)? {
             cluster

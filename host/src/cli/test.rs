@@ -601,7 +601,7 @@ struct Report {
 
 async fn run_case(module: &Module, case: &Case) -> anyhow::Result<Report> {
     let request = &case.request;
-    let cluster = MemoryCluster::default();
+    let cluster = super::cluster_of(module)?;
     let now = request.time.unwrap_or_else(Utc::now);
     let deletion = json!(now.to_rfc3339_opts(SecondsFormat::Secs, true));
     let mut objects = case.objects.clone();
@@ -857,7 +857,7 @@ async fn check_present(
         "  present {} differs (- expected, + actual):\n",
         describe(&target)
     );
-    for line in render_diff(&line_diff(&yaml(expected), &yaml(&shown)), 3) {
+    for line in rekon_store::diff::lines(&yaml(expected), &yaml(&shown), 3) {
         out.push_str("    ");
         out.push_str(&line);
         out.push('\n');
@@ -1179,77 +1179,6 @@ fn plain(text: &str) -> String {
     }
 }
 
-/// One line of a diff.
-#[derive(Debug, PartialEq)]
-enum Line<'a> {
-    Same(&'a str),
-    Expected(&'a str),
-    Actual(&'a str),
-}
-
-/// The lines of `expected` and `actual` lined up by their longest common
-/// subsequence; within a change, expected lines come first.
-fn line_diff<'a>(expected: &'a str, actual: &'a str) -> Vec<Line<'a>> {
-    let a: Vec<&str> = expected.lines().collect();
-    let b: Vec<&str> = actual.lines().collect();
-    // common[i][j]: the longest common subsequence of a[i..] and b[j..].
-    let mut common = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for i in (0..a.len()).rev() {
-        for j in (0..b.len()).rev() {
-            common[i][j] = if a[i] == b[j] {
-                common[i + 1][j + 1] + 1
-            } else {
-                common[i + 1][j].max(common[i][j + 1])
-            };
-        }
-    }
-    let (mut i, mut j) = (0, 0);
-    let mut lines = Vec::new();
-    while i < a.len() || j < b.len() {
-        if i < a.len() && j < b.len() && a[i] == b[j] {
-            lines.push(Line::Same(a[i]));
-            (i, j) = (i + 1, j + 1);
-        } else if i < a.len() && (j == b.len() || common[i + 1][j] >= common[i][j + 1]) {
-            lines.push(Line::Expected(a[i]));
-            i += 1;
-        } else {
-            lines.push(Line::Actual(b[j]));
-            j += 1;
-        }
-    }
-    lines
-}
-
-/// A diff as text: `- ` expected, `+ ` actual, `  ` unchanged lines within
-/// `context` lines of a change; `...` where unchanged lines are left out.
-fn render_diff(lines: &[Line], context: usize) -> Vec<String> {
-    let changed: Vec<usize> = (0..lines.len())
-        .filter(|&i| !matches!(lines[i], Line::Same(_)))
-        .collect();
-    let near = |i: usize| changed.iter().any(|&c| c.abs_diff(i) <= context);
-    let mut out = Vec::new();
-    let mut skipped = false;
-    for (i, line) in lines.iter().enumerate() {
-        if !near(i) {
-            skipped = true;
-            continue;
-        }
-        if skipped {
-            out.push("  ...".to_string());
-        }
-        skipped = false;
-        out.push(match line {
-            Line::Same(text) => format!("  {text}"),
-            Line::Expected(text) => format!("- {text}"),
-            Line::Actual(text) => format!("+ {text}"),
-        });
-    }
-    if skipped && !out.is_empty() {
-        out.push("  ...".to_string());
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1263,7 +1192,7 @@ mod tests {
         let wrong = json!({"data": {"a": "9"}, "gone": null});
         let shown = project(&wrong, &actual);
         assert_eq!(shown, json!({"data": {"a": "1"}, "gone": null}));
-        let diff = render_diff(&line_diff(&yaml(&wrong), &yaml(&shown)), 3);
+        let diff = rekon_store::diff::lines(&yaml(&wrong), &yaml(&shown), 3);
         assert_eq!(
             diff,
             vec!["  data:", "-   a: '9'", "+   a: '1'", "  gone: null"]
@@ -1274,7 +1203,7 @@ mod tests {
     fn a_long_diff_keeps_three_lines_of_context() {
         let expected = "a\nb\nc\nd\ne\nf\ng\nh\ni\n";
         let actual = "a\nb\nc\nd\nE\nf\ng\nh\ni\n";
-        let diff = render_diff(&line_diff(expected, actual), 3);
+        let diff = rekon_store::diff::lines(expected, actual, 3);
         assert_eq!(
             diff,
             vec![
