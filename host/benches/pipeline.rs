@@ -24,6 +24,18 @@
 //!   own events and those of the Deployment and Service it owns):
 //!   `*_reconciles_total` says how many. Two rounds (wasm then native,
 //!   native then wasm); the faster run of each counts.
+//! - The peer, in the same run: `kubers_*` — the same App operator as a
+//!   kube-rs `Controller` (`pipeline/kubers.rs`: the same calls, built by
+//!   the `app` crate's functions), concurrency 16, against a server process
+//!   of its own: `kubers_reconciles_per_s`, `kubers_reconciles_total`,
+//!   `kubers_host_cpu_us_per_reconcile` (beside `wasm_` and `native_`),
+//!   and `wasm_cpu_over_kubers`, the ratio of rekon's host CPU per
+//!   reconcile with the `app` module to kube-rs's (target: at most 1.0).
+//! - `idle_cpu_percent`, `idle_rss_mb` (and `native_`, `kubers_`): once
+//!   every App is reconciled and the paced edits are done, the CPU the
+//!   process spends over 20 s with nothing to do (target: at most 0.1%),
+//!   and its resident memory then; `idle_rss_over_kubers` (target: at
+//!   most 1.5).
 //! - `queue_latency_p50_ms`, `queue_latency_p99_ms` (wasm): from a key
 //!   becoming due to its reconcile starting, over every reconcile of the
 //!   run. The N Apps arrive at once, so this is time spent behind the
@@ -49,6 +61,8 @@
 //!   changes (high priority) while the backlog drains (`backlog_drain_s`).
 
 mod common;
+#[path = "pipeline/kubers.rs"]
+mod kubers;
 #[path = "pipeline/options.rs"]
 mod options;
 
@@ -242,19 +256,48 @@ fn observed(app: &Value) -> bool {
     !generation.is_null() && app["status"]["observedGeneration"] == *generation
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Logic {
     Wasm,
     /// The same `app` built for contract 0.1.0: no predicates, every
     /// change of an App queues it.
     WasmAnyChange,
     Native,
+    /// The peer: a kube-rs `Controller` ([`kubers`]).
+    KubeRs,
+}
+
+/// What runs the reconciles of a pipeline run: rekon's host, or the peer.
+enum Running {
+    Host(Box<Host>),
+    KubeRs(tokio::task::JoinHandle<()>, kubers::Counter),
+}
+
+impl Running {
+    /// Reconciles started so far (since the last reset, for the host).
+    fn reconciles(&self) -> u64 {
+        match self {
+            Running::Host(host) => host.stats().queue_latency_count(),
+            Running::KubeRs(_, counter) => counter.get(),
+        }
+    }
+
+    /// A queue latency quantile in ms (the host's; NaN for the peer).
+    fn latency_ms(&self, q: f64) -> f64 {
+        match self {
+            Running::Host(host) => host
+                .stats()
+                .queue_latency_quantile(q)
+                .map_or(f64::NAN, |d| d.as_secs_f64() * 1e3),
+            Running::KubeRs(..) => f64::NAN,
+        }
+    }
 }
 
 /// One pipeline run, in this process, against a fresh server process;
 /// prints its result as one JSON object.
 fn pipeline(logic: Logic, sizes: &Sizes) {
-    let mut server = ServerProcess::start("serve-apps", sizes.apps);
+    let server = ServerProcess::start("serve-apps", sizes.apps);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -262,6 +305,21 @@ fn pipeline(logic: Logic, sizes: &Sizes) {
         .expect("a tokio runtime");
     let cache = tempfile::tempdir().expect("a cache directory");
     let client = runtime.block_on(client_for(&server.kubeconfig));
+    let server_pid = server.child.id().to_string();
+    if logic == Logic::KubeRs {
+        let baseline = common::rss_mb();
+        let (host_cpu, server_cpu) = (cpu_seconds("self"), cpu_seconds(&server_pid));
+        let counter = kubers::Counter::default();
+        let task = {
+            let _entered = runtime.enter();
+            kubers::start(client.clone(), CONCURRENCY as u16, counter.clone())
+        };
+        let running = Running::KubeRs(task, counter);
+        finish_run(
+            &runtime, server, running, client, sizes, baseline, host_cpu, server_cpu,
+        );
+        return;
+    }
     let builder = Host::builder()
         .client(client.clone())
         .controller_config(ControllerConfig::default().concurrency(CONCURRENCY))
@@ -276,12 +334,38 @@ fn pipeline(logic: Logic, sizes: &Sizes) {
             std::fs::read(rekon_test_artifacts::APP_V0_1).expect("the 0.1.0 app is kept"),
         ),
         Logic::Native => builder.native(native::app()),
+        Logic::KubeRs => unreachable!("the peer runs without a host"),
     };
     let baseline = common::rss_mb();
     let host = runtime.block_on(builder.start()).expect("the host starts");
     assert!(host.failures().is_empty(), "{:?}", host.failures());
-    let server_pid = server.child.id().to_string();
     let (host_cpu, server_cpu) = (cpu_seconds("self"), cpu_seconds(&server_pid));
+    finish_run(
+        &runtime,
+        server,
+        Running::Host(Box::new(host)),
+        client,
+        sizes,
+        baseline,
+        host_cpu,
+        server_cpu,
+    );
+}
+
+/// Measures a started pipeline run until every App is reconciled, then
+/// through paced edits and an idle phase; prints the result.
+#[allow(clippy::too_many_arguments)]
+fn finish_run(
+    runtime: &tokio::runtime::Runtime,
+    mut server: ServerProcess,
+    running: Running,
+    client: kube::Client,
+    sizes: &Sizes,
+    baseline: f64,
+    host_cpu: f64,
+    server_cpu: f64,
+) {
+    let server_pid = server.child.id().to_string();
     let started = Instant::now();
     server.wait_observed(sizes.apps);
     let seconds = started.elapsed().as_secs_f64();
@@ -293,27 +377,26 @@ fn pipeline(logic: Logic, sizes: &Sizes) {
         "the pipeline took longer than {:?}",
         sizes.deadline
     );
-    let ms = |q| {
-        host.stats()
-            .queue_latency_quantile(q)
-            .map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
-    };
+    let ms = |q| running.latency_ms(q);
     let (p50, p99) = (ms(0.5), ms(0.99));
-    let reconciles = host.stats().queue_latency_count();
+    let reconciles = running.reconciles();
 
     // Paced: edits at 100 per second once the backlog has drained (the
     // follow-up reconciles of every App included: no reconcile for 1 s).
-    runtime.block_on(async {
-        let mut seen = host.stats().queue_latency_count();
+    let before_edits = runtime.block_on(async {
+        let mut seen = running.reconciles();
         loop {
             tokio::time::sleep(Duration::from_secs(1)).await;
-            let now = host.stats().queue_latency_count();
+            let now = running.reconciles();
             if now == seen {
                 break;
             }
             seen = now;
         }
-        host.stats().reset();
+        let before_edits = running.reconciles();
+        if let Running::Host(host) = &running {
+            host.stats().reset();
+        }
         let apps: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(
             client,
             "default",
@@ -336,18 +419,22 @@ fn pipeline(logic: Logic, sizes: &Sizes) {
             .expect("editing an App");
         }
         // Until the edits' follow-ups are done too.
-        let mut seen = host.stats().queue_latency_count();
+        let mut seen = running.reconciles();
         loop {
             tokio::time::sleep(Duration::from_secs(1)).await;
-            let now = host.stats().queue_latency_count();
+            let now = running.reconciles();
             if now == seen {
                 break;
             }
             seen = now;
         }
+        before_edits
     });
     let (paced_p50, paced_p99) = (ms(0.5), ms(0.99));
-    let paced_reconciles = host.stats().queue_latency_count();
+    let paced_reconciles = match &running {
+        Running::Host(_) => running.reconciles(),
+        Running::KubeRs(..) => running.reconciles() - before_edits,
+    };
     // Idle: every App reconciled, nothing to do. What the host process
     // spends (CPU, resident memory) waiting.
     let idle_cpu = cpu_seconds("self");
@@ -362,7 +449,10 @@ fn pipeline(logic: Logic, sizes: &Sizes) {
             "host_cpu_s": host_cpu, "server_cpu_s": server_cpu,
             "idle_cpu_percent": idle_cpu_percent, "idle_rss_mb": idle_rss })
     );
-    runtime.block_on(host.shutdown());
+    match running {
+        Running::Host(host) => runtime.block_on(host.shutdown()),
+        Running::KubeRs(task, _) => task.abort(),
+    }
     server.stop();
 }
 
@@ -904,6 +994,7 @@ fn main() {
             "cache-metadata" => options::metadata_cache(&sizes),
             "serve-marked-config-maps" => options::serve_marked_config_maps(),
             "native" => pipeline(Logic::Native, &sizes),
+            "kubers" => pipeline(Logic::KubeRs, &sizes),
             "cache" => cache_cost(&sizes),
             "serve-apps" => serve_apps(),
             "serve-config-maps" => serve_config_maps(),
@@ -916,11 +1007,14 @@ fn main() {
     let rounds = if full { 2 } else { 1 };
     let mut wasm_runs = Vec::new();
     let mut native_runs = Vec::new();
+    let mut kubers_runs = Vec::new();
     for round in 0..rounds {
         if round % 2 == 0 {
             wasm_runs.push(measure("wasm", full));
             native_runs.push(measure("native", full));
+            kubers_runs.push(measure("kubers", full));
         } else {
+            kubers_runs.push(measure("kubers", full));
             native_runs.push(measure("native", full));
             wasm_runs.push(measure("wasm", full));
         }
@@ -931,7 +1025,11 @@ fn main() {
             .cloned()
             .expect("at least one run")
     };
-    let (wasm, native) = (fastest(&wasm_runs), fastest(&native_runs));
+    let (wasm, native, kubers) = (
+        fastest(&wasm_runs),
+        fastest(&native_runs),
+        fastest(&kubers_runs),
+    );
     let per_second = |run: &Value| sizes.apps as f64 / number(run, "seconds");
     emit("apps", sizes.apps as f64, "count");
     emit("concurrency", CONCURRENCY as f64, "count");
@@ -949,8 +1047,16 @@ fn main() {
             "s",
         );
     }
+    for (i, run) in kubers_runs.iter().enumerate() {
+        emit(
+            &format!("kubers_seconds_round{i}"),
+            number(run, "seconds"),
+            "s",
+        );
+    }
     emit("wasm_reconciles_per_s", per_second(&wasm), "1/s");
     emit("native_reconciles_per_s", per_second(&native), "1/s");
+    emit("kubers_reconciles_per_s", per_second(&kubers), "1/s");
     emit(
         "wasm_over_native",
         per_second(&wasm) / per_second(&native),
@@ -964,6 +1070,11 @@ fn main() {
     emit(
         "native_reconciles_total",
         number(&native, "reconciles"),
+        "count",
+    );
+    emit(
+        "kubers_reconciles_total",
+        number(&kubers, "reconciles"),
         "count",
     );
     emit("queue_latency_p50_ms", number(&wasm, "p50_ms"), "ms");
@@ -988,11 +1099,13 @@ fn main() {
         number(&native, "p99_ms"),
         "ms",
     );
-    for (name, run) in [("wasm", &wasm), ("native", &native)] {
+    let cpu_per_reconcile =
+        |run: &Value| number(run, "host_cpu_s") * 1e6 / number(run, "reconciles");
+    for (name, run) in [("wasm", &wasm), ("native", &native), ("kubers", &kubers)] {
         let reconciles = number(run, "reconciles");
         emit(
             &format!("{name}_host_cpu_us_per_reconcile"),
-            number(run, "host_cpu_s") * 1e6 / reconciles,
+            cpu_per_reconcile(run),
             "us",
         );
         emit(
@@ -1011,6 +1124,23 @@ fn main() {
         "%",
     );
     emit("native_idle_rss_mb", number(&native, "idle_rss_mb"), "MiB");
+    emit(
+        "wasm_cpu_over_kubers",
+        cpu_per_reconcile(&wasm) / cpu_per_reconcile(&kubers),
+        "ratio",
+    );
+    emit("kubers_host_rss_mb", number(&kubers, "rss_mb"), "MiB");
+    emit(
+        "kubers_idle_cpu_percent",
+        number(&kubers, "idle_cpu_percent"),
+        "%",
+    );
+    emit("kubers_idle_rss_mb", number(&kubers, "idle_rss_mb"), "MiB");
+    emit(
+        "idle_rss_over_kubers",
+        number(&wasm, "idle_rss_mb") / number(&kubers, "idle_rss_mb"),
+        "ratio",
+    );
 
     // Predicates: reconciles per edited App, its follow-ups included (the
     // Deployment it rewrites queues it once more), with `generation_changed`

@@ -1,0 +1,153 @@
+//! The peer: the same App operator as a kube-rs `Controller`, compiled
+//! natively, against the same in-memory API server. Its reconcile makes the
+//! calls the `app` module makes (a JSON patch adding the finalizer,
+//! server-side apply of the Deployment and the Service, a merge patch of
+//! the status when it changes), built by the same functions of the `app`
+//! crate, so the two differ only in what runs around the logic.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Service;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use kube::runtime::controller::{Action, Config, Controller};
+use kube::runtime::watcher;
+use serde_json::{Value, json};
+
+/// What the field manager of the peer's writes is called.
+const FIELD_MANAGER: &str = "kubers-app";
+
+/// The reconciles the controller ran.
+#[derive(Clone, Default)]
+pub struct Counter(Arc<AtomicU64>);
+
+impl Counter {
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+struct Context {
+    client: kube::Client,
+    apps: ApiResource,
+    reconciles: Counter,
+}
+
+#[derive(Debug)]
+struct Failed(String);
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Failed {}
+
+impl From<kube::Error> for Failed {
+    fn from(e: kube::Error) -> Failed {
+        Failed(e.to_string())
+    }
+}
+
+/// Runs the controller (concurrency `concurrency`) until the task is
+/// aborted.
+pub fn start(
+    client: kube::Client,
+    concurrency: u16,
+    reconciles: Counter,
+) -> tokio::task::JoinHandle<()> {
+    let apps = ApiResource::from_gvk(&GroupVersionKind::gvk("demo.rekon.dev", "v1", "App"));
+    let context = Arc::new(Context {
+        client: client.clone(),
+        apps: apps.clone(),
+        reconciles,
+    });
+    let controller = Controller::new_with(
+        Api::<DynamicObject>::all_with(client.clone(), &apps),
+        watcher::Config::default(),
+        apps,
+    )
+    .owns(
+        Api::<Deployment>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .owns(Api::<Service>::all(client), watcher::Config::default())
+    .with_config(Config::default().concurrency(concurrency));
+    tokio::spawn(
+        controller
+            .run(reconcile, error_policy, context)
+            .for_each(|_| async {}),
+    )
+}
+
+fn error_policy(_: Arc<DynamicObject>, _: &Failed, _: Arc<Context>) -> Action {
+    Action::requeue(Duration::from_millis(100))
+}
+
+async fn reconcile(app: Arc<DynamicObject>, ctx: Arc<Context>) -> Result<Action, Failed> {
+    ctx.reconciles.0.fetch_add(1, Ordering::Relaxed);
+    let object = serde_json::to_value(app.as_ref()).map_err(|e| Failed(e.to_string()))?;
+    let ns = app.metadata.namespace.clone().unwrap_or_default();
+    let name = app.metadata.name.clone().unwrap_or_default();
+    let apps: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &ns, &ctx.apps);
+    if app.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let holds = app
+        .metadata
+        .finalizers
+        .as_ref()
+        .is_some_and(|f| f.iter().any(|f| f == app::FINALIZER));
+    if !holds {
+        let mut ops = vec![json!({"op": "test", "path": "/metadata/resourceVersion",
+            "value": app.metadata.resource_version})];
+        ops.push(if app.metadata.finalizers.is_some() {
+            json!({"op": "add", "path": "/metadata/finalizers/-", "value": app::FINALIZER})
+        } else {
+            json!({"op": "add", "path": "/metadata/finalizers", "value": [app::FINALIZER]})
+        });
+        let patch: json_patch::Patch =
+            serde_json::from_value(Value::Array(ops)).map_err(|e| Failed(e.to_string()))?;
+        apps.patch(&name, &PatchParams::default(), &Patch::Json::<()>(patch))
+            .await?;
+    }
+    let spec: app::AppSpec = serde_json::from_value(object["spec"].clone())
+        .map_err(|e| Failed(format!("invalid spec: {e}")))?;
+    let current: app::AppStatus =
+        serde_json::from_value(object["status"].clone()).unwrap_or_default();
+    let generation = app.metadata.generation;
+    let owner = json!({"apiVersion": "demo.rekon.dev/v1", "kind": "App", "name": name,
+        "uid": app.metadata.uid, "controller": true, "blockOwnerDeletion": true});
+    let apply = PatchParams::apply(FIELD_MANAGER).force();
+    let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ns);
+    let applied = deployments
+        .patch(
+            &name,
+            &apply,
+            &Patch::Apply(app::deployment(&ns, &name, &spec, &owner)),
+        )
+        .await?;
+    let services: Api<Service> = Api::namespaced(ctx.client.clone(), &ns);
+    services
+        .patch(
+            &name,
+            &apply,
+            &Patch::Apply(app::service(&ns, &name, &spec, &owner)),
+        )
+        .await?;
+    let ready = applied.status.and_then(|s| s.ready_replicas).unwrap_or(0);
+    let status = app::desired_status(current.clone(), generation, spec.replicas, ready);
+    if status != current {
+        apps.patch_status(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "status": status })),
+        )
+        .await?;
+    }
+    Ok(Action::await_change())
+}
