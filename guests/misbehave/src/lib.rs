@@ -38,6 +38,9 @@ pub const VICTIM: &str = "misbehave-victim";
 /// `{"call": "list-by-index", "index", "value", "namespace"}` (answered
 /// `ok <names>`).
 pub const SCRIPT_KEY: &str = "misbehave.rekon.dev/script";
+/// The CRD the module ships (`crds`), as JSON text: tests break a copy of
+/// the module by replacing bytes of it (e.g. its kind, or a quote).
+pub const CRD: &str = r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"troubles.misbehave.rekon.dev"},"spec":{"group":"misbehave.rekon.dev","names":{"kind":"Trouble","listKind":"TroubleList","plural":"troubles","singular":"trouble"},"scope":"Namespaced","versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}"#;
 
 /// What the reconciler does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,6 +138,11 @@ pub struct Misbehave;
 
 #[rekon_sdk::reconciler(webhook)]
 impl Reconciler for Misbehave {
+    /// Ships [`CRD`] (a panic when it is not JSON any more).
+    fn crds() -> Vec<Value> {
+        vec![serde_json::from_str(CRD).expect("misbehave's CRD is JSON")]
+    }
+
     fn manifest() -> Manifest {
         let configmap = Gvk::of::<ConfigMap>();
         Manifest::new(NAME, configmap.clone())

@@ -32,7 +32,7 @@ pub(super) struct Args {
 
 pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let module = load(&engine(cli)?, &args.module).await?;
-    let (cluster, request) = offline_request(&module, &args.object, &args.fixtures, false)?;
+    let (cluster, request) = offline_request(&module, &args.object, &args.fixtures, false).await?;
     let cluster: Arc<dyn Cluster> = Arc::new(cluster);
     for _ in 0..(args.iterations / 10).clamp(10, 200) {
         let outcome = module

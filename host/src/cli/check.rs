@@ -51,7 +51,11 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         out["contract"] = json!(format!("rekon:reconciler@{}", module.contract_version()));
         out["world"] = json!(module.world());
         out["webhooks"] = webhooks_json(module.webhooks());
-        out["crds"] = module.crds().iter().map(crd_summary).collect();
+        let crds = module
+            .crds()
+            .await
+            .with_context(|| format!("the CRDs {origin} ships"))?;
+        out["crds"] = crds.iter().map(crd_summary).collect();
         say(serde_json::to_string_pretty(&out)?)?;
     }
     Ok(ExitCode::SUCCESS)

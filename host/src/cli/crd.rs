@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context as _;
+
 use super::{Cli, engine, load, say};
 
 /// `rekon crd MODULE`.
@@ -18,7 +20,10 @@ pub(super) struct Args {
 
 pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let module = load(&engine(cli)?, &args.module).await?;
-    let crds = module.crds();
+    let crds = module
+        .crds()
+        .await
+        .with_context(|| format!("the CRDs of {}", args.module.display()))?;
     if crds.is_empty() {
         eprintln!(
             "{} ships no CustomResourceDefinition (contract {})",

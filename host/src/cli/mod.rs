@@ -192,9 +192,9 @@ async fn load(engine: &Engine, path: &Path) -> anyhow::Result<Module> {
 
 /// An in-memory cluster (the embedded store) with the CRDs the module
 /// ships installed, as `rekon dev` installs them.
-fn cluster_of(module: &Module) -> anyhow::Result<rekon_host::MemoryCluster> {
+async fn cluster_of(module: &Module) -> anyhow::Result<rekon_host::MemoryCluster> {
     let cluster = rekon_host::MemoryCluster::default();
-    for crd in module.crds() {
+    for crd in module.crds().await.context("the CRDs the module ships")? {
         cluster
             .seed(crd.clone())
             .map_err(|e| anyhow::anyhow!("{}", e.message))

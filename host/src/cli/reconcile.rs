@@ -33,7 +33,7 @@ pub(super) struct Args {
 pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let module = load(&engine(cli)?, &args.module).await?;
     let (cluster, mut request) =
-        offline_request(&module, &args.object, &args.fixtures, args.deleted)?;
+        offline_request(&module, &args.object, &args.fixtures, args.deleted).await?;
     if let Some(object) = &request.object
         && finalizing(&module, &serde_json::from_str(object)?)
     {
@@ -88,13 +88,13 @@ fn action_json(action: &Action) -> Value {
 }
 
 /// Builds the in-memory cluster from fixtures and the object, and the request.
-pub(super) fn offline_request(
+pub(super) async fn offline_request(
     module: &Module,
     object: &Path,
     fixtures: &[PathBuf],
     deleted: bool,
 ) -> anyhow::Result<(MemoryCluster, Request)> {
-    let cluster = super::cluster_of(module)?;
+    let cluster = super::cluster_of(module).await?;
     for path in fixtures {
         for document in read_documents(path)? {
             cluster

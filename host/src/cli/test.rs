@@ -601,7 +601,7 @@ struct Report {
 
 async fn run_case(module: &Module, case: &Case) -> anyhow::Result<Report> {
     let request = &case.request;
-    let cluster = super::cluster_of(module)?;
+    let cluster = super::cluster_of(module).await?;
     let now = request.time.unwrap_or_else(Utc::now);
     let deletion = json!(now.to_rfc3339_opts(SecondsFormat::Secs, true));
     let mut objects = case.objects.clone();

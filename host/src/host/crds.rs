@@ -20,12 +20,22 @@ const ESTABLISH_TIMEOUT: Duration = Duration::from_secs(30);
 /// that cannot be applied is logged, not fatal: the controller starts
 /// anyway (the CRD may be installed by other means) and says why it waits.
 pub(crate) async fn install(client: &kube::Client, module: &Module) {
-    if module.crds().is_empty() {
-        return;
-    }
+    let crds = match module.crds().await {
+        Ok(crds) if crds.is_empty() => return,
+        Ok(crds) => crds,
+        Err(error) => {
+            tracing::error!(
+                module = %module.name(),
+                error = %error,
+                "cannot install the CRDs the module ships: they are not valid; \
+                 its controller starts anyway"
+            );
+            return;
+        }
+    };
     let api = crate::webhook::publish::crds(client);
     let params = PatchParams::apply(FIELD_MANAGER).force();
-    for crd in module.crds() {
+    for crd in crds {
         let name = crd["metadata"]["name"].as_str().unwrap_or_default();
         match api.patch(name, &params, &Patch::Apply(crd)).await {
             Ok(_) => match established(&api, name).await {

@@ -72,7 +72,8 @@ pub(super) struct Inner {
     pub(super) pre: Pre,
     pub(super) manifest: Manifest,
     pub(super) webhooks: Arc<Webhooks>,
-    pub(super) crds: Arc<Vec<Value>>,
+    /// The CRDs it ships, asked for the first time they are needed.
+    pub(super) crds: Arc<tokio::sync::OnceCell<Vec<Value>>>,
     pub(super) caller: Arc<Caller>,
     pub(super) digest: String,
     pub(super) source: CompileSource,
@@ -149,11 +150,6 @@ impl Module {
         .map_err(|e| ModuleError::ManifestCall(Box::new(e)))?;
         validate_manifest(&manifest, pre.reconciles()).map_err(ModuleError::InvalidManifest)?;
         super::webhooks::validate(&webhooks).map_err(ModuleError::InvalidManifest)?;
-        let mut store = new_store(engine, budget, None);
-        let crds = pre.crds(&mut store).await.map_err(|e| {
-            ModuleError::ManifestCall(Box::new(classify(e, store.data(), engine, budget)))
-        })?;
-        let crds = validate_crds(&crds).map_err(ModuleError::InvalidManifest)?;
 
         let budget = manifest
             .timeout_ms
@@ -172,7 +168,7 @@ impl Module {
                 pre,
                 manifest,
                 webhooks: Arc::new(webhooks),
-                crds: Arc::new(crds),
+                crds: Arc::default(),
                 caller,
                 digest,
                 source,
@@ -264,9 +260,28 @@ impl Module {
 
     /// The CustomResourceDefinitions the module ships (0.4.0 and later;
     /// empty when it ships none): checked `apiextensions.k8s.io/v1`
-    /// objects, in the module's order.
-    pub fn crds(&self) -> &[Value] {
-        &self.inner.crds
+    /// objects, in the module's order. The module is asked (its `crds`
+    /// export, on a fresh instance) the first time, not when it loads: a
+    /// host that installs no CRD spends nothing on them.
+    pub async fn crds(&self) -> Result<&[Value], ModuleError> {
+        let inner = &self.inner;
+        let crds = inner
+            .crds
+            .get_or_try_init(|| async {
+                let budget = inner.engine.config().max_reconcile_time;
+                let mut store = new_store(&inner.engine, budget, None);
+                let crds = inner.pre.crds(&mut store).await.map_err(|e| {
+                    ModuleError::ManifestCall(Box::new(classify(
+                        e,
+                        store.data(),
+                        &inner.engine,
+                        budget,
+                    )))
+                })?;
+                validate_crds(&crds).map_err(ModuleError::InvalidManifest)
+            })
+            .await?;
+        Ok(crds)
     }
 
     /// The module's name (from its manifest).

@@ -1,13 +1,14 @@
 //! CRDs shipped inside a module (contract 0.4.0): `rekon crd` prints them,
 //! `rekon check` lists them, `rekon run --install-crds` applies them before
-//! the controller starts. (`rekon dev` installing them: the runtime tests'
-//! `dev_runs_the_example_guests_against_the_embedded_server`.)
+//! the controller starts, and a module that says them wrong is told so
+//! without stopping anything. (`rekon dev` installing them: the runtime
+//! tests' `dev_runs_the_example_guests_against_the_embedded_server`.)
 
 use std::process::Command;
 
 use serde_json::{Value, json};
 
-use super::support::{Env, app, path};
+use super::support::{Env, app, misbehave_with, path};
 
 fn rekon(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_rekon"))
@@ -106,5 +107,73 @@ async fn run_install_crds_applies_them_before_the_controller_starts() {
             .resource_for_kind("demo.rekon.dev", "v1", "App")
             .is_none(),
         "a host without --install-crds installed the App CRD"
+    );
+}
+
+/// `misbehave` with its CRD broken: not a CRD any more (its kind renamed),
+/// or not JSON (its `crds` panics).
+fn broken_crd(from: &str, to: &str) -> Vec<u8> {
+    let crd = misbehave::CRD.replace(from, to);
+    assert_ne!(crd, misbehave::CRD);
+    misbehave_with(misbehave::CRD, &crd)
+}
+
+/// A module whose CRDs are wrong: `rekon check` and `rekon crd` say what is
+/// wrong and fail; `rekon run --install-crds` says it, installs nothing and
+/// runs the controller all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_crds_are_reported_and_the_controller_runs_anyway() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = rekon(&["check", rekon_test_artifacts::MISBEHAVE]);
+    assert!(output.status.success(), "{output:?}");
+    let manifest: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(manifest["crds"][0]["name"], "troubles.misbehave.rekon.dev");
+
+    let not_a_crd = dir.path().join("not-a-crd.wasm");
+    std::fs::write(
+        &not_a_crd,
+        broken_crd("CustomResourceDefinition", "CustomResourceDefinitioX"),
+    )
+    .unwrap();
+    let not_json = dir.path().join("not-json.wasm");
+    std::fs::write(&not_json, broken_crd(r#""scope":"#, r#""scope"!"#)).unwrap();
+    for (module, says) in [
+        (
+            &not_a_crd,
+            "must be apiVersion apiextensions.k8s.io/v1, kind CustomResourceDefinition",
+        ),
+        (&not_json, "misbehave's CRD is JSON"),
+    ] {
+        for command in ["check", "crd"] {
+            let output = rekon(&[command, module.to_str().unwrap()]);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                !output.status.success(),
+                "rekon {command} accepted {module:?}"
+            );
+            assert!(stderr.contains(says), "rekon {command}: {stderr}");
+        }
+    }
+
+    let mut env = Env::new().await;
+    env.use_shared_cache();
+    env.run(&[not_json.to_str().unwrap()], &["--install-crds"]);
+    env.apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "still-served", "namespace": "default"}, "data": {}}));
+    env.wait("the ConfigMap reconciled", || {
+        env.get("", "v1", "ConfigMap", Some("default"), "still-served")
+            .filter(|c| c["data"]["behaved-by"] == misbehave::BUILD_MARK)
+    })
+    .await;
+    let log = env.log();
+    assert!(
+        log.contains("cannot install the CRDs the module ships")
+            && log.contains("misbehave's CRD is JSON"),
+        "the host says why:\n{log}"
+    );
+    assert!(
+        env.store()
+            .resource_for_kind("misbehave.rekon.dev", "v1", "Trouble")
+            .is_none()
     );
 }
