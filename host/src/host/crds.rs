@@ -21,7 +21,7 @@ const ESTABLISH_TIMEOUT: Duration = Duration::from_secs(30);
 /// anyway (the CRD may be installed by other means) and says why it waits.
 pub(crate) async fn install(client: &kube::Client, module: &Module) {
     let crds = match module.crds().await {
-        Ok(crds) if crds.is_empty() => return,
+        Ok([]) => return,
         Ok(crds) => crds,
         Err(error) => {
             tracing::error!(
