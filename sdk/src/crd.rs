@@ -111,7 +111,7 @@
 //! attributes: `#[schemars(range(min = 0, max = 10))]`, `length(...)`,
 //! `regex(pattern = ...)`, or any keyword with `extend("key" = value)`.
 //! Where a type has no fitting derive, `#[schemars(schema_with = "path")]`
-//! takes a hand-made schema. [`Condition`](crate::conditions::Condition)
+//! takes a hand-made schema. [`Condition`]
 //! has one: `Vec<Condition>` is the usual conditions list.
 //!
 //! The root schema is `{type: object, properties: {spec, status}}`, with

@@ -47,6 +47,9 @@
 //!   finalizers, owner references, events, logs);
 //! - [`webhook`]: admission (validating, defaulting) and conversion
 //!   webhooks, exported with `#[reconciler(webhook)]` or `#[webhook]`;
+//! - [`crd`]: CustomResourceDefinitions from your types
+//!   (`#[derive(CustomResource)]`), shipped in the module through
+//!   [`Reconciler::crds`];
 //! - [`conditions`]: status conditions with correct `lastTransitionTime`;
 //! - [`raw`]: one function per host import, JSON strings in and out;
 //! - [`testing`] (not on `wasm32`): the native test harness.
