@@ -348,3 +348,62 @@ async fn a_slow_compile_does_not_delay_another_modules_first_reconcile() {
     })
     .await;
 }
+
+/// Tiered loading, live: a module missing from the compile cache serves on
+/// baseline code at once; its optimised build takes over while objects
+/// keep arriving, and the swap is invisible to the controller: the same
+/// informers, no second load, no reconcile-all, every object reconciled
+/// once for its creation (none lost, none duplicated).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cold_module_serves_on_baseline_code_until_optimised_code_takes_over() {
+    let mut env = Env::new().await;
+    let modules = env.dir.path().join("modules");
+    std::fs::create_dir_all(&modules).unwrap();
+    let mark = "misbehave-build-T";
+    install(&modules, "misbehave.wasm", &version(mark));
+    env.run(&[], &["--modules", modules.to_str().unwrap()]);
+    env.wait("the module loaded on baseline code", || {
+        env.log()
+            .lines()
+            .any(|l| l.contains("module loaded") && l.contains("from=Baseline"))
+            .then_some(())
+    })
+    .await;
+
+    // Objects arrive before, during and after the swap.
+    let mut names = Vec::new();
+    let mut after_swap = 0;
+    while after_swap < 10 {
+        let name = format!("tiered-{}", names.len());
+        env.apply(configmap(&name));
+        names.push(name);
+        if env.log().contains("module runs optimised code now") {
+            after_swap += 1;
+        }
+        assert!(names.len() < 5_000, "the optimised build never took over");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for name in &names {
+        behaved_by(&env, name, mark).await;
+    }
+    env.settled().await;
+    let log = env.log();
+    assert_eq!(log.matches("module loaded").count(), 1, "one load:\n{log}");
+    assert_eq!(
+        log.matches("informer started").count(),
+        1,
+        "the ConfigMap informer is the same"
+    );
+    assert!(
+        !log.contains("module-reloaded"),
+        "no reconcile-all at the swap"
+    );
+    for name in &names {
+        let reasons = env.reconcile_reasons(0, name);
+        assert_eq!(
+            reasons.iter().filter(|r| *r == "added").count(),
+            1,
+            "{name} reconciled once for its creation: {reasons:?}"
+        );
+    }
+}

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rekon_host::{
     CompileSource, DispatchOptions, Engine, EngineConfig, MemoryCluster, Module, Reason,
-    ReconcileError, Request, object_ref_of,
+    ReconcileError, Request, Tier, object_ref_of,
 };
 use serde_json::{Value, json};
 
@@ -218,7 +218,10 @@ mod cache {
     #[tokio::test]
     async fn compiled_once_reused_across_restarts_and_invalidated_by_engine_changes() {
         let dir = tempfile::tempdir().unwrap();
-        let config = EngineConfig::default().cache_dir(Some(dir.path().to_path_buf()));
+        // Without tiers: a cold load compiles the optimised build at once.
+        let config = EngineConfig::default()
+            .baseline(false)
+            .cache_dir(Some(dir.path().to_path_buf()));
 
         let first = load(config.clone(), rekon_test_artifacts::APP).await;
         assert_eq!(first.compile_source(), CompileSource::Compiled);
@@ -237,7 +240,9 @@ mod cache {
     #[tokio::test]
     async fn corrupt_cache_entry_is_recompiled() {
         let dir = tempfile::tempdir().unwrap();
-        let config = EngineConfig::default().cache_dir(Some(dir.path().to_path_buf()));
+        let config = EngineConfig::default()
+            .baseline(false)
+            .cache_dir(Some(dir.path().to_path_buf()));
         let first = load(config.clone(), rekon_test_artifacts::APP).await;
         let engine = Engine::new(config.clone()).unwrap();
         let entry = engine.cache_path(first.digest()).unwrap();
@@ -249,6 +254,105 @@ mod cache {
         assert!(
             std::fs::read(&entry).unwrap().len() > 1000,
             "entry rewritten"
+        );
+    }
+}
+
+/// Tiered loading: a cold load serves on baseline code (Winch) while the
+/// optimised build (Cranelift) compiles in the background.
+mod tiers {
+    use super::*;
+
+    fn app_request() -> (MemoryCluster, Request) {
+        cluster_with(&[json!({
+            "apiVersion": "demo.rekon.dev/v1", "kind": "App",
+            "metadata": { "name": "web", "namespace": "default", "uid": "u-web" },
+            "spec": { "image": "nginx", "replicas": 2, "port": 80 },
+        })])
+    }
+
+    async fn reconcile(module: &Module) -> rekon_host::Outcome {
+        let (cluster, request) = app_request();
+        module
+            .reconcile(Arc::new(cluster), &request, DispatchOptions::default())
+            .await
+    }
+
+    /// A cold load answers on baseline code, then the optimised build takes
+    /// over the same module (and its narrowed copies) and is what the cache
+    /// keeps: a restarted host loads it from there, optimised at once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cold_load_serves_on_baseline_code_then_optimised_code_takes_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = EngineConfig::default().cache_dir(Some(dir.path().to_path_buf()));
+        let engine = Engine::new(config.clone()).unwrap();
+        assert!(engine.has_baseline());
+        let bytes = std::fs::read(rekon_test_artifacts::APP).unwrap();
+        let module = Module::load(&engine, &bytes).await.unwrap();
+        assert_eq!(module.compile_source(), CompileSource::Baseline);
+        let narrowed = module.narrowed(module.manifest().permissions.clone());
+        assert!(reconcile(&module).await.result.is_ok());
+
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        while module.tier() == Tier::Baseline {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the optimised build never took over"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(narrowed.tier(), Tier::Optimized, "copies share the code");
+        let after = reconcile(&module).await;
+        assert!(after.result.is_ok(), "{:?}", after.result);
+        assert!(
+            engine.cache_path(module.digest()).unwrap().exists(),
+            "the optimised build is cached"
+        );
+
+        let restarted = Module::load(&Engine::new(config).unwrap(), &bytes)
+            .await
+            .unwrap();
+        assert_eq!(restarted.compile_source(), CompileSource::Cache);
+        assert_eq!(restarted.tier(), Tier::Optimized);
+    }
+
+    /// A component the baseline compiler refuses (here: it uses tail
+    /// calls, which Winch does not compile) is compiled optimised at once,
+    /// and goes on to the checks every component passes.
+    #[tokio::test]
+    async fn a_component_the_baseline_compiler_refuses_is_compiled_optimised() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine =
+            Engine::new(EngineConfig::default().cache_dir(Some(dir.path().to_path_buf()))).unwrap();
+        let component = |body: &str| {
+            wat::parse_str(format!(
+                "(component (core module (func $f (result i32) {body}) (func (export \"g\") (result i32) call $f)))"
+            ))
+            .unwrap()
+        };
+        let plain = component("i32.const 1");
+        let (_, source) = engine
+            .compile_tiered(&plain, &rekon_host::digest(&plain))
+            .unwrap();
+        assert_eq!(source, CompileSource::Baseline);
+
+        let tail_calls = component("return_call $f");
+        let (_, source) = engine
+            .compile_tiered(&tail_calls, &rekon_host::digest(&tail_calls))
+            .unwrap();
+        assert_eq!(source, CompileSource::Compiled, "the fallback compiled it");
+        assert!(
+            engine
+                .cache_path(&rekon_host::digest(&tail_calls))
+                .unwrap()
+                .exists(),
+            "and cached it"
+        );
+        // Loading it goes past compiling: it is refused for its exports.
+        let error = Module::load(&engine, &tail_calls).await.unwrap_err();
+        assert!(
+            matches!(error, rekon_host::ModuleError::Exports(_)),
+            "{error:?}"
         );
     }
 }
@@ -443,6 +547,18 @@ mod limits {
         .unwrap()
     }
 
+    async fn misbehave_on(engine: &Engine, tier: Tier) -> Module {
+        let module = Module::load_on(
+            engine,
+            &std::fs::read(rekon_test_artifacts::MISBEHAVE).unwrap(),
+            tier,
+        )
+        .await
+        .unwrap();
+        assert_eq!(module.tier(), tier);
+        module
+    }
+
     async fn run(module: &Module, mode: &str) -> (MemoryCluster, rekon_host::Outcome) {
         let (cluster, request) = cluster_with(&[
             json!({
@@ -470,10 +586,18 @@ mod limits {
         (cluster, outcome)
     }
 
+    /// On optimised code and on baseline code alike (a module serves on
+    /// baseline code while its optimised build compiles): a loop is
+    /// stopped at its deadline, memory is capped, a stack overflow is one.
     #[tokio::test]
     async fn every_failure_mode_is_a_typed_failure_and_the_module_keeps_working() {
         let engine = engine();
-        let module = misbehave(&engine).await;
+        for tier in [Tier::Optimized, Tier::Baseline] {
+            failure_modes(&misbehave_on(&engine, tier).await, tier).await;
+        }
+    }
+
+    async fn failure_modes(module: &Module, tier: Tier) {
         type Expected = fn(&ReconcileError) -> bool;
         let cases: &[(&str, Expected)] = &[
             ("trap", |e| matches!(e, ReconcileError::Trap { .. })),
@@ -495,12 +619,19 @@ mod limits {
             }),
         ];
         for (mode, expected) in cases {
-            let (_, outcome) = run(&module, mode).await;
+            let (_, outcome) = run(module, mode).await;
             let error = outcome.result.expect_err(mode);
-            assert!(expected(&error), "{mode}: unexpected failure {error:?}");
+            assert!(
+                expected(&error),
+                "{tier:?} {mode}: unexpected failure {error:?}"
+            );
             // The next reconcile of the same module works.
-            let (_, good) = run(&module, "ok").await;
-            assert!(good.result.is_ok(), "after {mode}: {:?}", good.result);
+            let (_, good) = run(module, "ok").await;
+            assert!(
+                good.result.is_ok(),
+                "{tier:?} after {mode}: {:?}",
+                good.result
+            );
         }
     }
 
@@ -630,7 +761,7 @@ mod dev {
         let manifests = concat!(env!("CARGO_MANIFEST_DIR"), "/../guests/tenant/manifests");
         let mut child = Command::new(env!("CARGO_BIN_EXE_rekon"))
             .args(["dev", rekon_test_artifacts::TENANT])
-            // No CRD given: the app module ships it, and `rekon dev` installs it.
+            .args(["-f", &format!("{manifests}/crd.yaml")])
             .args(["-f", &format!("{manifests}/example.yaml")])
             .arg("--write-kubeconfig")
             .arg(&kubeconfig)

@@ -2,6 +2,13 @@
 //! tuned for a fresh instance per reconcile, its epoch ticker, and the
 //! on-disk compile cache.
 //!
+//! Tiered loading: a component that is not in the compile cache is first
+//! compiled by a second engine with wasmtime's baseline compiler (Winch),
+//! in a fraction of the time, and serves at once; the optimised build
+//! (Cranelift) is compiled in the background, written to the cache, and
+//! takes over (see [`crate::Module`]). A component the baseline compiler
+//! cannot take is compiled optimised at once, as without tiers.
+//!
 //! Start with [`EngineConfig`] (limits and pool sizes, with sane defaults) and
 //! [`Engine::new`]; then load modules with [`crate::Module::load`].
 
@@ -39,6 +46,10 @@ pub struct EngineConfig {
     /// Compile without optimisation: modules load faster, reconcile slower.
     /// For an author's inner loop; part of the compile cache key.
     pub fast_compile: bool,
+    /// Tiered loading (default on): a module missing from the compile
+    /// cache serves first on baseline code (Winch) while its optimised
+    /// build compiles in the background.
+    pub baseline: bool,
 }
 
 impl Default for EngineConfig {
@@ -50,6 +61,7 @@ impl Default for EngineConfig {
             max_instances: 1000,
             cache_dir: default_cache_dir(),
             fast_compile: false,
+            baseline: true,
         }
     }
 }
@@ -90,6 +102,13 @@ impl EngineConfig {
         self
     }
 
+    /// Turns tiered loading on or off (see [`EngineConfig::baseline`]).
+    #[must_use]
+    pub fn baseline(mut self, enable: bool) -> Self {
+        self.baseline = enable;
+        self
+    }
+
     /// Sets (or, with `None`, disables) the compile cache directory.
     #[must_use]
     pub fn cache_dir(mut self, dir: Option<PathBuf>) -> Self {
@@ -127,11 +146,30 @@ pub enum CompileSource {
     Compiled,
     /// Loaded (memory-mapped) from the on-disk cache.
     Cache,
+    /// Compiled now by the baseline compiler (a cache miss, tiered
+    /// loading); the optimised build follows in the background.
+    Baseline,
+}
+
+/// Which compiler's code a module version runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// Cranelift's optimised code: what the compile cache keeps.
+    Optimized,
+    /// Winch's baseline code: quick to compile, slower to run.
+    Baseline,
+}
+
+/// The baseline tier: an engine with the baseline compiler and its linker.
+struct BaselineTier {
+    engine: wasmtime::Engine,
+    linker: Linker<HostState>,
 }
 
 struct Shared {
     engine: wasmtime::Engine,
     linker: Linker<HostState>,
+    baseline: Option<BaselineTier>,
     config: EngineConfig,
     /// sha256 of the engine's precompile compatibility hash, hex: part of
     /// every cache key so a changed engine never loads stale code.
@@ -220,13 +258,36 @@ impl Engine {
         wasm.wasm_component_model(true)
             .epoch_interruption(true)
             .max_wasm_stack(config.max_wasm_stack)
-            .async_stack_size(config.max_wasm_stack + (1 << 20))
-            .cranelift_opt_level(if config.fast_compile {
-                OptLevel::None
-            } else {
-                OptLevel::Speed
-            })
-            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+            .async_stack_size(config.max_wasm_stack + (1 << 20));
+        // The baseline engine: the same settings, Winch, and instances
+        // allocated on demand (its code serves only until the optimised
+        // build takes over).
+        let baseline = if config.baseline {
+            let mut winch = wasm.clone();
+            winch.strategy(wasmtime::Strategy::Winch);
+            match wasmtime::Engine::new(&winch) {
+                Ok(engine) => {
+                    let mut linker = Linker::new(&engine);
+                    bindings::add_to_linker(&mut linker).map_err(EngineError::Linker)?;
+                    Some(BaselineTier { engine, linker })
+                }
+                Err(error) => {
+                    tracing::info!(
+                        error = %format!("{error:#}"),
+                        "no baseline compiler on this machine: modules load optimised"
+                    );
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        wasm.cranelift_opt_level(if config.fast_compile {
+            OptLevel::None
+        } else {
+            OptLevel::Speed
+        })
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         let engine = wasmtime::Engine::new(&wasm).map_err(EngineError::Config)?;
 
         let mut linker = Linker::new(&engine);
@@ -241,12 +302,15 @@ impl Engine {
             stop: AtomicBool::new(false),
             thread: std::sync::OnceLock::new(),
         });
-        spawn_ticker(engine.weak(), ticker.clone());
+        let mut weak = vec![engine.weak()];
+        weak.extend(baseline.as_ref().map(|b| b.engine.weak()));
+        spawn_ticker(weak, ticker.clone());
 
         Ok(Engine {
             shared: Arc::new(Shared {
                 engine,
                 linker,
+                baseline,
                 config,
                 compat,
                 ticker,
@@ -264,8 +328,101 @@ impl Engine {
         &self.shared.config
     }
 
-    pub(crate) fn linker(&self) -> &Linker<HostState> {
-        &self.shared.linker
+    /// The wasmtime engine of a tier's code (stores must be of it).
+    pub(crate) fn wasmtime_for(&self, tier: Tier) -> &wasmtime::Engine {
+        match (tier, &self.shared.baseline) {
+            (Tier::Baseline, Some(baseline)) => &baseline.engine,
+            _ => &self.shared.engine,
+        }
+    }
+
+    /// The linker of a tier's engine.
+    pub(crate) fn linker_for(&self, tier: Tier) -> &Linker<HostState> {
+        match (tier, &self.shared.baseline) {
+            (Tier::Baseline, Some(baseline)) => &baseline.linker,
+            _ => &self.shared.linker,
+        }
+    }
+
+    /// Whether tiered loading is on (and the baseline compiler available).
+    pub fn has_baseline(&self) -> bool {
+        self.shared.baseline.is_some()
+    }
+
+    /// Loads a component from the compile cache, or, when it is not there
+    /// and tiered loading is on, compiles it with the baseline compiler
+    /// (the caller then builds the optimised code with
+    /// [`compile`](Self::compile) in the background). Without a baseline
+    /// tier, or for a component the baseline compiler refuses (said in the
+    /// log), this is [`compile`](Self::compile).
+    pub fn compile_tiered(
+        &self,
+        bytes: &[u8],
+        digest: &str,
+    ) -> Result<(Component, CompileSource), wasmtime::Error> {
+        if self.shared.baseline.is_none() {
+            return self.compile(bytes, digest);
+        }
+        if let Some(component) = self.cached(digest) {
+            return Ok((component, CompileSource::Cache));
+        }
+        let started = Instant::now();
+        match self.compile_baseline(bytes) {
+            Ok(component) => {
+                tracing::debug!(
+                    digest,
+                    elapsed_ms = started.elapsed().as_millis() as u64,
+                    "compiled component (baseline)"
+                );
+                Ok((component, CompileSource::Baseline))
+            }
+            Err(error) => {
+                tracing::info!(
+                    digest,
+                    error = %format!("{error:#}"),
+                    "the baseline compiler cannot take this module: compiling it optimised now"
+                );
+                self.compile(bytes, digest)
+            }
+        }
+    }
+
+    /// Compiles a component with the baseline compiler only (nothing is
+    /// cached); an error when tiered loading is off.
+    pub(crate) fn compile_baseline(&self, bytes: &[u8]) -> Result<Component, wasmtime::Error> {
+        let baseline =
+            self.shared.baseline.as_ref().ok_or_else(|| {
+                wasmtime::Error::msg("tiered loading is off: no baseline compiler")
+            })?;
+        Component::new(&baseline.engine, bytes)
+    }
+
+    /// The component of `digest` from the compile cache, if it is there
+    /// and usable.
+    fn cached(&self, digest: &str) -> Option<Component> {
+        let path = self.cache_path(digest)?;
+        if !path.exists() {
+            return None;
+        }
+        // SAFETY: the file was written by `Component::serialize` of an
+        // engine with the same compatibility hash (it is in the file
+        // name), into a directory owned by this host, and is only ever
+        // replaced by an atomic rename, never modified in place, so the
+        // mapping stays valid. wasmtime re-checks the header and refuses
+        // files from other engine configurations.
+        #[allow(unsafe_code)]
+        let loaded = unsafe { Component::deserialize_file(&self.shared.engine, &path) };
+        match loaded {
+            Ok(component) => Some(component),
+            Err(error) => {
+                tracing::warn!(
+                    path = %path.display(),
+                    error = %format!("{error:#}"),
+                    "compile cache entry unusable, recompiling"
+                );
+                None
+            }
+        }
     }
 
     /// The hex digest identifying this engine's compiled-code compatibility
@@ -292,25 +449,10 @@ impl Engine {
         bytes: &[u8],
         digest: &str,
     ) -> Result<(Component, CompileSource), wasmtime::Error> {
-        let path = self.cache_path(digest);
-        if let Some(path) = path.as_deref().filter(|p| p.exists()) {
-            // SAFETY: the file was written by `Component::serialize` of an
-            // engine with the same compatibility hash (it is in the file
-            // name), into a directory owned by this host, and is only ever
-            // replaced by an atomic rename, never modified in place, so the
-            // mapping stays valid. wasmtime re-checks the header and refuses
-            // files from other engine configurations.
-            #[allow(unsafe_code)]
-            let loaded = unsafe { Component::deserialize_file(&self.shared.engine, path) };
-            match loaded {
-                Ok(component) => return Ok((component, CompileSource::Cache)),
-                Err(error) => tracing::warn!(
-                    path = %path.display(),
-                    error = %format!("{error:#}"),
-                    "compile cache entry unusable, recompiling"
-                ),
-            }
+        if let Some(component) = self.cached(digest) {
+            return Ok((component, CompileSource::Cache));
         }
+        let path = self.cache_path(digest);
         let started = Instant::now();
         let component = Component::new(&self.shared.engine, bytes)?;
         tracing::debug!(
@@ -349,7 +491,7 @@ fn write_cache(path: &Path, component: &Component) -> std::io::Result<()> {
 /// behind (a stalled machine), missed ticks are skipped rather than
 /// replayed in a burst, so a stall never times out every running reconcile
 /// at once.
-fn spawn_ticker(engine: wasmtime::EngineWeak, ticker: Arc<Ticker>) {
+fn spawn_ticker(engines: Vec<wasmtime::EngineWeak>, ticker: Arc<Ticker>) {
     let state = ticker.clone();
     let thread = std::thread::Builder::new()
         .name("rekon-epoch".into())
@@ -367,11 +509,14 @@ fn spawn_ticker(engine: wasmtime::EngineWeak, ticker: Arc<Ticker>) {
                 if next > now {
                     std::thread::sleep(next - now);
                 }
-                let Some(engine) = engine.upgrade() else {
+                let mut alive = false;
+                for engine in engines.iter().filter_map(wasmtime::EngineWeak::upgrade) {
+                    engine.increment_epoch();
+                    alive = true;
+                }
+                if !alive {
                     return;
-                };
-                engine.increment_epoch();
-                drop(engine);
+                }
                 next += EPOCH_TICK;
                 let now = Instant::now();
                 if now > next + EPOCH_TICK {

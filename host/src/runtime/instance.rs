@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-use super::engine::{EPOCH_TICK, Engine};
+use super::engine::{EPOCH_TICK, Engine, Tier};
 use super::module::Module;
 use crate::bindings::{CallContext, CallRecord, HostState, MAX_MESSAGE};
 use crate::cluster::Cluster;
@@ -136,12 +136,13 @@ impl Module {
             record: options.record,
             read_only: false,
         };
-        let mut store = new_store(&inner.engine, inner.budget, Some(context));
+        let code = inner.code();
+        let mut store = new_store(&inner.engine, code.tier, inner.budget, Some(context));
         if let Some(at) = options.wall_clock {
             store.data_mut().fix_wall_clock(at);
         }
         let result = async {
-            let instance = inner
+            let instance = code
                 .pre
                 .instantiate(&mut store)
                 .await
@@ -191,8 +192,9 @@ impl Module {
             read_only: false,
         };
         let budget = Duration::from_secs(3600);
-        let mut store = new_store(&inner.engine, budget, Some(context));
-        let instance = inner
+        let code = inner.code();
+        let mut store = new_store(&inner.engine, code.tier, budget, Some(context));
+        let instance = code
             .pre
             .instantiate(&mut store)
             .await
@@ -216,6 +218,7 @@ impl Module {
 
 pub(super) fn new_store(
     engine: &Engine,
+    tier: Tier,
     budget: Duration,
     context: Option<CallContext>,
 ) -> Store<HostState> {
@@ -223,7 +226,7 @@ pub(super) fn new_store(
     let mut state = HostState::new(config.max_memory_bytes, budget, context);
     // The epoch ticker runs while this store (a guest) lives.
     state.held = Some(Box::new(engine.ticking()));
-    let mut store = Store::new(engine.wasmtime(), state);
+    let mut store = Store::new(engine.wasmtime_for(tier), state);
     store.limiter(|state| &mut state.limits);
     store.set_epoch_deadline(ticks(budget));
     // The deadline is on the guest's own CPU time: time spent in host calls

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
 
-use super::engine::{CompileSource, Engine};
+use super::engine::{CompileSource, Engine, Tier};
 use super::instance::{ReconcileError, classify, new_store};
 use super::world::{Described, Pre};
 use crate::bindings::Caller;
@@ -69,7 +69,9 @@ pub struct Module {
 
 pub(super) struct Inner {
     pub(super) engine: Engine,
-    pub(super) pre: Pre,
+    /// The code it runs: baseline first when tiered loading compiled it,
+    /// then optimised. Shared by its narrowed and overridden copies.
+    pub(super) code: Arc<std::sync::RwLock<Code>>,
     pub(super) manifest: Manifest,
     pub(super) webhooks: Arc<Webhooks>,
     /// The CRDs it ships, asked for the first time they are needed.
@@ -79,6 +81,21 @@ pub(super) struct Inner {
     pub(super) source: CompileSource,
     pub(super) compile_time: Duration,
     pub(super) budget: Duration,
+}
+
+/// A module version's code: its pre-linked template and the compiler tier
+/// that built it.
+#[derive(Clone)]
+pub(super) struct Code {
+    pub(super) pre: Pre,
+    pub(super) tier: Tier,
+}
+
+impl Inner {
+    /// The code to start the next reconcile (or review) on.
+    pub(super) fn code(&self) -> Code {
+        self.code.read().expect("code lock").clone()
+    }
 }
 
 impl std::fmt::Debug for Module {
@@ -110,15 +127,86 @@ impl Module {
         let started = Instant::now();
         // Compiling takes from milliseconds to seconds: keep it off the
         // threads that run reconciles.
+        let bytes: Arc<[u8]> = Arc::from(bytes);
         let (component, source) = {
-            let (engine, bytes, digest) = (engine.clone(), bytes.to_vec(), digest.clone());
-            tokio::task::spawn_blocking(move || engine.compile(&bytes, &digest))
+            let (engine, bytes, digest) = (engine.clone(), bytes.clone(), digest.clone());
+            tokio::task::spawn_blocking(move || engine.compile_tiered(&bytes, &digest))
                 .await
                 .map_err(|e| ModuleError::Compile(wasmtime::Error::msg(e.to_string())))?
                 .map_err(ModuleError::Compile)?
         };
         let compile_time = started.elapsed();
-        Self::from_component(engine, component, digest, source, compile_time).await
+        let module = Self::from_component(engine, component, digest, source, compile_time).await?;
+        if source == CompileSource::Baseline {
+            module.optimize_in_background(bytes);
+        }
+        Ok(module)
+    }
+
+    /// Loads a module on one tier's code, and keeps it there (no
+    /// background swap): for benchmarks and tests that compare the tiers.
+    #[cfg(feature = "bench")]
+    pub async fn load_on(engine: &Engine, bytes: &[u8], tier: Tier) -> Result<Module, ModuleError> {
+        let digest = digest(bytes);
+        let started = Instant::now();
+        let (component, source) = match tier {
+            Tier::Baseline => (
+                engine
+                    .compile_baseline(bytes)
+                    .map_err(ModuleError::Compile)?,
+                CompileSource::Baseline,
+            ),
+            Tier::Optimized => engine
+                .compile(bytes, &digest)
+                .map_err(ModuleError::Compile)?,
+        };
+        Self::from_component(engine, component, digest, source, started.elapsed()).await
+    }
+
+    /// Compiles the optimised build of a module serving on baseline code,
+    /// off the reconcile threads, writes it to the cache, and swaps it in:
+    /// a reconcile (or review) that started on baseline code finishes on
+    /// it; the next one runs optimised code. The controller sees nothing.
+    fn optimize_in_background(&self, bytes: Arc<[u8]>) {
+        let inner = &self.inner;
+        let (engine, digest) = (inner.engine.clone(), inner.digest.clone());
+        let code = Arc::downgrade(&inner.code);
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let compiled = {
+                let (engine, digest) = (engine.clone(), digest.clone());
+                tokio::task::spawn_blocking(move || engine.compile(&bytes, &digest)).await
+            };
+            let optimized = match compiled {
+                Ok(Ok((component, _))) => engine
+                    .linker_for(Tier::Optimized)
+                    .instantiate_pre(&component)
+                    .and_then(Pre::new),
+                Ok(Err(error)) => Err(error),
+                Err(error) => Err(wasmtime::Error::msg(error.to_string())),
+            };
+            match optimized {
+                Ok(pre) => {
+                    let Some(code) = code.upgrade() else {
+                        return; // unloaded meanwhile: the cache has it for next time
+                    };
+                    *code.write().expect("code lock") = Code {
+                        pre,
+                        tier: Tier::Optimized,
+                    };
+                    tracing::info!(
+                        digest,
+                        compile_ms = started.elapsed().as_millis() as u64,
+                        "module runs optimised code now"
+                    );
+                }
+                Err(error) => tracing::warn!(
+                    digest,
+                    error = %format!("{error:#}"),
+                    "cannot compile the optimised build: the module stays on baseline code"
+                ),
+            }
+        });
     }
 
     async fn from_component(
@@ -128,14 +216,18 @@ impl Module {
         source: CompileSource,
         compile_time: Duration,
     ) -> Result<Module, ModuleError> {
+        let tier = match source {
+            CompileSource::Baseline => Tier::Baseline,
+            CompileSource::Cache | CompileSource::Compiled => Tier::Optimized,
+        };
         let instance_pre = engine
-            .linker()
+            .linker_for(tier)
             .instantiate_pre(&component)
             .map_err(ModuleError::Imports)?;
         let pre = Pre::new(instance_pre).map_err(ModuleError::Exports)?;
 
         let budget = engine.config().max_reconcile_time;
-        let mut store = new_store(engine, budget, None);
+        let mut store = new_store(engine, tier, budget, None);
         let Described { manifest, webhooks } = async {
             let instance = pre
                 .instantiate(&mut store)
@@ -165,9 +257,9 @@ impl Module {
         Ok(Module {
             inner: Arc::new(Inner {
                 engine: engine.clone(),
-                pre,
                 manifest,
                 webhooks: Arc::new(webhooks),
+                code: Arc::new(std::sync::RwLock::new(Code { pre, tier })),
                 crds: Arc::default(),
                 caller,
                 digest,
@@ -188,7 +280,7 @@ impl Module {
         Module {
             inner: Arc::new(Inner {
                 engine: inner.engine.clone(),
-                pre: inner.pre.clone(),
+                code: inner.code.clone(),
                 manifest: inner.manifest.clone(),
                 webhooks: inner.webhooks.clone(),
                 crds: inner.crds.clone(),
@@ -211,7 +303,7 @@ impl Module {
         Module {
             inner: Arc::new(Inner {
                 engine: inner.engine.clone(),
-                pre: inner.pre.clone(),
+                code: inner.code.clone(),
                 manifest,
                 webhooks: inner.webhooks.clone(),
                 crds: inner.crds.clone(),
@@ -239,18 +331,18 @@ impl Module {
     /// The version of `rekon:reconciler` the module was built for
     /// (`0.1.0` to `0.4.0`).
     pub fn contract_version(&self) -> &'static str {
-        self.inner.pre.contract_version()
+        self.inner.code().pre.contract_version()
     }
 
     /// The world the module exports: `reconciler`, `webhook` or `operator`.
     pub fn world(&self) -> &'static str {
-        self.inner.pre.world()
+        self.inner.code().pre.world()
     }
 
     /// Whether the module reconciles (a `webhook` module only serves
     /// webhooks: no controller runs for it).
     pub fn reconciles(&self) -> bool {
-        self.inner.pre.reconciles()
+        self.inner.code().pre.reconciles()
     }
 
     /// The webhooks the module serves (empty for a reconciler).
@@ -269,8 +361,9 @@ impl Module {
             .crds
             .get_or_try_init(|| async {
                 let budget = inner.engine.config().max_reconcile_time;
-                let mut store = new_store(&inner.engine, budget, None);
-                let crds = inner.pre.crds(&mut store).await.map_err(|e| {
+                let code = inner.code();
+                let mut store = new_store(&inner.engine, code.tier, budget, None);
+                let crds = code.pre.crds(&mut store).await.map_err(|e| {
                     ModuleError::ManifestCall(Box::new(classify(
                         e,
                         store.data(),
@@ -297,6 +390,12 @@ impl Module {
     /// Whether the module was compiled now or loaded from the compile cache.
     pub fn compile_source(&self) -> CompileSource {
         self.inner.source
+    }
+
+    /// Which compiler's code the next reconcile runs: baseline while the
+    /// optimised build of a module loaded on baseline code compiles.
+    pub fn tier(&self) -> Tier {
+        self.inner.code().tier
     }
 
     /// How long compiling (or loading from the cache) took.

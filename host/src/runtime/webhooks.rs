@@ -123,8 +123,9 @@ impl Module {
             record: false,
             read_only: true,
         };
-        let mut store = new_store(&inner.engine, budget, Some(context));
-        let instance = inner
+        let code = inner.code();
+        let mut store = new_store(&inner.engine, code.tier, budget, Some(context));
+        let instance = code
             .pre
             .instantiate(&mut store)
             .await
