@@ -115,6 +115,16 @@ async fn a_restart_with_a_warm_cache_loads_every_module_without_compiling() {
         (env.log_of(first).matches("module loaded").count() == 3).then_some(())
     })
     .await;
+    // A cold start serves on baseline code; the optimised builds compile
+    // in the background and are what the cache keeps.
+    env.wait_long("three optimised builds", || {
+        (env.log_of(first)
+            .matches("module runs optimised code now")
+            .count()
+            == 3)
+            .then_some(())
+    })
+    .await;
     env.signal(first, "TERM");
     env.wait("the first host stopped", || {
         env.log_of(first)
@@ -131,6 +141,7 @@ async fn a_restart_with_a_warm_cache_loads_every_module_without_compiling() {
         .await;
     assert_eq!(log.matches("from=Cache").count(), 3, "{log}");
     assert_eq!(log.matches("from=Compiled").count(), 0, "{log}");
+    assert_eq!(log.matches("from=Baseline").count(), 0, "{log}");
 }
 
 /// `rekon pack` of these bytes, as objects.
