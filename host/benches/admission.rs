@@ -130,7 +130,10 @@ fn main() {
     let review = review();
 
     runtime.block_on(async {
-        let config = EngineConfig::default().cache_dir(Some(cache.path().join("cache")));
+        let config = EngineConfig::default()
+            // Steady state: optimised code from the first load (no tiers).
+            .baseline(false)
+            .cache_dir(Some(cache.path().join("cache")));
         let engine = Engine::new(config).expect("an engine");
         let module = Module::load(&engine, &bytes).await.expect("the app loads");
         let cluster: Arc<dyn Cluster> = Arc::new(MemoryCluster::default());
@@ -182,7 +185,11 @@ fn main() {
         webhooks.publish = false;
         let host = Host::builder()
             .client(client)
-            .engine_config(EngineConfig::default().cache_dir(Some(cache.path().join("cache"))))
+            .engine_config(
+                EngineConfig::default()
+                    .baseline(false)
+                    .cache_dir(Some(cache.path().join("cache"))),
+            )
             .module("app.wasm", bytes.clone())
             .webhooks(webhooks)
             .start()

@@ -2,6 +2,12 @@
 //! to the same reconciler compiled natively. Prints one JSON object per line:
 //! `{"bench":"dispatch","metric":...,"value":...,"unit":...}`.
 //!
+//! `fresh_us_2k` is a reconcile of a 2 KB App on a fresh instance of
+//! optimised code; `fresh_us_2k_baseline` the same on baseline code (what
+//! a module not yet in the compile cache runs while its optimised build
+//! compiles). `rss_per_module_kb`: resident memory per loaded module
+//! (100 loads of the `app` guest from the cache).
+//!
 //! Run without `--bench` (as `cargo test --all-targets` does) it makes one
 //! quick pass, to check it still works.
 
@@ -10,7 +16,9 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rekon_host::{Cluster, DispatchOptions, Engine, EngineConfig, MemoryCluster, Module, Request};
+use rekon_host::{
+    Cluster, DispatchOptions, Engine, EngineConfig, MemoryCluster, Module, Request, Tier,
+};
 use serde_json::{Value, json};
 
 fn emit(metric: &str, value: f64, unit: &str) {
@@ -169,7 +177,7 @@ fn main() {
 
         let config = EngineConfig::default().cache_dir(Some(cache.path().to_path_buf()));
         let engine = Engine::new(config).expect("an engine");
-        Module::load(&engine, &bytes)
+        Module::load_on(&engine, &bytes, Tier::Optimized)
             .await
             .expect("warming the cache");
         let started = Instant::now();
@@ -182,7 +190,15 @@ fn main() {
             "ms",
         );
 
+        assert_eq!(module.tier(), Tier::Optimized);
         let fresh_2k = fresh_us(&module, 2 << 10, iterations).await;
+        // The same on baseline code (Winch), what a module runs while its
+        // optimised build compiles (tiered loading).
+        let baseline = Module::load_on(&engine, &bytes, Tier::Baseline)
+            .await
+            .expect("compiling with the baseline compiler");
+        let fresh_2k_baseline = fresh_us(&baseline, 2 << 10, iterations).await;
+        emit("fresh_us_2k_baseline", fresh_2k_baseline, "us");
         let reused_2k = reused_us(&module, 2 << 10, iterations).await;
         let native_2k = native_us(2 << 10, iterations);
         let fresh_20k = fresh_us(&module, 20 << 10, iterations / 4).await;

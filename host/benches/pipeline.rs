@@ -323,7 +323,12 @@ fn pipeline(logic: Logic, sizes: &Sizes) {
     let builder = Host::builder()
         .client(client.clone())
         .controller_config(ControllerConfig::default().concurrency(CONCURRENCY))
-        .engine_config(EngineConfig::default().cache_dir(Some(cache.path().to_path_buf())));
+        .engine_config(
+            EngineConfig::default()
+                // Steady state: optimised code from the first load (no tiers).
+                .baseline(false)
+                .cache_dir(Some(cache.path().to_path_buf())),
+        );
     let builder = match logic {
         Logic::Wasm => builder.module(
             "app.wasm",

@@ -24,7 +24,23 @@
 //!   by a second engine on the same directory, as after a restart (every
 //!   version from the cache). `engine_start_ms` is the second engine's
 //!   creation, not counted in the warm figure.
-//! - `compile_ms`: compiling one version without a cache, for scale.
+//! - `compile_ms`: compiling one version without a cache (optimised, with
+//!   Cranelift), for scale; `baseline_compile_ms`: the same with the
+//!   baseline compiler (Winch), what a cold load waits for under tiered
+//!   loading.
+//!
+//! Tiered loading is on by default: a version missing from the cache
+//! serves on baseline code while its optimised build compiles behind it.
+//! The reload and start figures are measured both ways:
+//! `disk_reload_baseline_p50_ms` / `_p99_ms`,
+//! `configmap_reload_baseline_p50_ms` / `_p99_ms` and `cold_start_100_ms`
+//! with tiers (what a host does), `disk_reload_p50_ms`,
+//! `configmap_reload_p50_ms` and `cold_start_100_optimized_ms` with
+//! optimised code only (`EngineConfig::baseline(false)`).
+//! - `js_reload_p50_ms`, `js_reload_p99_ms`: the JavaScript configmap-sync
+//!   guest (12 MB) written over the module file, a new digest each time (a
+//!   custom section numbers it); the time runs until the host runs the new
+//!   version (tiered).
 //!
 //! Run without `--bench` (as `cargo test --all-targets` does) it makes one
 //! quick pass with tiny counts, to check it still works.
@@ -162,33 +178,89 @@ impl Cluster {
     }
 }
 
-fn engine_config(cache: &Path) -> EngineConfig {
-    EngineConfig::default().cache_dir(Some(cache.to_path_buf()))
+fn engine_config(cache: &Path, baseline: bool) -> EngineConfig {
+    EngineConfig::default()
+        .baseline(baseline)
+        .cache_dir(Some(cache.to_path_buf()))
+}
+
+/// `bytes` with a custom section numbering it: the same component, a new
+/// digest.
+fn numbered(bytes: &[u8], n: usize) -> Vec<u8> {
+    let name = b"rekon-bench";
+    let data = n.to_le_bytes();
+    let size = 1 + name.len() + data.len();
+    let mut out = bytes.to_vec();
+    out.push(0); // a custom section
+    out.push(u8::try_from(size).expect("a one-byte LEB128 size"));
+    out.push(u8::try_from(name.len()).expect("a short name"));
+    out.extend_from_slice(name);
+    out.extend_from_slice(&data);
+    out
+}
+
+/// Milliseconds from each new version of the JavaScript guest written over
+/// the module file until the host runs it, sorted.
+async fn js_reloads(count: usize) -> Vec<f64> {
+    let bytes = std::fs::read(rekon_test_artifacts::built(
+        rekon_test_artifacts::CONFIGMAP_SYNC_JS,
+    ))
+    .expect("the JavaScript guest is built");
+    let cluster = Cluster::start().await;
+    let dir = tempfile::tempdir().expect("a module directory");
+    let cache = tempfile::tempdir().expect("a cache directory");
+    install(dir.path(), "sync.wasm", &numbered(&bytes, 0));
+    let host = Host::builder()
+        .client(cluster.client().await)
+        .engine_config(engine_config(cache.path(), true))
+        .watch_dir(dir.path())
+        .start()
+        .await
+        .expect("the host starts");
+    let mut samples = Vec::with_capacity(count);
+    for n in 1..=count {
+        let version = numbered(&bytes, n);
+        let digest = rekon_host::digest(&version);
+        let started = Instant::now();
+        install(dir.path(), "sync.wasm", &version);
+        loop {
+            if host.modules().await.iter().any(|m| m.digest() == digest) {
+                break;
+            }
+            assert!(started.elapsed() < DEADLINE, "version {n} never ran");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        samples.push(millis(started.elapsed()));
+    }
+    host.shutdown().await;
+    samples.sort_by(f64::total_cmp);
+    samples
 }
 
 /// Milliseconds from each new file to its first reconcile, sorted.
-async fn disk_reloads(misbehave: &Misbehave, count: usize) -> Vec<f64> {
+async fn disk_reloads(misbehave: &Misbehave, count: usize, baseline: bool) -> Vec<f64> {
+    let series = if baseline { 'b' } else { 'd' };
     let cluster = Cluster::start().await;
     let dir = tempfile::tempdir().expect("a module directory");
     let cache = tempfile::tempdir().expect("a cache directory");
     install(
         dir.path(),
         "misbehave.wasm",
-        &misbehave.version(&mark('d', 0)),
+        &misbehave.version(&mark(series, 0)),
     );
     let host = Host::builder()
         .client(cluster.client().await)
-        .engine_config(engine_config(cache.path()))
+        .engine_config(engine_config(cache.path(), baseline))
         .watch_dir(dir.path())
         .start()
         .await
         .expect("the host starts");
     cluster.probe();
-    cluster.reconciled_by(&mark('d', 0)).await;
+    cluster.reconciled_by(&mark(series, 0)).await;
 
     let mut samples = Vec::with_capacity(count);
     for n in 1..=count {
-        let mark = mark('d', n);
+        let mark = mark(series, n);
         let bytes = misbehave.version(&mark);
         let started = Instant::now();
         install(dir.path(), "misbehave.wasm", &bytes);
@@ -221,28 +293,29 @@ fn packed(misbehave: &Misbehave, mark: &str) -> Vec<Value> {
 }
 
 /// Milliseconds from each ConfigMap update to its first reconcile, sorted.
-async fn configmap_reloads(misbehave: &Misbehave, count: usize) -> Vec<f64> {
+async fn configmap_reloads(misbehave: &Misbehave, count: usize, baseline: bool) -> Vec<f64> {
+    let series = if baseline { 'k' } else { 'c' };
     let cluster = Cluster::start().await;
     let cache = tempfile::tempdir().expect("a cache directory");
     let store = cluster.store();
-    for document in packed(misbehave, &mark('c', 0)) {
+    for document in packed(misbehave, &mark(series, 0)) {
         store
             .apply_object(document)
             .expect("applying the module ConfigMaps");
     }
     let host = Host::builder()
         .client(cluster.client().await)
-        .engine_config(engine_config(cache.path()))
+        .engine_config(engine_config(cache.path(), baseline))
         .watch_configmaps(vec![])
         .start()
         .await
         .expect("the host starts");
     cluster.probe();
-    cluster.reconciled_by(&mark('c', 0)).await;
+    cluster.reconciled_by(&mark(series, 0)).await;
 
     let mut samples = Vec::with_capacity(count);
     for n in 1..=count {
-        let mark = mark('c', n);
+        let mark = mark(series, n);
         let documents = packed(misbehave, &mark);
         let started = Instant::now();
         for document in documents {
@@ -260,25 +333,51 @@ async fn configmap_reloads(misbehave: &Misbehave, count: usize) -> Vec<f64> {
 
 /// Loads every version at once; returns the milliseconds until all are
 /// ready, checking they came from where expected.
-async fn load_all(engine: &Engine, versions: &[Vec<u8>], expected: CompileSource) -> f64 {
+async fn load_all(
+    engine: &Engine,
+    versions: &[Vec<u8>],
+    expected: CompileSource,
+) -> (f64, Vec<Module>) {
     let started = Instant::now();
     let loads = versions.iter().map(|bytes| Module::load(engine, bytes));
     let modules = futures::future::join_all(loads).await;
     let elapsed = millis(started.elapsed());
-    for module in modules {
-        let module = module.expect("every version loads");
+    let modules: Vec<Module> = modules
+        .into_iter()
+        .map(|m| m.expect("every version loads"))
+        .collect();
+    for module in &modules {
         assert_eq!(
             module.compile_source(),
             expected,
             "a version loaded from an unexpected place"
         );
     }
-    elapsed
+    (elapsed, modules)
+}
+
+/// Waits until every module runs its optimised build (then cached).
+async fn optimised(modules: &[Module]) {
+    let started = Instant::now();
+    while modules
+        .iter()
+        .any(|m| m.tier() == rekon_host::Tier::Baseline)
+    {
+        assert!(
+            started.elapsed() < DEADLINE * 5,
+            "optimised builds never came"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
-    let (disk_count, configmap_count, start_count) = if full { (50, 20, 100) } else { (3, 2, 3) };
+    let (disk_count, configmap_count, start_count, js_count) = if full {
+        (50, 20, 100, 10)
+    } else {
+        (3, 2, 3, 1)
+    };
     let misbehave = Misbehave::read();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -294,28 +393,66 @@ fn main() {
             .compile(&bytes, &digest)
             .expect("the misbehave guest compiles");
         emit("compile_ms", millis(started.elapsed()), "ms");
-        drop(uncached);
+        let tiered = Engine::new(EngineConfig::default().cache_dir(None)).expect("an engine");
+        let bytes = misbehave.version(&mark('u', 1));
+        let started = Instant::now();
+        let (_, source) = tiered
+            .compile_tiered(&bytes, &rekon_host::digest(&bytes))
+            .expect("the misbehave guest compiles");
+        emit("baseline_compile_ms", millis(started.elapsed()), "ms");
+        assert_eq!(source, CompileSource::Baseline);
+        drop((uncached, tiered));
 
-        let disk = disk_reloads(&misbehave, disk_count).await;
-        emit("disk_reload_p50_ms", quantile(&disk, 0.5), "ms");
-        emit("disk_reload_p99_ms", quantile(&disk, 0.99), "ms");
+        for baseline in [false, true] {
+            let tier = if baseline { "_baseline" } else { "" };
+            let disk = disk_reloads(&misbehave, disk_count, baseline).await;
+            emit(
+                &format!("disk_reload{tier}_p50_ms"),
+                quantile(&disk, 0.5),
+                "ms",
+            );
+            emit(
+                &format!("disk_reload{tier}_p99_ms"),
+                quantile(&disk, 0.99),
+                "ms",
+            );
+            let configmap = configmap_reloads(&misbehave, configmap_count, baseline).await;
+            emit(
+                &format!("configmap_reload{tier}_p50_ms"),
+                quantile(&configmap, 0.5),
+                "ms",
+            );
+            emit(
+                &format!("configmap_reload{tier}_p99_ms"),
+                quantile(&configmap, 0.99),
+                "ms",
+            );
+        }
 
-        let configmap = configmap_reloads(&misbehave, configmap_count).await;
-        emit("configmap_reload_p50_ms", quantile(&configmap, 0.5), "ms");
-        emit("configmap_reload_p99_ms", quantile(&configmap, 0.99), "ms");
+        let js = js_reloads(js_count).await;
+        emit("js_reload_p50_ms", quantile(&js, 0.5), "ms");
+        emit("js_reload_p99_ms", quantile(&js, 0.99), "ms");
 
         let versions: Vec<Vec<u8>> = (0..start_count)
             .map(|n| misbehave.version(&mark('s', n)))
             .collect();
+        let optimized_cache = tempfile::tempdir().expect("a cache directory");
+        let optimized_engine =
+            Engine::new(engine_config(optimized_cache.path(), false)).expect("an engine");
+        let (optimized, _) = load_all(&optimized_engine, &versions, CompileSource::Compiled).await;
+        drop(optimized_engine);
         let cache = tempfile::tempdir().expect("a cache directory");
-        let cold_engine = Engine::new(engine_config(cache.path())).expect("an engine");
-        let cold = load_all(&cold_engine, &versions, CompileSource::Compiled).await;
-        drop(cold_engine);
+        let cold_engine = Engine::new(engine_config(cache.path(), true)).expect("an engine");
+        let (cold, modules) = load_all(&cold_engine, &versions, CompileSource::Baseline).await;
+        // The optimised builds, compiled behind, fill the cache.
+        optimised(&modules).await;
+        drop((modules, cold_engine));
         let started = Instant::now();
-        let warm_engine = Engine::new(engine_config(cache.path())).expect("an engine");
+        let warm_engine = Engine::new(engine_config(cache.path(), true)).expect("an engine");
         let engine_start = millis(started.elapsed());
-        let warm = load_all(&warm_engine, &versions, CompileSource::Cache).await;
+        let (warm, _) = load_all(&warm_engine, &versions, CompileSource::Cache).await;
         emit("cold_start_100_ms", cold, "ms");
+        emit("cold_start_100_optimized_ms", optimized, "ms");
         emit("warm_start_100_ms", warm, "ms");
         emit("engine_start_ms", engine_start, "ms");
     });

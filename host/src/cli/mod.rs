@@ -43,6 +43,11 @@ pub struct Cli {
     /// Compile modules without optimisation (faster start, slower reconciles).
     #[arg(long, global = true)]
     fast_compile: bool,
+    /// No tiered loading: a module missing from the compile cache is
+    /// compiled optimised before it serves, instead of serving at once on
+    /// baseline code (Winch) while its optimised build compiles.
+    #[arg(long, global = true)]
+    no_baseline: bool,
     /// Log format on stderr: `text` (human-readable) or `json` (one object per line).
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -165,6 +170,7 @@ fn engine_config(cli: &Cli) -> EngineConfig {
         .max_memory_bytes(cli.max_memory_mib << 20)
         .max_reconcile_time(Duration::from_millis(cli.timeout_ms))
         .fast_compile(cli.fast_compile)
+        .baseline(!cli.no_baseline)
         .cache_dir(if cli.no_cache {
             None
         } else {

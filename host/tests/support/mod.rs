@@ -62,11 +62,12 @@ impl Env {
         self.cache = PathBuf::from(path("target/rekon-test-cache"));
     }
 
-    /// Compiles `module` into the cache with `rekon check` (same engine
-    /// settings as `rekon run`), so the host's start is a cached load.
+    /// Compiles `module` into the cache with `rekon check --no-baseline`
+    /// (the optimised build, as `rekon run` caches it), so the host's
+    /// start is a cached load.
     pub fn warm_cache(&self, module: &str) {
         let output = Command::new(env!("CARGO_BIN_EXE_rekon"))
-            .arg("check")
+            .args(["check", "--no-baseline"])
             .arg(module)
             .env("REKON_CACHE_DIR", &self.cache)
             .output()
