@@ -10,9 +10,9 @@
 //!
 //! - `disk_reload_p50_ms`, `disk_reload_p99_ms`: an embedded [`Host`]
 //!   watching a directory, against the in-memory API server (in this
-//!   process, over HTTP), with one ConfigMap `probe`. A new version is
+//!   process, over HTTP), with one ConfigMap `canary` (not `probe`: that name picks misbehave's probe mode). A new version is
 //!   written to a temporary file and renamed over the module (as editors
-//!   and `cp` do); the time runs until the store shows `probe` reconciled
+//!   and `cp` do); the time runs until the store shows `canary` reconciled
 //!   by it (polled every millisecond): debounce, compile (the compile cache
 //!   is on, and misses), swap, the first reconcile and its write.
 //! - `configmap_reload_p50_ms`, `configmap_reload_p99_ms`: the same with
@@ -153,7 +153,7 @@ impl Cluster {
     fn probe(&self) {
         self.store()
             .apply_object(json!({ "apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": { "name": "probe", "namespace": "default" }, "data": {} }))
+                "metadata": { "name": "canary", "namespace": "default" }, "data": {} }))
             .expect("creating the probe ConfigMap");
     }
 
@@ -164,7 +164,7 @@ impl Cluster {
         let started = Instant::now();
         loop {
             let probe = store
-                .get(&self.configmaps, Some("default"), "probe")
+                .get(&self.configmaps, Some("default"), "canary")
                 .expect("the probe ConfigMap exists");
             if probe["data"]["behaved-by"] == mark {
                 return Instant::now();

@@ -108,6 +108,10 @@ impl std::fmt::Debug for Module {
     }
 }
 
+/// How long a module version serves on baseline code before its
+/// optimised build starts compiling (tiered loading).
+pub const OPTIMIZE_AFTER: Duration = Duration::from_secs(2);
+
 /// The sha256 of module bytes, hex: the identity of a module version.
 pub fn digest(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
@@ -163,8 +167,9 @@ impl Module {
         Self::from_component(engine, component, digest, source, started.elapsed()).await
     }
 
-    /// Compiles the optimised build of a module serving on baseline code,
-    /// off the reconcile threads, writes it to the cache, and swaps it in:
+    /// Compiles the optimised build of a module serving on baseline code
+    /// (once it has served [`OPTIMIZE_AFTER`] and is still loaded), off
+    /// the reconcile threads, writes it to the cache, and swaps it in:
     /// a reconcile (or review) that started on baseline code finishes on
     /// it; the next one runs optimised code. The controller sees nothing.
     fn optimize_in_background(&self, bytes: Arc<[u8]>) {
@@ -172,6 +177,12 @@ impl Module {
         let (engine, digest) = (inner.engine.clone(), inner.digest.clone());
         let code = Arc::downgrade(&inner.code);
         tokio::spawn(async move {
+            // A version replaced within moments (an author's quick edits)
+            // is never optimised, and does not slow the next one's load.
+            tokio::time::sleep(OPTIMIZE_AFTER).await;
+            if code.strong_count() == 0 {
+                return;
+            }
             let started = Instant::now();
             let compiled = {
                 let (engine, digest) = (engine.clone(), digest.clone());
