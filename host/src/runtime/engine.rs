@@ -170,6 +170,12 @@ struct Shared {
     engine: wasmtime::Engine,
     linker: Linker<HostState>,
     baseline: Option<BaselineTier>,
+    /// Loads compiling now ([`Engine::compile_tiered`]): background
+    /// optimisation waits for none to be running.
+    loading: AtomicUsize,
+    /// One background optimisation at a time (Cranelift already compiles a
+    /// module's functions in parallel).
+    optimizing: tokio::sync::Semaphore,
     config: EngineConfig,
     /// sha256 of the engine's precompile compatibility hash, hex: part of
     /// every cache key so a changed engine never loads stale code.
@@ -311,6 +317,8 @@ impl Engine {
                 engine,
                 linker,
                 baseline,
+                loading: AtomicUsize::new(0),
+                optimizing: tokio::sync::Semaphore::new(1),
                 config,
                 compat,
                 ticker,
@@ -363,6 +371,8 @@ impl Engine {
         if self.shared.baseline.is_none() {
             return self.compile(bytes, digest);
         }
+        self.shared.loading.fetch_add(1, Ordering::AcqRel);
+        let _loading = Loading(&self.shared.loading);
         if let Some(component) = self.cached(digest) {
             return Ok((component, CompileSource::Cache));
         }
@@ -385,6 +395,22 @@ impl Engine {
                 self.compile(bytes, digest)
             }
         }
+    }
+
+    /// Waits for the turn of a background optimisation: one at a time, and
+    /// only while no load is compiling (a cold start of many modules, or a
+    /// new version, goes first). Hold the permit while compiling.
+    pub(crate) async fn optimizing_turn(&self) -> tokio::sync::SemaphorePermit<'_> {
+        let permit = self
+            .shared
+            .optimizing
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
+        while self.shared.loading.load(Ordering::Acquire) > 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        permit
     }
 
     /// Compiles a component with the baseline compiler only (nothing is
@@ -484,6 +510,15 @@ fn write_cache(path: &Path, component: &Component) -> std::io::Result<()> {
     ));
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path)
+}
+
+/// Counts a load compiling until dropped.
+struct Loading<'a>(&'a AtomicUsize);
+
+impl Drop for Loading<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Advances the epoch every [`EPOCH_TICK`] while a guest may run, and

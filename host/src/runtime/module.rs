@@ -183,6 +183,10 @@ impl Module {
             if code.strong_count() == 0 {
                 return;
             }
+            let _turn = engine.optimizing_turn().await;
+            if code.strong_count() == 0 {
+                return;
+            }
             let started = Instant::now();
             let compiled = {
                 let (engine, digest) = (engine.clone(), digest.clone());
