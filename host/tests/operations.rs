@@ -396,6 +396,14 @@ async fn an_idle_host_uses_almost_no_cpu() {
     let host = env.run(&[rekon_test_artifacts::APP], &[]);
     env.apply(app("idle", 1));
     reconciled(&env, "idle").await;
+    // Started on a cold cache, the module served on baseline code; its
+    // optimised build compiles behind it. Idle means that is done too.
+    env.wait_long("the optimised build", || {
+        env.log()
+            .contains("module runs optimised code now")
+            .then_some(())
+    })
+    .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let pid = env.hosts[host].id();
     let before = cpu_time(pid);
