@@ -115,7 +115,7 @@ impl Kind {
 
 pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let name = &args.name;
-    if !dns_label(name) {
+    if !module_name(name) {
         bail!(
             "the name {name:?} must be a DNS label: 1-63 characters of a-z, 0-9 and '-', \
              starting with a letter and ending with a letter or digit"
@@ -156,13 +156,10 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn dns_label(name: &str) -> bool {
-    (1..=63).contains(&name.len())
-        && name.starts_with(|c: char| c.is_ascii_lowercase())
-        && !name.ends_with('-')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+/// A name the host takes for a module (a DNS label) that also names a
+/// crate, a package and a folder: it starts with a letter.
+fn module_name(name: &str) -> bool {
+    rekon_host::dns_label(name) && name.starts_with(|c: char| c.is_ascii_lowercase())
 }
 
 /// What the templates are filled with.

@@ -392,7 +392,7 @@ impl Engine {
                     error = %format!("{error:#}"),
                     "the baseline compiler cannot take this module: compiling it optimised now"
                 );
-                self.compile(bytes, digest)
+                self.compile_optimized(bytes, digest)
             }
         }
     }
@@ -475,10 +475,19 @@ impl Engine {
         bytes: &[u8],
         digest: &str,
     ) -> Result<(Component, CompileSource), wasmtime::Error> {
-        if let Some(component) = self.cached(digest) {
-            return Ok((component, CompileSource::Cache));
+        match self.cached(digest) {
+            Some(component) => Ok((component, CompileSource::Cache)),
+            None => self.compile_optimized(bytes, digest),
         }
-        let path = self.cache_path(digest);
+    }
+
+    /// Compiles optimised code (the cache missed) and writes it to the
+    /// cache; a failed write is logged, never fatal.
+    fn compile_optimized(
+        &self,
+        bytes: &[u8],
+        digest: &str,
+    ) -> Result<(Component, CompileSource), wasmtime::Error> {
         let started = Instant::now();
         let component = Component::new(&self.shared.engine, bytes)?;
         tracing::debug!(
@@ -486,7 +495,7 @@ impl Engine {
             elapsed_ms = started.elapsed().as_millis() as u64,
             "compiled component"
         );
-        if let Some(path) = path
+        if let Some(path) = self.cache_path(digest)
             && let Err(error) = write_cache(&path, &component)
         {
             tracing::warn!(path = %path.display(), error = %error, "cannot write compile cache");

@@ -18,5 +18,5 @@ pub(crate) mod world;
 pub(crate) use dispatch::{DispatchStats, Dispatcher, NativeReconciler};
 pub use engine::{CompileSource, Engine, EngineConfig, EngineError, Tier};
 pub use instance::{DispatchOptions, Outcome, ReconcileError};
-pub use module::{Module, ModuleError, OPTIMIZE_AFTER, digest, manifest_json};
+pub use module::{Module, ModuleError, OPTIMIZE_AFTER, digest, dns_label, manifest_json};
 pub use webhooks::{DEFAULT_TIMEOUT_SECONDS, Phase, operations, webhooks_json};

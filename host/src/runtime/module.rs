@@ -497,8 +497,9 @@ pub fn manifest_json(manifest: &Manifest) -> Value {
 }
 
 /// Whether `name` is a DNS label: 1-63 characters of a-z, 0-9 and '-',
-/// starting and ending with a letter or digit.
-pub(super) fn dns_label(name: &str) -> bool {
+/// starting and ending with a letter or digit (what a module's and a
+/// webhook's name must be).
+pub fn dns_label(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 63
         && name
@@ -508,7 +509,6 @@ pub(super) fn dns_label(name: &str) -> bool {
         && !name.ends_with('-')
 }
 
-/// Checks what the host relies on in a manifest.
 /// Parses and checks the CRDs a module ships: each must be a whole
 /// `apiextensions.k8s.io/v1` CustomResourceDefinition named
 /// `<plural>.<group>`, and no two may share a name.
@@ -563,6 +563,7 @@ fn validate_crds(crds: &[String]) -> Result<Vec<Value>, String> {
     Ok(checked)
 }
 
+/// Checks what the host relies on in a manifest.
 fn validate_manifest(manifest: &Manifest, reconciles: bool) -> Result<(), String> {
     let name = &manifest.name;
     if !dns_label(name) {
