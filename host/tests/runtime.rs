@@ -233,8 +233,91 @@ mod cache {
         // An engine whose code generation differs must not use that entry.
         let other = load(config.clone().fast_compile(true), rekon_test_artifacts::APP).await;
         assert_eq!(other.compile_source(), CompileSource::Compiled);
-        let entries = std::fs::read_dir(dir.path()).unwrap().count();
-        assert_eq!(entries, 2, "one cache entry per engine configuration");
+        assert_eq!(
+            entries(dir.path(), ".cwasm"),
+            2,
+            "one cache entry per engine configuration"
+        );
+    }
+
+    fn entries(dir: &std::path::Path, suffix: &str) -> usize {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(suffix)
+            })
+            .count()
+    }
+
+    fn description(dir: &std::path::Path) -> std::path::PathBuf {
+        let found: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".described.json"))
+            .collect();
+        assert_eq!(found.len(), 1, "one description kept: {found:?}");
+        found[0].clone()
+    }
+
+    /// A version loaded before is not run again to describe itself: its
+    /// manifest and webhooks come from the cache, beside its code.
+    #[tokio::test]
+    async fn description_kept_beside_the_code_and_used_on_the_next_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = EngineConfig::default()
+            .baseline(false)
+            .cache_dir(Some(dir.path().to_path_buf()));
+        let first = load(config.clone(), rekon_test_artifacts::APP).await;
+        let kept = description(dir.path());
+        let text = std::fs::read_to_string(&kept).unwrap();
+        let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["manifest"]["name"], "app");
+        assert_eq!(value["manifest"]["permissions"][0]["verbs"][0], "get");
+
+        // What the next load reads is the kept description, not a new call
+        // to the module: an edited copy shows through.
+        value["manifest"]["version"] = serde_json::json!("kept-description");
+        std::fs::write(&kept, value.to_string()).unwrap();
+        let second = load(config.clone(), rekon_test_artifacts::APP).await;
+        assert_eq!(second.compile_source(), CompileSource::Cache);
+        assert_eq!(second.manifest().version, "kept-description");
+        let mut same = rekon_host::manifest_json(second.manifest());
+        same["version"] = rekon_host::manifest_json(first.manifest())["version"].clone();
+        assert_eq!(same, rekon_host::manifest_json(first.manifest()));
+        assert_eq!(
+            format!("{:?}", second.webhooks()),
+            format!("{:?}", first.webhooks())
+        );
+
+        // An unreadable description: the module is asked again, and the
+        // description rewritten.
+        std::fs::write(&kept, "{ not json").unwrap();
+        let third = load(config.clone(), rekon_test_artifacts::APP).await;
+        assert_eq!(third.manifest().version, first.manifest().version);
+        let rewritten: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&kept).unwrap()).unwrap();
+        assert_eq!(rewritten["manifest"]["name"], "app");
+    }
+
+    /// Limits that the module no longer fits refuse it at load, as when it
+    /// was first described: a kept description does not let it through.
+    #[tokio::test]
+    async fn description_does_not_outlive_the_limits_it_was_made_under() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = EngineConfig::default()
+            .baseline(false)
+            .cache_dir(Some(dir.path().to_path_buf()));
+        load(config.clone(), rekon_test_artifacts::APP).await;
+        // The guests start with 4 MiB of linear memory.
+        let engine = Engine::new(config.max_memory_bytes(1 << 20)).unwrap();
+        let refused = Module::load(&engine, &std::fs::read(rekon_test_artifacts::APP).unwrap())
+            .await
+            .expect_err("a module that does not fit the memory cap is refused at load");
+        assert!(format!("{refused:?}").contains("4194304"), "{refused:?}");
     }
 
     #[tokio::test]

@@ -23,6 +23,7 @@ mod generated {
         world: "operator",
         imports: { default: async },
         exports: { default: async },
+        additional_derives: [serde::Serialize, serde::Deserialize],
     });
 }
 
@@ -83,4 +84,30 @@ pub fn api_error(code: u16, reason: &str, message: &str) -> ApiError {
 /// An [`ApiError`] as JSON (for call records and logs).
 pub(crate) fn api_error_json(error: &ApiError) -> Value {
     json!({ "code": error.code, "reason": error.reason, "message": error.message })
+}
+
+/// Verbs as a list of their names (`["get", "list"]`), as the other
+/// contract types are serialised (the description cache keeps manifests).
+impl serde::Serialize for Verbs {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(
+            crate::shared::VERBS
+                .iter()
+                .filter(|(verb, _)| self.contains(*verb))
+                .map(|(_, name)| name),
+        )
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Verbs {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let names = Vec::<String>::deserialize(deserializer)?;
+        names.iter().try_fold(Verbs::empty(), |verbs, name| {
+            crate::shared::VERBS
+                .iter()
+                .find(|(_, known)| known == name)
+                .map(|(verb, _)| verbs | *verb)
+                .ok_or_else(|| serde::de::Error::custom(format!("unknown verb `{name}`")))
+        })
+    }
 }

@@ -120,7 +120,8 @@ pub fn digest(bytes: &[u8]) -> String {
 impl Module {
     /// Validates and loads a module: checks the bytes are a component,
     /// compiles it (or loads it from the compile cache), links it against
-    /// the host's imports, checks its exports, and asks for its manifest.
+    /// the host's imports, checks its exports, and asks for its manifest
+    /// (or, for a version described before, takes it from the cache).
     pub async fn load(engine: &Engine, bytes: &[u8]) -> Result<Module, ModuleError> {
         match bytes.get(0..8) {
             Some([0, b'a', b's', b'm', 1, 0, 0, 0]) => return Err(ModuleError::CoreModule),
@@ -242,19 +243,35 @@ impl Module {
         let pre = Pre::new(instance_pre).map_err(ModuleError::Exports)?;
 
         let budget = engine.config().max_reconcile_time;
-        let mut store = new_store(engine, tier, budget, None);
-        let Described { manifest, webhooks } = async {
-            let instance = pre
-                .instantiate(&mut store)
+        // A version this engine described before (same bytes, same limits,
+        // same host) is not run again: loading it from the cache then
+        // touches none of its code.
+        let described = match engine.cached_description(&digest) {
+            Some(described) => described,
+            None => {
+                let mut store = new_store(engine, tier, budget, None);
+                let described = async {
+                    let instance = pre
+                        .instantiate(&mut store)
+                        .await
+                        .map_err(|e| classify(e, store.data(), engine, budget))?;
+                    instance
+                        .describe(&mut store)
+                        .await
+                        .map_err(|e| classify(e, store.data(), engine, budget))
+                }
                 .await
-                .map_err(|e| classify(e, store.data(), engine, budget))?;
-            instance
-                .describe(&mut store)
-                .await
-                .map_err(|e| classify(e, store.data(), engine, budget))
-        }
-        .await
-        .map_err(|e| ModuleError::ManifestCall(Box::new(e)))?;
+                .map_err(|e| ModuleError::ManifestCall(Box::new(e)))?;
+                // Kept only once it is known good.
+                if validate_manifest(&described.manifest, pre.reconciles()).is_ok()
+                    && super::webhooks::validate(&described.webhooks).is_ok()
+                {
+                    engine.keep_description(&digest, &described);
+                }
+                described
+            }
+        };
+        let Described { manifest, webhooks } = described;
         validate_manifest(&manifest, pre.reconciles()).map_err(ModuleError::InvalidManifest)?;
         super::webhooks::validate(&webhooks).map_err(ModuleError::InvalidManifest)?;
 

@@ -42,7 +42,9 @@ pub(crate) enum Instance {
     V0_1(v0_1::Reconciler),
 }
 
-/// What a module says it is when it is loaded.
+/// What a module says it is when it is loaded. Kept in the compile cache
+/// beside the module's code ([`crate::Engine::cached_description`]).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct Described {
     /// Its manifest; for a webhook-only module, its name, version and
     /// permissions with nothing to reconcile.
