@@ -175,6 +175,14 @@ pub fn list_by_index<T: DeserializeOwned>(
 /// Server-side applies a JSON object of any kind (with `apiVersion`, `kind`
 /// and `metadata.name`); returns the object after the apply.
 pub fn apply_value(object: &Value, force: bool) -> Result<Value, ApiError> {
+    apply_value_as(object, force)
+}
+
+/// Like [`apply_value`], but decodes the object after the apply into `T`:
+/// a small struct with only the fields you read, or
+/// [`serde::de::IgnoredAny`] to read nothing. Decoding the answer into a
+/// whole [`Value`] is most of what an apply costs a guest.
+pub fn apply_value_as<T: DeserializeOwned>(object: &Value, force: bool) -> Result<T, ApiError> {
     let target = ObjectRef::from_object(object).ok_or_else(|| {
         ApiError::new(
             0,
@@ -201,6 +209,15 @@ pub fn patch_dyn(
 /// Merge-patches the status subresource of an object of any kind; `body`
 /// is the patch, e.g. `json!({"status": {...}})`.
 pub fn patch_status_dyn(target: &ObjectRef, body: &Value) -> Result<Value, ApiError> {
+    patch_status_dyn_as(target, body)
+}
+
+/// Like [`patch_status_dyn`], but decodes the object after the patch into
+/// `T` ([`serde::de::IgnoredAny`] to read nothing).
+pub fn patch_status_dyn_as<T: DeserializeOwned>(
+    target: &ObjectRef,
+    body: &Value,
+) -> Result<T, ApiError> {
     decode(&raw::patch_status(
         target,
         &PatchType::Merge,

@@ -19,9 +19,22 @@ use rekon_sdk::k8s_openapi::api::apps::v1::Deployment;
 use rekon_sdk::k8s_openapi::api::core::v1::Service;
 use rekon_sdk::prelude::*;
 use rekon_sdk::schemars::{self, JsonSchema};
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 
 pub mod webhook;
+
+/// What the reconcile reads of the Deployment after applying it.
+#[derive(Deserialize)]
+struct Applied {
+    status: Option<AppliedStatus>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AppliedStatus {
+    ready_replicas: Option<i32>,
+}
 
 /// The API group of `App`.
 pub const GROUP: &str = "demo.rekon.dev";
@@ -189,25 +202,24 @@ impl Reconciler for AppReconciler {
         let name = req.name();
 
         let owner = serde_json::to_value(owner)?;
-        let applied = match api::apply_value(&deployment(ns, name, &spec, &owner), true) {
+        // Only what is read of the answers is decoded: the Deployment's
+        // ready replicas; nothing of the Service or the status patch.
+        let applied: Applied = match api::apply_value_as(&deployment(ns, name, &spec, &owner), true)
+        {
             Ok(applied) => applied,
             // The namespace is being deleted: so is this App, and its
             // finalizing reconcile follows. Nothing to do until then.
             Err(e) if e.is_namespace_terminating() => return Ok(Action::Done),
             Err(e) => return Err(e.into()),
         };
-        match api::apply_value(&service(ns, name, &spec, &owner), true) {
+        match api::apply_value_as::<IgnoredAny>(&service(ns, name, &spec, &owner), true) {
             Err(e) if e.is_namespace_terminating() => return Ok(Action::Done),
             other => other?,
         };
-        let ready = applied
-            .pointer("/status/readyReplicas")
-            .and_then(Value::as_i64)
-            .and_then(|r| i32::try_from(r).ok())
-            .unwrap_or(0);
+        let ready = applied.status.and_then(|s| s.ready_replicas).unwrap_or(0);
         let status = desired_status(current.clone(), generation, spec.replicas, ready);
         if status != current {
-            api::patch_status_dyn(&req.target, &json!({ "status": status }))?;
+            api::patch_status_dyn_as::<IgnoredAny>(&req.target, &json!({ "status": status }))?;
         }
         Ok(Action::Done)
     }

@@ -542,10 +542,20 @@ impl Engine {
             elapsed_ms = started.elapsed().as_millis() as u64,
             "compiled component"
         );
-        if let Some(path) = self.cache_path(digest)
-            && let Err(error) = write_cache(&path, &component)
-        {
-            tracing::warn!(path = %path.display(), error = %error, "cannot write compile cache");
+        if let Some(path) = self.cache_path(digest) {
+            match write_cache(&path, &component) {
+                // Served from the file written, as after a restart: its
+                // pages are resident only as the module touches them,
+                // where the compiled copy holds all of its code in memory.
+                Ok(()) => {
+                    if let Some(mapped) = self.cached(digest) {
+                        return Ok((mapped, CompileSource::Compiled));
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(path = %path.display(), error = %error, "cannot write compile cache");
+                }
+            }
         }
         Ok((component, CompileSource::Compiled))
     }
