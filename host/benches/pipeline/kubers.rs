@@ -4,6 +4,13 @@
 //! server-side apply of the Deployment and the Service, a merge patch of
 //! the status when it changes), built by the same functions of the `app`
 //! crate, so the two differ only in what runs around the logic.
+//!
+//! Like the `app` module (its manifest's `generation_changed` primary
+//! predicate), it reconciles an App when its generation changes, not on
+//! its own status writes: the watch stream of Apps is filtered with
+//! `predicates::generation`, as kube-rs documents for
+//! `Controller::for_stream`. The two then run the same reconciles, and
+//! their CPU per reconcile compares like for like.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,7 +21,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::runtime::controller::{Action, Config, Controller};
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt as _, predicates, reflector, watcher};
 use serde_json::{Value, json};
 
 /// What the field manager of the peer's writes is called.
@@ -66,17 +73,23 @@ pub fn start(
         apps: apps.clone(),
         reconciles,
     });
-    let controller = Controller::new_with(
+    let writer = reflector::store::Writer::new(apps.clone());
+    let reader = writer.as_reader();
+    let primaries = watcher(
         Api::<DynamicObject>::all_with(client.clone(), &apps),
         watcher::Config::default(),
-        apps,
     )
-    .owns(
-        Api::<Deployment>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .owns(Api::<Service>::all(client), watcher::Config::default())
-    .with_config(Config::default().concurrency(concurrency));
+    .default_backoff()
+    .reflect(writer)
+    .applied_objects()
+    .predicate_filter(predicates::generation, Default::default());
+    let controller = Controller::for_stream_with(primaries, reader, apps)
+        .owns(
+            Api::<Deployment>::all(client.clone()),
+            watcher::Config::default(),
+        )
+        .owns(Api::<Service>::all(client), watcher::Config::default())
+        .with_config(Config::default().concurrency(concurrency));
     tokio::spawn(
         controller
             .run(reconcile, error_policy, context)
