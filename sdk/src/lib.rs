@@ -114,6 +114,9 @@
 extern crate self as rekon_sdk;
 
 pub mod api;
+// An allocator is unsafe code by nature; it is kept to this module.
+#[allow(unsafe_code)]
+pub mod arena;
 pub mod conditions;
 pub mod crd;
 mod manifest;

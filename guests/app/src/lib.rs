@@ -24,6 +24,12 @@ use serde::{Deserialize, Serialize};
 
 pub mod webhook;
 
+/// Every reconcile and review runs on a fresh instance: memory is handed
+/// out by moving a pointer, and all of it goes with the instance.
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOCATOR: rekon_sdk::arena::Arena = rekon_sdk::arena::Arena::new();
+
 /// What the reconcile reads of the Deployment after applying it.
 #[derive(Deserialize)]
 struct Applied {
