@@ -142,12 +142,12 @@ impl Module {
             store.data_mut().fix_wall_clock(at);
         }
         let result = async {
-            let instance = code
+            let called = code
                 .pre
-                .instantiate(&mut store)
+                .reconcile(&mut store, request)
                 .await
                 .map_err(|e| classify(e, store.data(), &inner.engine, inner.budget))?;
-            match instance.reconcile(&mut store, request).await {
+            match called {
                 Ok(Ok(action)) => Ok(action),
                 Ok(Err(error)) => Err(ReconcileError::Guest {
                     message: truncate(error.message, MAX_MESSAGE),

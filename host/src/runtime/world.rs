@@ -4,7 +4,7 @@
 //! whatever the version.
 
 use wasmtime::Store;
-use wasmtime::component::InstancePre;
+use wasmtime::component::{ComponentExportIndex, InstancePre};
 
 use crate::bindings::HostState;
 use crate::contract::v0_3::{self, OperatorPre, reconciler, webhook};
@@ -19,6 +19,9 @@ use crate::contract::{
 pub(crate) struct Pre {
     world: World,
     version: &'static str,
+    /// The export `reconcile` of a world on the current types (`operator`,
+    /// `reconciler` from 0.2.0): a reconcile looks up and types only it.
+    reconcile: Option<(InstancePre<HostState>, ComponentExportIndex)>,
 }
 
 /// The template of one world.
@@ -86,11 +89,48 @@ impl Pre {
                     return Ok(Pre {
                         world: World::V0_1(pre),
                         version: CONTRACT_VERSIONS[0],
+                        reconcile: None,
                     });
                 }
             }
         };
-        Ok(Pre { world, version })
+        let instance_pre = match &world {
+            World::Operator(pre) => Some(pre.instance_pre()),
+            World::Reconciler(pre) => Some(pre.instance_pre()),
+            World::Webhook(_) | World::V0_1(_) => None,
+        };
+        let reconcile = instance_pre.and_then(|pre| {
+            let index = pre.component().get_export_index(None, "reconcile")?;
+            Some((pre.clone(), index))
+        });
+        Ok(Pre {
+            world,
+            version,
+            reconcile,
+        })
+    }
+
+    /// Instantiates and calls `reconcile`. On the current types, only that
+    /// export is looked up and type-checked: a world's other exports
+    /// (`manifest`, the webhooks) have the largest types of the contract,
+    /// and checking them on every reconcile cost more than the call.
+    pub(crate) async fn reconcile(
+        &self,
+        store: &mut Store<HostState>,
+        request: &Request,
+    ) -> Result<wasmtime::Result<Result<Action, GuestError>>, wasmtime::Error> {
+        let Some((instance_pre, index)) = &self.reconcile else {
+            let instance = self.instantiate(store).await?;
+            return Ok(instance.reconcile(store, request).await);
+        };
+        let instance = instance_pre.instantiate_async(&mut *store).await?;
+        Ok(async {
+            let func = instance
+                .get_typed_func::<(&Request,), (Result<Action, GuestError>,)>(&mut *store, index)?;
+            let (answer,) = func.call_async(&mut *store, (request,)).await?;
+            Ok(answer)
+        }
+        .await)
     }
 
     /// The version of `rekon:reconciler` the component was built for.
