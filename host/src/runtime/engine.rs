@@ -275,7 +275,12 @@ impl Engine {
         // build takes over).
         let baseline = if config.baseline {
             let mut winch = wasm.clone();
-            winch.strategy(wasmtime::Strategy::Winch);
+            // Winch compiles the guest's functions; Cranelift still builds
+            // the component's trampolines, and unoptimised is enough for
+            // code that serves only until the optimised build takes over.
+            winch
+                .strategy(wasmtime::Strategy::Winch)
+                .cranelift_opt_level(OptLevel::None);
             match wasmtime::Engine::new(&winch) {
                 Ok(engine) => {
                     let mut linker = Linker::new(&engine);
