@@ -71,7 +71,7 @@ impl HostState {
         }
         // Parsing the answer back into JSON costs as much as the call's own
         // JSON work: only when recording.
-        if self.context.as_ref().is_some_and(|c| c.record) {
+        if self.recording() {
             let recorded = match &result {
                 Ok(value) => json!({ "ok": value_of(value) }),
                 Err(error) => json!({ "error": api_error_json(error) }),

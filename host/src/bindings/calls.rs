@@ -160,10 +160,11 @@ impl rekon::reconciler::cluster::Host for HostState {
         }
         let args = {
             let (kind, namespace) = (kind.clone(), namespace.clone());
-            let object = object.clone();
+            // A copy of the payload only when the call is recorded.
+            let object = self.recording().then(|| object.clone());
             move || {
                 json!({ "apiVersion": api_version(&kind), "kind": kind.kind,
-                    "namespace": namespace, "object": value_of(&object) })
+                    "namespace": namespace, "object": value_of(&object.unwrap_or_default()) })
             }
         };
         let ns = namespace.clone();
@@ -329,10 +330,10 @@ impl HostState {
         );
         let args = {
             let target = target.clone();
-            let object = object.clone();
+            let object = self.recording().then(|| object.clone());
             move || {
                 let mut args = object_ref_json(&target);
-                args["object"] = value_of(&object);
+                args["object"] = value_of(&object.unwrap_or_default());
                 args
             }
         };
@@ -368,12 +369,12 @@ impl HostState {
         );
         let args = {
             let target = target.clone();
-            let patch = body.clone();
+            let patch = self.recording().then(|| body.clone());
             let patch_type = patch_type_json(&patch_type);
             move || {
                 let mut args = object_ref_json(&target);
                 args["patchType"] = patch_type;
-                args["patch"] = value_of(&patch);
+                args["patch"] = value_of(&patch.unwrap_or_default());
                 args
             }
         };

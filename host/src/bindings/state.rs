@@ -136,13 +136,19 @@ impl HostState {
         String::from_utf8_lossy(&self.stderr.contents()).into_owned()
     }
 
+    /// Whether this reconcile's calls are recorded (`rekon reconcile`,
+    /// `rekon test`): only then are their payloads copied for the record.
+    pub(super) fn recording(&self) -> bool {
+        self.context.as_ref().is_some_and(|c| c.record)
+    }
+
     pub(super) fn record(
         &mut self,
         call: &'static str,
         args: impl FnOnce() -> Value,
         result: Value,
     ) {
-        if self.context.as_ref().is_some_and(|c| c.record) {
+        if self.recording() {
             self.calls.push(CallRecord {
                 call,
                 args: args(),

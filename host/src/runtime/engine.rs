@@ -177,6 +177,10 @@ struct Shared {
     /// One background optimisation at a time (Cranelift already compiles a
     /// module's functions in parallel).
     optimizing: tokio::sync::Semaphore,
+    /// Loads compiling (or mapping from the cache) at once: one per core.
+    /// Each compile spreads its functions over the cores already; a
+    /// hundred at once (a cold start) only thrash.
+    loads: tokio::sync::Semaphore,
     config: EngineConfig,
     /// sha256 of the engine's precompile compatibility hash, hex: part of
     /// every cache key so a changed engine never loads stale code.
@@ -329,6 +333,9 @@ impl Engine {
                 baseline,
                 loading: AtomicUsize::new(0),
                 optimizing: tokio::sync::Semaphore::new(1),
+                loads: tokio::sync::Semaphore::new(
+                    std::thread::available_parallelism().map_or(2, |n| n.get()),
+                ),
                 config,
                 compat,
                 ticker,
@@ -407,6 +414,24 @@ impl Engine {
         }
     }
 
+    /// Waits for a load's turn to compile (or map from the cache): as many
+    /// at once as there are cores. Hold the turn while compiling; a load
+    /// waiting for its turn already holds back background optimisation.
+    pub(crate) async fn load_turn(&self) -> LoadTurn<'_> {
+        self.shared.loading.fetch_add(1, Ordering::AcqRel);
+        let loading = Loading(&self.shared.loading);
+        let permit = self
+            .shared
+            .loads
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
+        LoadTurn {
+            _permit: permit,
+            _loading: loading,
+        }
+    }
+
     /// Waits for the turn of a background optimisation: one at a time, and
     /// only while no load is compiling (a cold start of many modules, or a
     /// new version, goes first). Hold the permit while compiling.
@@ -463,8 +488,8 @@ impl Engine {
 
     /// Where the description (manifest and webhooks) of a module version
     /// is kept: beside its code, keyed also by what decides whether it
-    /// describes at all (the instance limits) and by the host's version
-    /// (which reads older contracts' manifests).
+    /// describes at all (the instance limits and the deadline) and by the
+    /// host's version (which reads older contracts' manifests).
     fn description_path(&self, digest: &str) -> Option<PathBuf> {
         let dir = self.shared.config.cache_dir.as_ref()?;
         let config = &self.shared.config;
@@ -474,6 +499,7 @@ impl Engine {
         key.update(env!("CARGO_PKG_VERSION").as_bytes());
         key.update(config.max_memory_bytes.to_le_bytes());
         key.update(config.max_wasm_stack.to_le_bytes());
+        key.update(config.max_reconcile_time.as_nanos().to_le_bytes());
         Some(dir.join(format!("{}.described.json", hex::encode(key.finalize()))))
     }
 
@@ -600,6 +626,12 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
     drop(file);
     std::fs::rename(&tmp, path)
+}
+
+/// A load's turn to compile ([`Engine::load_turn`]).
+pub(crate) struct LoadTurn<'a> {
+    _permit: tokio::sync::SemaphorePermit<'a>,
+    _loading: Loading<'a>,
 }
 
 /// Counts a load compiling until dropped.

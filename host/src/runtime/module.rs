@@ -134,6 +134,7 @@ impl Module {
         // threads that run reconciles.
         let bytes: Arc<[u8]> = Arc::from(bytes);
         let (component, source) = {
+            let _turn = engine.load_turn().await;
             let (engine, bytes, digest) = (engine.clone(), bytes.clone(), digest.clone());
             tokio::task::spawn_blocking(move || engine.compile_tiered(&bytes, &digest))
                 .await
