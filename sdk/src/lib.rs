@@ -51,6 +51,8 @@
 //!   (`#[derive(CustomResource)]`), shipped in the module through
 //!   [`Reconciler::crds`];
 //! - [`conditions`]: status conditions with correct `lastTransitionTime`;
+//! - [`arena`]: a bump allocator for a guest's `#[global_allocator]`
+//!   (every reconcile runs on a fresh instance);
 //! - [`raw`]: one function per host import, JSON strings in and out;
 //! - [`testing`] (not on `wasm32`): the native test harness.
 //!
