@@ -247,8 +247,8 @@ impl Module {
         // A version this engine described before (same bytes, same limits,
         // same host) is not run again: loading it from the cache then
         // touches none of its code.
-        let described = match engine.cached_description(&digest) {
-            Some(described) => described,
+        let (described, kept) = match engine.cached_description(&digest) {
+            Some(described) => (described, true),
             None => {
                 let mut store = new_store(engine, tier, budget, None);
                 let described = async {
@@ -263,18 +263,17 @@ impl Module {
                 }
                 .await
                 .map_err(|e| ModuleError::ManifestCall(Box::new(e)))?;
-                // Kept only once it is known good.
-                if validate_manifest(&described.manifest, pre.reconciles()).is_ok()
-                    && super::webhooks::validate(&described.webhooks).is_ok()
-                {
-                    engine.keep_description(&digest, &described);
-                }
-                described
+                (described, false)
             }
         };
+        validate_manifest(&described.manifest, pre.reconciles())
+            .map_err(ModuleError::InvalidManifest)?;
+        super::webhooks::validate(&described.webhooks).map_err(ModuleError::InvalidManifest)?;
+        // Kept once it is known good.
+        if !kept {
+            engine.keep_description(&digest, &described);
+        }
         let Described { manifest, webhooks } = described;
-        validate_manifest(&manifest, pre.reconciles()).map_err(ModuleError::InvalidManifest)?;
-        super::webhooks::validate(&webhooks).map_err(ModuleError::InvalidManifest)?;
 
         let budget = manifest
             .timeout_ms

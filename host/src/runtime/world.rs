@@ -113,7 +113,8 @@ impl Pre {
     /// Instantiates and calls `reconcile`. On the current types, only that
     /// export is looked up and type-checked: a world's other exports
     /// (`manifest`, the webhooks) have the largest types of the contract,
-    /// and checking them on every reconcile cost more than the call.
+    /// and checking them on every reconcile cost more than the call. The
+    /// outer error is the instantiation's, the inner one the call's.
     pub(crate) async fn reconcile(
         &self,
         store: &mut Store<HostState>,
