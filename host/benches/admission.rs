@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rekon_host::webhook::{Certificate, Endpoint, ServingCert, WebhookServerConfig};
-use rekon_host::{Cluster, Engine, EngineConfig, Host, MemoryCluster, Module, Phase};
+use rekon_host::{Cluster, Engine, Host, MemoryCluster, Module, Phase};
 use serde_json::{Value, json};
 
 fn emit(metric: &str, value: f64, unit: &str) {
@@ -130,11 +130,8 @@ fn main() {
     let review = review();
 
     runtime.block_on(async {
-        let config = EngineConfig::default()
-            // Steady state: optimised code from the first load (no tiers).
-            .baseline(false)
-            .cache_dir(Some(cache.path().join("cache")));
-        let engine = Engine::new(config).expect("an engine");
+        let engine =
+            Engine::new(common::steady_state(cache.path().join("cache"))).expect("an engine");
         let module = Module::load(&engine, &bytes).await.expect("the app loads");
         let cluster: Arc<dyn Cluster> = Arc::new(MemoryCluster::default());
         let mut latencies = Vec::with_capacity(iterations);
@@ -185,11 +182,7 @@ fn main() {
         webhooks.publish = false;
         let host = Host::builder()
             .client(client)
-            .engine_config(
-                EngineConfig::default()
-                    .baseline(false)
-                    .cache_dir(Some(cache.path().join("cache"))),
-            )
+            .engine_config(common::steady_state(cache.path().join("cache")))
             .module("app.wasm", bytes.clone())
             .webhooks(webhooks)
             .start()

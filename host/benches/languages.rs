@@ -119,13 +119,7 @@ fn main() {
 
     runtime.block_on(async {
         let uncached = Engine::new(EngineConfig::default().cache_dir(None)).expect("an engine");
-        let engine = Engine::new(
-            EngineConfig::default()
-                // Steady state: optimised code from the first load (no tiers).
-                .baseline(false)
-                .cache_dir(Some(cache)),
-        )
-        .expect("an engine");
+        let engine = Engine::new(common::steady_state(cache)).expect("an engine");
         for (lang, path) in guests {
             let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
             emit(

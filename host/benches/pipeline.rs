@@ -80,7 +80,7 @@ use std::time::{Duration, Instant};
 
 use rekon_apiserver::{ApiServer, ListOptions, ResourceInfo, RunningServer, Store, WriteOptions};
 use rekon_host::bench::{NativeReconciler, SyncedInformer};
-use rekon_host::{ControllerConfig, EngineConfig, Host};
+use rekon_host::{ControllerConfig, Host};
 use rekon_sdk::Reconciler as _;
 use serde_json::{Value, json};
 
@@ -328,12 +328,7 @@ fn pipeline(logic: Logic, sizes: &Sizes) {
     let builder = Host::builder()
         .client(client.clone())
         .controller_config(ControllerConfig::default().concurrency(CONCURRENCY))
-        .engine_config(
-            EngineConfig::default()
-                // Steady state: optimised code from the first load (no tiers).
-                .baseline(false)
-                .cache_dir(Some(cache.path().to_path_buf())),
-        );
+        .engine_config(common::steady_state(cache.path()));
     let builder = match logic {
         Logic::Wasm => builder.module(
             "app.wasm",

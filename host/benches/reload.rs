@@ -113,6 +113,12 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
+/// Prints `<name>_p50_ms` and `<name>_p99_ms` of sorted durations.
+fn emit_quantiles(name: &str, sorted: &[f64]) {
+    emit(&format!("{name}_p50_ms"), quantile(sorted, 0.5), "ms");
+    emit(&format!("{name}_p99_ms"), quantile(sorted, 0.99), "ms");
+}
+
 fn millis(elapsed: Duration) -> f64 {
     elapsed.as_secs_f64() * 1e3
 }
@@ -406,32 +412,13 @@ fn main() {
         for baseline in [false, true] {
             let tier = if baseline { "_baseline" } else { "" };
             let disk = disk_reloads(&misbehave, disk_count, baseline).await;
-            emit(
-                &format!("disk_reload{tier}_p50_ms"),
-                quantile(&disk, 0.5),
-                "ms",
-            );
-            emit(
-                &format!("disk_reload{tier}_p99_ms"),
-                quantile(&disk, 0.99),
-                "ms",
-            );
+            emit_quantiles(&format!("disk_reload{tier}"), &disk);
             let configmap = configmap_reloads(&misbehave, configmap_count, baseline).await;
-            emit(
-                &format!("configmap_reload{tier}_p50_ms"),
-                quantile(&configmap, 0.5),
-                "ms",
-            );
-            emit(
-                &format!("configmap_reload{tier}_p99_ms"),
-                quantile(&configmap, 0.99),
-                "ms",
-            );
+            emit_quantiles(&format!("configmap_reload{tier}"), &configmap);
         }
 
         let js = js_reloads(js_count).await;
-        emit("js_reload_p50_ms", quantile(&js, 0.5), "ms");
-        emit("js_reload_p99_ms", quantile(&js, 0.99), "ms");
+        emit_quantiles("js_reload", &js);
 
         let versions: Vec<Vec<u8>> = (0..start_count)
             .map(|n| misbehave.version(&mark('s', n)))

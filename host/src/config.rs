@@ -25,7 +25,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::contract::{Gvk, Manifest, Permission, Predicate, Verbs};
-use crate::shared::{VERBS, split_api_version};
+use crate::shared::{split_api_version, verb_named};
 
 /// Why a configuration file was refused.
 #[derive(Debug, thiserror::Error)]
@@ -187,14 +187,10 @@ impl ModuleConfig {
                 for verb in &p.verbs {
                     verbs |= match verb.as_str() {
                         "*" => Verbs::all(),
-                        name => VERBS
-                            .iter()
-                            .find(|(_, n)| *n == name)
-                            .map(|(v, _)| *v)
-                            .ok_or_else(|| ConfigError::Verb {
-                                module: module.to_string(),
-                                verb: name.to_string(),
-                            })?,
+                        name => verb_named(name).ok_or_else(|| ConfigError::Verb {
+                            module: module.to_string(),
+                            verb: name.to_string(),
+                        })?,
                     };
                 }
                 Ok(Permission {

@@ -21,6 +21,22 @@ pub(crate) const VERBS: [(Verbs, &str); 7] = [
     (Verbs::DELETE, "delete"),
 ];
 
+/// The names of the verbs in `verbs`, in [`VERBS`] order.
+pub(crate) fn verb_names(verbs: Verbs) -> impl Iterator<Item = &'static str> {
+    VERBS
+        .into_iter()
+        .filter(move |(verb, _)| verbs.contains(*verb))
+        .map(|(_, name)| name)
+}
+
+/// The verb a name spells (`"get"`), if it is one.
+pub(crate) fn verb_named(name: &str) -> Option<Verbs> {
+    VERBS
+        .iter()
+        .find(|(_, known)| *known == name)
+        .map(|(verb, _)| *verb)
+}
+
 /// The name of a single verb.
 pub(crate) fn verb_name(verb: Verbs) -> &'static str {
     VERBS

@@ -208,6 +208,14 @@ mod check {
 mod cache {
     use super::*;
 
+    /// Without tiers (a cold load compiles the optimised build at once),
+    /// cached in `dir`.
+    fn optimised_only(dir: &std::path::Path) -> EngineConfig {
+        EngineConfig::default()
+            .baseline(false)
+            .cache_dir(Some(dir.to_path_buf()))
+    }
+
     async fn load(config: EngineConfig, path: &str) -> Module {
         let engine = Engine::new(config).unwrap();
         Module::load(&engine, &std::fs::read(path).unwrap())
@@ -218,10 +226,7 @@ mod cache {
     #[tokio::test]
     async fn compiled_once_reused_across_restarts_and_invalidated_by_engine_changes() {
         let dir = tempfile::tempdir().unwrap();
-        // Without tiers: a cold load compiles the optimised build at once.
-        let config = EngineConfig::default()
-            .baseline(false)
-            .cache_dir(Some(dir.path().to_path_buf()));
+        let config = optimised_only(dir.path());
 
         let first = load(config.clone(), rekon_test_artifacts::APP).await;
         assert_eq!(first.compile_source(), CompileSource::Compiled);
@@ -234,31 +239,23 @@ mod cache {
         let other = load(config.clone().fast_compile(true), rekon_test_artifacts::APP).await;
         assert_eq!(other.compile_source(), CompileSource::Compiled);
         assert_eq!(
-            entries(dir.path(), ".cwasm"),
+            entries(dir.path(), ".cwasm").len(),
             2,
             "one cache entry per engine configuration"
         );
     }
 
-    fn entries(dir: &std::path::Path, suffix: &str) -> usize {
+    /// The cache entries in `dir` whose names end with `suffix`.
+    fn entries(dir: &std::path::Path, suffix: &str) -> Vec<std::path::PathBuf> {
         std::fs::read_dir(dir)
             .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .file_name()
-                    .to_string_lossy()
-                    .ends_with(suffix)
-            })
-            .count()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(suffix))
+            .collect()
     }
 
     fn description(dir: &std::path::Path) -> std::path::PathBuf {
-        let found: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.to_string_lossy().ends_with(".described.json"))
-            .collect();
+        let found = entries(dir, ".described.json");
         assert_eq!(found.len(), 1, "one description kept: {found:?}");
         found[0].clone()
     }
@@ -268,9 +265,7 @@ mod cache {
     #[tokio::test]
     async fn description_kept_beside_the_code_and_used_on_the_next_load() {
         let dir = tempfile::tempdir().unwrap();
-        let config = EngineConfig::default()
-            .baseline(false)
-            .cache_dir(Some(dir.path().to_path_buf()));
+        let config = optimised_only(dir.path());
         let first = load(config.clone(), rekon_test_artifacts::APP).await;
         let kept = description(dir.path());
         let text = std::fs::read_to_string(&kept).unwrap();
@@ -308,9 +303,7 @@ mod cache {
     #[tokio::test]
     async fn description_does_not_outlive_the_limits_it_was_made_under() {
         let dir = tempfile::tempdir().unwrap();
-        let config = EngineConfig::default()
-            .baseline(false)
-            .cache_dir(Some(dir.path().to_path_buf()));
+        let config = optimised_only(dir.path());
         load(config.clone(), rekon_test_artifacts::APP).await;
         // The guests start with 4 MiB of linear memory.
         let engine = Engine::new(config.max_memory_bytes(1 << 20)).unwrap();
@@ -323,9 +316,7 @@ mod cache {
     #[tokio::test]
     async fn corrupt_cache_entry_is_recompiled() {
         let dir = tempfile::tempdir().unwrap();
-        let config = EngineConfig::default()
-            .baseline(false)
-            .cache_dir(Some(dir.path().to_path_buf()));
+        let config = optimised_only(dir.path());
         let first = load(config.clone(), rekon_test_artifacts::APP).await;
         let engine = Engine::new(config.clone()).unwrap();
         let entry = engine.cache_path(first.digest()).unwrap();

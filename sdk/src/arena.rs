@@ -137,6 +137,11 @@ fn chunk_layout() -> Layout {
     Layout::from_size_align(CHUNK, CHUNK).expect("a power-of-two size and alignment")
 }
 
+/// `at`, rounded up to a multiple of `align` (a power of two).
+fn align_up(at: usize, align: usize) -> usize {
+    (at + align - 1) & !(align - 1)
+}
+
 /// The live count in the head of the chunk holding `ptr`.
 fn live(ptr: usize) -> *mut usize {
     (ptr & !(CHUNK - 1)) as *mut usize
@@ -167,7 +172,7 @@ impl Chunks {
     fn bump(&self, layout: Layout) -> *mut u8 {
         let state = self.state();
         let align = layout.align();
-        let mut start = (state.top + align - 1) & !(align - 1);
+        let mut start = align_up(state.top, align);
         if state.chunk == 0 || start + layout.size() > state.end {
             // SAFETY: a non-zero size.
             let chunk = unsafe { System.alloc(chunk_layout()) } as usize;
@@ -186,7 +191,7 @@ impl Chunks {
             unsafe { *(chunk as *mut usize) = 0 };
             state.chunk = chunk;
             state.end = chunk + CHUNK;
-            start = (chunk + HEAD + align - 1) & !(align - 1);
+            start = align_up(chunk + HEAD, align);
         }
         // SAFETY: `start` is inside the current chunk, whose head is live.
         unsafe { *live(start) += 1 };

@@ -1,13 +1,21 @@
 //! What the benchmarks share: the JSON line each figure is printed as, the
-//! process's resident memory, and the timing loop of reconciles on fresh
-//! instances.
+//! process's resident memory, the engine settings of a steady-state
+//! measure, and the timing loop of reconciles on fresh instances.
 
 #![allow(dead_code)]
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use rekon_host::{Cluster, DispatchOptions, Module, Request};
+use rekon_host::{Cluster, DispatchOptions, EngineConfig, Module, Request};
+
+/// The engine settings of a steady-state measure: optimised code from the
+/// first load (no tiers), compiled into `cache`.
+pub fn steady_state(cache: impl Into<std::path::PathBuf>) -> EngineConfig {
+    EngineConfig::default()
+        .baseline(false)
+        .cache_dir(Some(cache.into()))
+}
 
 /// Prints one figure as a JSON line: `{"bench", "metric", "value", "unit"}`.
 pub fn emit(bench: &str, metric: &str, value: f64, unit: &str) {

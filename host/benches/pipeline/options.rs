@@ -48,12 +48,7 @@ pub(super) fn backlog(sizes: &Sizes) {
         let host = Host::builder()
             .client(client.clone())
             .controller_config(ControllerConfig::default().concurrency(CONCURRENCY))
-            .engine_config(
-                EngineConfig::default()
-                    // Steady state: optimised code from the first load (no tiers).
-                    .baseline(false)
-                    .cache_dir(Some(cache.path().to_path_buf())),
-            )
+            .engine_config(super::common::steady_state(cache.path()))
             .module(
                 "misbehave.wasm",
                 std::fs::read(rekon_test_artifacts::MISBEHAVE).expect("misbehave is built"),

@@ -4,7 +4,7 @@
 use rekon_store::calls::{self, Grant, KindRef};
 
 use crate::contract::{Gvk, Index, Permission, Verbs};
-use crate::shared::{VERBS, verb_name};
+use crate::shared::{verb_name, verb_named};
 
 /// A manifest's permission under the permission rule modules share with
 /// the SDK's harness (`rekon_store::calls::is_allowed`).
@@ -18,9 +18,7 @@ impl Grant for Permission {
     }
 
     fn grants(&self, verb: &str) -> bool {
-        VERBS
-            .iter()
-            .any(|(flag, name)| *name == verb && self.verbs.contains(*flag))
+        verb_named(verb).is_some_and(|flag| self.verbs.contains(flag))
     }
 
     fn namespaces(&self) -> &[String] {

@@ -90,12 +90,7 @@ pub(crate) fn api_error_json(error: &ApiError) -> Value {
 /// contract types are serialised (the description cache keeps manifests).
 impl serde::Serialize for Verbs {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(
-            crate::shared::VERBS
-                .iter()
-                .filter(|(verb, _)| self.contains(*verb))
-                .map(|(_, name)| name),
-        )
+        serializer.collect_seq(crate::shared::verb_names(*self))
     }
 }
 
@@ -103,10 +98,8 @@ impl<'de> serde::Deserialize<'de> for Verbs {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let names = Vec::<String>::deserialize(deserializer)?;
         names.iter().try_fold(Verbs::empty(), |verbs, name| {
-            crate::shared::VERBS
-                .iter()
-                .find(|(_, known)| known == name)
-                .map(|(verb, _)| verbs | *verb)
+            crate::shared::verb_named(name)
+                .map(|verb| verbs | verb)
                 .ok_or_else(|| serde::de::Error::custom(format!("unknown verb `{name}`")))
         })
     }

@@ -171,8 +171,8 @@ struct Shared {
     engine: wasmtime::Engine,
     linker: Linker<HostState>,
     baseline: Option<BaselineTier>,
-    /// Loads compiling now ([`Engine::compile_tiered`]): background
-    /// optimisation waits for none to be running.
+    /// Loads waiting for their turn or compiling ([`Engine::load_turn`]):
+    /// background optimisation waits for none to be left.
     loading: AtomicUsize,
     /// One background optimisation at a time (Cranelift already compiles a
     /// module's functions in parallel).
@@ -388,8 +388,6 @@ impl Engine {
         if self.shared.baseline.is_none() {
             return self.compile(bytes, digest);
         }
-        self.shared.loading.fetch_add(1, Ordering::AcqRel);
-        let _loading = Loading(&self.shared.loading);
         if let Some(component) = self.cached(digest) {
             return Ok((component, CompileSource::Cache));
         }

@@ -13,7 +13,7 @@ use super::instance::{ReconcileError, classify, new_store};
 use super::world::{Described, Pre};
 use crate::bindings::Caller;
 use crate::contract::{Gvk, IndexKey, Manifest, Mapping, Permission, Predicate, Verbs, Webhooks};
-use crate::shared::{VERBS, api_version};
+use crate::shared::{api_version, verb_names};
 
 /// Why a module could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -446,11 +446,7 @@ fn kind_json(kind: &Gvk) -> Value {
 }
 
 fn verbs_json(verbs: Verbs) -> Vec<&'static str> {
-    VERBS
-        .into_iter()
-        .filter(|(v, _)| verbs.contains(*v))
-        .map(|(_, name)| name)
-        .collect()
+    verb_names(verbs).collect()
 }
 
 fn predicates_json(predicates: &[Predicate]) -> Vec<&'static str> {
