@@ -25,9 +25,13 @@
 //!   `*_reconciles_total` says how many. Two rounds (wasm then native,
 //!   native then wasm); the faster run of each counts.
 //! - The peer, in the same run: `kubers_*` — the same App operator as a
-//!   kube-rs `Controller` (`pipeline/kubers.rs`: the same calls, built by
-//!   the `app` crate's functions), concurrency 16, against a server process
-//!   of its own: `kubers_reconciles_per_s`, `kubers_reconciles_total`,
+//!   kube-rs `Controller` (`peers/kubers`: the same calls, built by the
+//!   `app` crate's functions), concurrency 16, against a server process of
+//!   its own. It is a program of its own (`rekon-peer-kubers`), built by
+//!   the bench with a cargo of its own so that its dependencies have the
+//!   features a kube-rs operator's have (no serde_json `preserve_order`),
+//!   and measured as a whole process: `kubers_reconciles_per_s`,
+//!   `kubers_reconciles_total`,
 //!   `kubers_host_cpu_us_per_reconcile` (beside `wasm_` and `native_`),
 //!   and `wasm_cpu_over_kubers`, the ratio of rekon's host CPU per
 //!   reconcile with the `app` module to kube-rs's (target: at most 1.0).
@@ -49,6 +53,7 @@
 //! - `host_rss_mb` (wasm): resident memory of the host's process once every
 //!   App is reconciled, minus before the host started (engine, module,
 //!   instance pool, the caches of Apps, Deployments and Services, queue).
+//!   `kubers_host_rss_mb`: the peer's whole process then.
 //! - `cache_rss_over_json`: the server process holds M ConfigMaps of about
 //!   1 KB; the measuring process syncs one informer on them; its growth in
 //!   resident memory during the sync, divided by the size of the
@@ -66,10 +71,10 @@
 //!   changes (high priority) while the backlog drains (`backlog_drain_s`).
 
 mod common;
-#[path = "pipeline/kubers.rs"]
-mod kubers;
 #[path = "pipeline/options.rs"]
 mod options;
+#[path = "pipeline/peer.rs"]
+mod peer;
 
 use std::collections::HashSet;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -91,6 +96,8 @@ const ROLE_ENV: &str = "REKON_PIPELINE_BENCH_ROLE";
 const FULL_ENV: &str = "REKON_PIPELINE_BENCH_FULL";
 /// For a server process: `<count>:<kubeconfig path>`.
 const SERVE_ENV: &str = "REKON_PIPELINE_BENCH_SERVE";
+/// For the `kubers` role: the path of the peer's executable.
+const PEER_ENV: &str = "REKON_PIPELINE_BENCH_PEER";
 
 /// Reconciles at once, in both pipelines.
 const CONCURRENCY: usize = 16;
@@ -170,7 +177,7 @@ struct ServerProcess {
     child: Child,
     lines: BufReader<ChildStdout>,
     kubeconfig: String,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl ServerProcess {
@@ -193,8 +200,13 @@ impl ServerProcess {
             child,
             lines,
             kubeconfig,
-            _dir: dir,
+            dir,
         }
+    }
+
+    /// Where the kubeconfig of the server is.
+    fn kubeconfig_path(&self) -> std::path::PathBuf {
+        self.dir.path().join("kubeconfig")
     }
 
     /// Blocks until the server reports at least `count` observed Apps.
@@ -268,14 +280,14 @@ enum Logic {
     /// change of an App queues it.
     WasmAnyChange,
     Native,
-    /// The peer: a kube-rs `Controller` ([`kubers`]).
+    /// The peer: a kube-rs `Controller`, in a process of its own ([`peer`]).
     KubeRs,
 }
 
 /// What runs the reconciles of a pipeline run: rekon's host, or the peer.
 enum Running {
     Host(Box<Host>),
-    KubeRs(tokio::task::JoinHandle<()>, kubers::Counter),
+    KubeRs(std::cell::RefCell<peer::Peer>),
 }
 
 impl Running {
@@ -283,7 +295,7 @@ impl Running {
     fn reconciles(&self) -> u64 {
         match self {
             Running::Host(host) => host.stats().queue_latency_count(),
-            Running::KubeRs(_, counter) => counter.get(),
+            Running::KubeRs(peer) => peer.borrow_mut().reconciles(),
         }
     }
 
@@ -295,6 +307,14 @@ impl Running {
                 .queue_latency_quantile(q)
                 .map_or(f64::NAN, |d| d.as_secs_f64() * 1e3),
             Running::KubeRs(..) => f64::NAN,
+        }
+    }
+
+    /// The process that runs the reconciles: this one, or the peer's.
+    fn pid(&self) -> String {
+        match self {
+            Running::Host(_) => "self".to_string(),
+            Running::KubeRs(peer) => peer.borrow().pid(),
         }
     }
 }
@@ -312,16 +332,13 @@ fn pipeline(logic: Logic, sizes: &Sizes) {
     let client = runtime.block_on(client_for(&server.kubeconfig));
     let server_pid = server.child.id().to_string();
     if logic == Logic::KubeRs {
-        let baseline = common::rss_mb();
-        let (host_cpu, server_cpu) = (cpu_seconds("self"), cpu_seconds(&server_pid));
-        let counter = kubers::Counter::default();
-        let task = {
-            let _entered = runtime.enter();
-            kubers::start(client.clone(), CONCURRENCY as u16, counter.clone())
-        };
-        let running = Running::KubeRs(task, counter);
+        // The peer's process is measured whole, from its start.
+        let server_cpu = cpu_seconds(&server_pid);
+        let path = std::env::var(PEER_ENV).expect("the peer's path");
+        let peer = peer::Peer::start(&path, &server.kubeconfig_path(), CONCURRENCY);
+        let running = Running::KubeRs(std::cell::RefCell::new(peer));
         finish_run(
-            &runtime, server, running, client, sizes, baseline, host_cpu, server_cpu,
+            &runtime, server, running, client, sizes, 0.0, 0.0, server_cpu,
         );
         return;
     }
@@ -374,8 +391,9 @@ fn finish_run(
     let started = Instant::now();
     server.wait_observed(sizes.apps);
     let seconds = started.elapsed().as_secs_f64();
-    let rss = common::rss_mb() - baseline;
-    let host_cpu = cpu_seconds("self") - host_cpu;
+    let pid = running.pid();
+    let rss = common::rss_mb_of(&pid) - baseline;
+    let host_cpu = cpu_seconds(&pid) - host_cpu;
     let server_cpu = cpu_seconds(&server_pid) - server_cpu;
     assert!(
         started.elapsed() < sizes.deadline,
@@ -442,10 +460,10 @@ fn finish_run(
     };
     // Idle: every App reconciled, nothing to do. What the host process
     // spends (CPU, resident memory) waiting.
-    let idle_cpu = cpu_seconds("self");
+    let idle_cpu = cpu_seconds(&pid);
     std::thread::sleep(sizes.idle);
-    let idle_cpu_percent = (cpu_seconds("self") - idle_cpu) / sizes.idle.as_secs_f64() * 100.0;
-    let idle_rss = common::rss_mb();
+    let idle_cpu_percent = (cpu_seconds(&pid) - idle_cpu) / sizes.idle.as_secs_f64() * 100.0;
+    let idle_rss = common::rss_mb_of(&pid);
     println!(
         "{}",
         json!({ "seconds": seconds, "rss_mb": rss, "p50_ms": p50, "p99_ms": p99,
@@ -456,7 +474,7 @@ fn finish_run(
     );
     match running {
         Running::Host(host) => runtime.block_on(host.shutdown()),
-        Running::KubeRs(task, _) => task.abort(),
+        Running::KubeRs(peer) => peer.into_inner().stop(),
     }
     server.stop();
 }
@@ -968,10 +986,13 @@ fn cache_cost(sizes: &Sizes) {
 }
 
 /// Runs one measuring process and returns the JSON object it printed.
-fn measure(role: &str, full: bool) -> Value {
+fn measure(role: &str, full: bool, peer: &str) -> Value {
     let child = spawn_role(
         role,
-        &[(FULL_ENV, if full { "1" } else { "0" }.to_string())],
+        &[
+            (FULL_ENV, if full { "1" } else { "0" }.to_string()),
+            (PEER_ENV, peer.to_string()),
+        ],
     );
     let output = child.wait_with_output().expect("a benchmark process");
     assert!(
@@ -1013,15 +1034,16 @@ fn main() {
     let mut wasm_runs = Vec::new();
     let mut native_runs = Vec::new();
     let mut kubers_runs = Vec::new();
+    let peer = peer::build();
     for round in 0..rounds {
         if round % 2 == 0 {
-            wasm_runs.push(measure("wasm", full));
-            native_runs.push(measure("native", full));
-            kubers_runs.push(measure("kubers", full));
+            wasm_runs.push(measure("wasm", full, &peer));
+            native_runs.push(measure("native", full, &peer));
+            kubers_runs.push(measure("kubers", full, &peer));
         } else {
-            kubers_runs.push(measure("kubers", full));
-            native_runs.push(measure("native", full));
-            wasm_runs.push(measure("wasm", full));
+            kubers_runs.push(measure("kubers", full, &peer));
+            native_runs.push(measure("native", full, &peer));
+            wasm_runs.push(measure("wasm", full, &peer));
         }
     }
     let fastest = |runs: &[Value]| {
@@ -1160,7 +1182,7 @@ fn main() {
     // Predicates: reconciles per edited App, its follow-ups included (the
     // Deployment it rewrites queues it once more), with `generation_changed`
     // and with the 0.1.0 build that every change queues.
-    let any_change = measure("wasm-any-change", full);
+    let any_change = measure("wasm-any-change", full, &peer);
     let per_edit = |run: &Value| number(run, "paced_reconciles") / sizes.paced_edits as f64;
     emit(
         "reconciles_per_app_generation_predicate",
@@ -1174,7 +1196,7 @@ fn main() {
     );
 
     // The priority queue: edits at 100/s while an initial backlog drains.
-    let backlog = measure("backlog", full);
+    let backlog = measure("backlog", full, &peer);
     emit("backlog_objects", sizes.backlog as f64, "count");
     emit("backlog_drain_s", number(&backlog, "drain_s"), "s");
     emit("backlog_edits", number(&backlog, "edits"), "count");
@@ -1189,7 +1211,7 @@ fn main() {
         "ms",
     );
 
-    let cache = measure("cache", full);
+    let cache = measure("cache", full, &peer);
     emit("config_maps", sizes.config_maps as f64, "count");
     emit("cache_rss_mb", number(&cache, "rss_mb"), "MiB");
     emit("listed_json_mb", number(&cache, "listed_json_mb"), "MiB");
@@ -1199,7 +1221,7 @@ fn main() {
         number(&cache, "rss_mb") / number(&cache, "listed_json_mb"),
         "ratio",
     );
-    let metadata = measure("cache-metadata", full);
+    let metadata = measure("cache-metadata", full, &peer);
     emit("metadata_cache_rss_mb", number(&metadata, "rss_mb"), "MiB");
     emit(
         "metadata_cache_rss_over_full",

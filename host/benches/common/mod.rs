@@ -28,7 +28,12 @@ pub fn emit(bench: &str, metric: &str, value: f64, unit: &str) {
 
 /// Resident memory of this process, MiB (`/proc/self/statm`).
 pub fn rss_mb() -> f64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    rss_mb_of("self")
+}
+
+/// Resident memory of process `pid` (or `self`), MiB (`/proc/<pid>/statm`).
+pub fn rss_mb_of(pid: &str) -> f64 {
+    let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).unwrap_or_default();
     let pages: f64 = statm
         .split_whitespace()
         .nth(1)

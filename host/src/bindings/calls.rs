@@ -370,10 +370,10 @@ impl HostState {
         let args = {
             let target = target.clone();
             let patch = self.recording().then(|| body.clone());
-            let patch_type = patch_type_json(&patch_type);
+            let patch_type = self.recording().then(|| patch_type_json(&patch_type));
             move || {
                 let mut args = object_ref_json(&target);
-                args["patchType"] = patch_type;
+                args["patchType"] = patch_type.unwrap_or_default();
                 args["patch"] = value_of(&patch.unwrap_or_default());
                 args
             }

@@ -14,7 +14,10 @@ use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::Arc;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DynamicObject};
+
+use super::incoming::Incoming;
 use serde_json::Value;
 
 /// One owner reference of a cached object.
@@ -118,12 +121,14 @@ impl Writer {
     }
 }
 
-/// The same text as serde_json gives for `object` (fields in the order
-/// k8s-openapi and serde_json write them), with the indexed strings located
-/// on the way: the JSON, the spans (namespace, name, resourceVersion, uid,
-/// then label keys and values) and the side text spans may point into.
-fn write_object(
-    object: &DynamicObject,
+/// The same text as serde_json gives for an object of `resource` with
+/// `meta` and the top-level fields `body` (fields in the order k8s-openapi
+/// and serde_json write them), with the indexed strings located on the
+/// way: the JSON, the spans (namespace, name, resourceVersion, uid, then
+/// label keys and values) and the side text spans may point into.
+fn write_object<'a, V: serde::Serialize + 'a>(
+    meta: &ObjectMeta,
+    body: impl Iterator<Item = (&'a str, &'a V)>,
     resource: &ApiResource,
 ) -> (Box<str>, Box<[Span]>, Box<str>) {
     let mut w = Writer {
@@ -135,7 +140,6 @@ fn write_object(
     w.out.extend_from_slice(b",\"kind\":");
     w.string(&resource.kind);
     w.out.extend_from_slice(b",\"metadata\":{");
-    let meta = &object.metadata;
     let first = &mut true;
     w.field("annotations", &meta.annotations, first);
     w.field("creationTimestamp", &meta.creation_timestamp, first);
@@ -169,16 +173,14 @@ fn write_object(
     w.field("selfLink", &meta.self_link, first);
     let uid = w.string_field("uid", &meta.uid, first);
     w.out.push(b'}');
-    if let Value::Object(body) = &object.data {
-        for (key, value) in body {
-            if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
-                continue;
-            }
-            w.out.push(b',');
-            w.string(key);
-            w.out.push(b':');
-            w.value(value);
+    for (key, value) in body {
+        if matches!(key, "apiVersion" | "kind" | "metadata") {
+            continue;
         }
+        w.out.push(b',');
+        w.string(key);
+        w.out.push(b':');
+        w.value(value);
     }
     w.out.push(b'}');
     let mut spans = vec![namespace, name, resource_version, uid];
@@ -193,10 +195,27 @@ fn write_object(
 
 impl Cached {
     /// The cached form of `object`, served as `resource`.
-    pub fn from_object(mut object: DynamicObject, resource: &ApiResource) -> Cached {
+    pub fn from_object(object: DynamicObject, resource: &ApiResource) -> Cached {
+        let body = match &object.data {
+            Value::Object(body) => Some(body.iter().map(|(key, value)| (key.as_str(), value))),
+            _ => None,
+        };
+        Cached::build(object.metadata, body.into_iter().flatten(), resource)
+    }
+
+    /// The cached form of an object as a list or watch delivered it.
+    pub fn from_incoming(object: Incoming, resource: &ApiResource) -> Cached {
+        let body = object.body.iter().map(|(key, value)| (&**key, value));
+        Cached::build(object.metadata, body, resource)
+    }
+
+    fn build<'a, V: serde::Serialize + 'a>(
+        mut meta: ObjectMeta,
+        body: impl Iterator<Item = (&'a str, &'a V)>,
+        resource: &ApiResource,
+    ) -> Cached {
         // Never written: managedFields (big, and of no use to reconcilers)
         // and the last-applied annotation (a copy of the object).
-        let meta = &mut object.metadata;
         meta.managed_fields = None;
         if let Some(annotations) = meta.annotations.as_mut() {
             annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
@@ -230,7 +249,7 @@ impl Cached {
             hasher.finish() | 1
         });
 
-        let (json, spans, side) = write_object(&object, resource);
+        let (json, spans, side) = write_object(&meta, body, resource);
         Cached {
             json,
             spans,
@@ -559,10 +578,11 @@ pub(crate) mod tests {
         }
     }
 
-    /// A cached object of `resource` from its JSON.
+    /// A cached object of `resource` from its JSON, decoded as the
+    /// informers decode it.
     pub(crate) fn cached_object(value: Value, resource: &ApiResource) -> Cached {
-        Cached::from_object(
-            serde_json::from_value(value).expect("a Kubernetes object"),
+        Cached::from_incoming(
+            serde_json::from_str(&value.to_string()).expect("a Kubernetes object"),
             resource,
         )
     }

@@ -8,6 +8,7 @@
 //! list+watch.
 
 pub(crate) mod cache;
+mod incoming;
 pub(crate) mod index;
 mod watcher;
 mod writer;

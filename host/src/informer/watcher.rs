@@ -5,12 +5,13 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use kube::api::{Api, ApiResource, DynamicObject, PartialObjectMeta};
+use kube::api::{Api, DynamicObject, PartialObjectMeta};
 use kube::runtime::WatchStreamExt as _;
 use kube::runtime::watcher;
 use tokio::sync::{broadcast, watch};
 
 use super::cache::{Cached, Objects};
+use super::incoming::Incoming;
 use super::writer::CacheWriter;
 use super::{Change, Informer};
 use crate::contract::Gvk;
@@ -74,22 +75,31 @@ pub(super) fn start(
     }
     // Metadata only: each object as apiVersion, kind and metadata (a
     // PartialObjectMetadata watch), for sources that map by metadata.
+    let resource = ar.clone();
     let events: Events = if metadata_only {
         let api: Api<PartialObjectMeta<DynamicObject>> = match &namespace {
             Some(namespace) => Api::namespaced_with(client, namespace, ar),
             None => Api::all_with(client, ar),
         };
-        Box::pin(watcher(api, config).map(|event| event.map(whole)))
+        let cache = move |meta: PartialObjectMeta<DynamicObject>| {
+            let object = DynamicObject {
+                types: meta.types,
+                metadata: meta.metadata,
+                data: serde_json::Value::Object(serde_json::Map::new()),
+            };
+            Arc::new(Cached::from_object(object, &resource))
+        };
+        Box::pin(watcher(api, config).map(move |event| event.map(|e| cached(e, &cache))))
     } else {
-        let api: Api<DynamicObject> = match &namespace {
+        let api: Api<Incoming> = match &namespace {
             Some(namespace) => Api::namespaced_with(client, namespace, ar),
             None => Api::all_with(client, ar),
         };
-        Box::pin(watcher(api, config))
+        let cache = move |object| Arc::new(Cached::from_incoming(object, &resource));
+        Box::pin(watcher(api, config).map(move |event| event.map(|e| cached(e, &cache))))
     };
     let task = tokio::spawn(run_watch(
         events,
-        resolved.resource.clone(),
         display_kind(&gvk),
         objects.clone(),
         changes.clone(),
@@ -109,32 +119,30 @@ pub(super) fn start(
     }
 }
 
-/// A metadata event as one of an object with metadata only.
-fn whole(event: watcher::Event<PartialObjectMeta<DynamicObject>>) -> watcher::Event<DynamicObject> {
-    let object = |meta: PartialObjectMeta<DynamicObject>| DynamicObject {
-        types: meta.types,
-        metadata: meta.metadata,
-        data: serde_json::Value::Object(serde_json::Map::new()),
-    };
+/// An event of the watcher's objects as one of cached objects.
+fn cached<K>(
+    event: watcher::Event<K>,
+    cache: impl Fn(K) -> Arc<Cached>,
+) -> watcher::Event<Arc<Cached>> {
     match event {
-        watcher::Event::Apply(meta) => watcher::Event::Apply(object(meta)),
-        watcher::Event::Delete(meta) => watcher::Event::Delete(object(meta)),
-        watcher::Event::InitApply(meta) => watcher::Event::InitApply(object(meta)),
+        watcher::Event::Apply(o) => watcher::Event::Apply(cache(o)),
+        watcher::Event::Delete(o) => watcher::Event::Delete(cache(o)),
         watcher::Event::Init => watcher::Event::Init,
+        watcher::Event::InitApply(o) => watcher::Event::InitApply(cache(o)),
         watcher::Event::InitDone => watcher::Event::InitDone,
     }
 }
 
-/// A watcher's events, of whole objects or of their metadata only.
+/// A watcher's events, of whole objects or of their metadata only, as
+/// the cache keeps them.
 type Events = std::pin::Pin<
-    Box<dyn futures::Stream<Item = Result<watcher::Event<DynamicObject>, watcher::Error>> + Send>,
+    Box<dyn futures::Stream<Item = Result<watcher::Event<Arc<Cached>>, watcher::Error>> + Send>,
 >;
 
 /// Lists and watches until aborted. The watcher relists on 410 Gone and
 /// resumes dropped watches; failures are retried with [`WatchBackoff`].
 async fn run_watch(
     events: Events,
-    resource: ApiResource,
     kind: String,
     objects: Arc<RwLock<Objects>>,
     changes: broadcast::Sender<Change>,
@@ -166,14 +174,6 @@ async fn run_watch(
                 }
                 continue;
             }
-        };
-        let cache = |object| Arc::new(Cached::from_object(object, &resource));
-        let event = match event {
-            watcher::Event::Apply(o) => watcher::Event::Apply(cache(o)),
-            watcher::Event::Delete(o) => watcher::Event::Delete(cache(o)),
-            watcher::Event::Init => watcher::Event::Init,
-            watcher::Event::InitApply(o) => watcher::Event::InitApply(cache(o)),
-            watcher::Event::InitDone => watcher::Event::InitDone,
         };
         for change in writer.apply(event) {
             let _ = changes.send(change);

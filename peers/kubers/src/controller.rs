@@ -1,5 +1,5 @@
 //! The peer: the same App operator as a kube-rs `Controller`, compiled
-//! natively, against the same in-memory API server. Its reconcile makes the
+//! natively, against the same in-memory API server as rekon. Its reconcile makes the
 //! calls the `app` module makes (a JSON patch adding the finalizer,
 //! server-side apply of the Deployment and the Service, a merge patch of
 //! the status when it changes), built by the same functions of the `app`
