@@ -240,7 +240,7 @@ pub fn delete_dyn(kind: &Gvk, namespace: Option<&str>, name: &str) -> Result<boo
 
 /// Whether the JSON object carries `finalizer` in `metadata.finalizers`.
 pub fn has_finalizer(object: &Value, finalizer: &str) -> bool {
-    finalizers(object).iter().any(|f| f == finalizer)
+    finalizers(object).any(|f| f == finalizer)
 }
 
 /// Whether the JSON object is being deleted (has `metadata.deletionTimestamp`).
@@ -250,16 +250,13 @@ pub fn is_deleting(object: &Value) -> bool {
         .is_some_and(|v| !v.is_null())
 }
 
-fn finalizers(object: &Value) -> Vec<String> {
+fn finalizers(object: &Value) -> impl Iterator<Item = &str> {
     object
         .pointer("/metadata/finalizers")
         .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|f| f.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
 }
 
 fn resource_version_test(object: &Value) -> Option<Value> {
@@ -310,7 +307,7 @@ fn test_failed(target: &ObjectRef, e: ApiError) -> ApiError {
 /// the list is never overwritten (a stale read fails with 409 `Conflict`). Returns the object after the patch (the
 /// API server may have deleted it: then `Value::Null`).
 pub fn remove_finalizer(object: &Value, finalizer: &str) -> Result<Value, ApiError> {
-    let Some(index) = finalizers(object).iter().position(|f| f == finalizer) else {
+    let Some(index) = finalizers(object).position(|f| f == finalizer) else {
         return Ok(object.clone());
     };
     let target = target_of(object)?;

@@ -177,31 +177,34 @@ impl Reconciler for AppReconciler {
         if api::is_deleting(&app) {
             return finalize(&req, &app);
         }
-        let app = api::add_finalizer(&app, FINALIZER)?;
+        // Read in place: the App is neither copied nor parsed twice.
+        let app = if api::has_finalizer(&app, FINALIZER) {
+            app
+        } else {
+            api::add_finalizer(&app, FINALIZER)?
+        };
         let current: AppStatus = app
             .get("status")
-            .cloned()
-            .and_then(|s| serde_json::from_value(s).ok())
+            .and_then(|s| AppStatus::deserialize(s).ok())
             .unwrap_or_default();
         let generation = app.pointer("/metadata/generation").and_then(Value::as_i64);
-        let spec: AppSpec =
-            match serde_json::from_value(app.get("spec").cloned().unwrap_or_default()) {
-                Ok(spec) => spec,
-                Err(e) => {
-                    // Say why on the App itself; retrying will not help.
-                    let message = format!("invalid spec: {e}");
-                    let mut status = current.clone();
-                    status.observed_generation = generation;
-                    let condition = Condition::new(READY, false, "InvalidSpec", &message)
-                        .observed_generation(generation);
-                    set_condition(&mut status.conditions, condition);
-                    if status != current {
-                        api::patch_status_dyn(&req.target, &json!({ "status": status }))?;
-                        api::event(&req.target, EventType::Warning, "InvalidSpec", &message);
-                    }
-                    return Err(Error::permanent(format!("{}: {message}", req.target)));
+        let spec: AppSpec = match AppSpec::deserialize(app.get("spec").unwrap_or(&Value::Null)) {
+            Ok(spec) => spec,
+            Err(e) => {
+                // Say why on the App itself; retrying will not help.
+                let message = format!("invalid spec: {e}");
+                let mut status = current.clone();
+                status.observed_generation = generation;
+                let condition = Condition::new(READY, false, "InvalidSpec", &message)
+                    .observed_generation(generation);
+                set_condition(&mut status.conditions, condition);
+                if status != current {
+                    api::patch_status_dyn(&req.target, &json!({ "status": status }))?;
+                    api::event(&req.target, EventType::Warning, "InvalidSpec", &message);
                 }
-            };
+                return Err(Error::permanent(format!("{}: {message}", req.target)));
+            }
+        };
         let owner = api::controller_ref_to(&app)
             .ok_or_else(|| Error::permanent("App has no metadata.uid"))?;
         let ns = req.namespace();
