@@ -1,6 +1,7 @@
-//! What the benchmarks share: the JSON line each figure is printed as, the
-//! process's resident memory, the engine settings of a steady-state
-//! measure, and the timing loop of reconciles on fresh instances.
+//! What the benchmarks share: the allocator of the `rekon` binary, the
+//! JSON line each figure is printed as, the process's resident memory, the
+//! engine settings of a steady-state measure, and the timing loop of
+//! reconciles on fresh instances.
 
 #![allow(dead_code)]
 
@@ -8,6 +9,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rekon_host::{Cluster, DispatchOptions, EngineConfig, Module, Request};
+
+/// The benchmarks measure what the `rekon` binary does: with its allocator.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The engine settings of a steady-state measure: optimised code from the
 /// first load (no tiers), compiled into `cache`.
