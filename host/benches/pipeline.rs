@@ -177,7 +177,9 @@ struct ServerProcess {
     child: Child,
     lines: BufReader<ChildStdout>,
     kubeconfig: String,
-    dir: tempfile::TempDir,
+    /// Where `kubeconfig` is written (for the peer's process).
+    kubeconfig_path: std::path::PathBuf,
+    _dir: tempfile::TempDir,
 }
 
 impl ServerProcess {
@@ -200,13 +202,9 @@ impl ServerProcess {
             child,
             lines,
             kubeconfig,
-            dir,
+            kubeconfig_path: path,
+            _dir: dir,
         }
-    }
-
-    /// Where the kubeconfig of the server is.
-    fn kubeconfig_path(&self) -> std::path::PathBuf {
-        self.dir.path().join("kubeconfig")
     }
 
     /// Blocks until the server reports at least `count` observed Apps.
@@ -335,7 +333,7 @@ fn pipeline(logic: Logic, sizes: &Sizes) {
         // The peer's process is measured whole, from its start.
         let server_cpu = cpu_seconds(&server_pid);
         let path = std::env::var(PEER_ENV).expect("the peer's path");
-        let peer = peer::Peer::start(&path, &server.kubeconfig_path(), CONCURRENCY);
+        let peer = peer::Peer::start(&path, &server.kubeconfig_path, CONCURRENCY);
         let running = Running::KubeRs(std::cell::RefCell::new(peer));
         finish_run(
             &runtime, server, running, client, sizes, 0.0, 0.0, server_cpu,

@@ -302,6 +302,16 @@ fn test_failed(target: &ObjectRef, e: ApiError) -> ApiError {
     }
 }
 
+/// [`add_finalizer`] for an object the caller owns: `object` itself,
+/// neither copied nor written, when it already carries `finalizer` (every
+/// reconcile after the first), else the object after the patch.
+pub fn ensure_finalizer(object: Value, finalizer: &str) -> Result<Value, ApiError> {
+    if has_finalizer(&object, finalizer) {
+        return Ok(object);
+    }
+    add_finalizer(&object, finalizer)
+}
+
 /// Removes `finalizer` from `object` with a JSON patch that tests both the
 /// resourceVersion and the finalizer's position, so a concurrent change to
 /// the list is never overwritten (a stale read fails with 409 `Conflict`). Returns the object after the patch (the

@@ -116,6 +116,10 @@ fn finalizers_are_added_and_removed_without_clobbering_others() {
         );
         // Adding twice is a no-op (no write).
         api::add_finalizer(&added, "mine.example.com/f").expect("no-op");
+        // So is ensuring it on an object that carries it: the object comes
+        // back as it was.
+        let ensured = api::ensure_finalizer(added.clone(), "mine.example.com/f").expect("no-op");
+        assert_eq!(ensured, added);
 
         // A stale read cannot remove anything: 409, retried.
         let stale = api::remove_finalizer(&read, "other.example.com/keep")

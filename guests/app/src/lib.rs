@@ -178,11 +178,7 @@ impl Reconciler for AppReconciler {
             return finalize(&req, &app);
         }
         // Read in place: the App is neither copied nor parsed twice.
-        let app = if api::has_finalizer(&app, FINALIZER) {
-            app
-        } else {
-            api::add_finalizer(&app, FINALIZER)?
-        };
+        let app = api::ensure_finalizer(app, FINALIZER)?;
         let current: AppStatus = app
             .get("status")
             .and_then(|s| AppStatus::deserialize(s).ok())

@@ -66,7 +66,7 @@ impl Reconciler for ConfigMapSync {
             api::remove_finalizer(&source, FINALIZER)?;
             return Ok(Action::Done);
         }
-        let source = api::add_finalizer(&source, FINALIZER)?;
+        let source = api::ensure_finalizer(source, FINALIZER)?;
         let targets = targets(&source, ns);
         let mut synced = Vec::new();
         for target in &targets {

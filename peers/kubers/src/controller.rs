@@ -1,6 +1,6 @@
 //! The peer: the same App operator as a kube-rs `Controller`, compiled
-//! natively, against the same in-memory API server as rekon. Its reconcile makes the
-//! calls the `app` module makes (a JSON patch adding the finalizer,
+//! natively, against the same in-memory API server as rekon. Its reconcile
+//! makes the calls the `app` module makes (a JSON patch adding the finalizer,
 //! server-side apply of the Deployment and the Service, a merge patch of
 //! the status when it changes), built by the same functions of the `app`
 //! crate, so the two differ only in what runs around the logic.
@@ -60,13 +60,9 @@ impl From<kube::Error> for Failed {
     }
 }
 
-/// Runs the controller (concurrency `concurrency`) until the task is
-/// aborted.
-pub fn start(
-    client: kube::Client,
-    concurrency: u16,
-    reconciles: Counter,
-) -> tokio::task::JoinHandle<()> {
+/// Starts the controller (concurrency `concurrency`) on the current
+/// runtime; it runs until the process ends.
+pub fn start(client: kube::Client, concurrency: u16, reconciles: Counter) {
     let apps = ApiResource::from_gvk(&GroupVersionKind::gvk("demo.rekon.dev", "v1", "App"));
     let context = Arc::new(Context {
         client: client.clone(),
@@ -94,7 +90,7 @@ pub fn start(
         controller
             .run(reconcile, error_policy, context)
             .for_each(|_| async {}),
-    )
+    );
 }
 
 fn error_policy(_: Arc<DynamicObject>, _: &Failed, _: Arc<Context>) -> Action {
