@@ -13,7 +13,23 @@
 //!         kind: Deployment
 //!         verbs: [get, list, patch]
 //!         namespaces: [shop]  # empty or absent: every namespace
+//!     excludeNamespaces: [kube-system]   # this module's webhooks skip these
+//!     webhooks:              # per webhook, by the name the module gives it
+//!       validate-apps:
+//!         failurePolicy: Ignore          # Fail or Ignore
+//!         timeoutSeconds: 5              # 1 to 30
+//!         namespaceSelector: env in (prod)
+//!         objectSelector: tier=fe
+//! excludeNamespaces: [kube-system, kube-public, kube-node-lease]  # every module's webhooks
 //! ```
+//!
+//! Webhooks skip the namespaces `excludeNamespaces` lists — the most
+//! specific list wins (webhook, module, top level); by default
+//! `kube-system`, `kube-public`, `kube-node-lease` and rekon's own
+//! namespace ([`HostConfig::namespace`]), so a module's webhook never
+//! locks the cluster's own namespaces, or rekon's, while rekon is down. A
+//! webhook whose namespace selector (the module's or the operator's) names
+//! `kubernetes.io/metadata.name` itself decides, and gets no exclusion.
 //!
 //! Narrowing never widens: a host call must be allowed by the module's
 //! manifest and, when the operator lists permissions for that module, by
@@ -24,7 +40,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::contract::{Gvk, Manifest, Permission, Predicate, Verbs};
+use crate::contract::{FailurePolicy, Gvk, Manifest, Permission, Predicate, Verbs, Webhook, Webhooks};
 use crate::shared::{split_api_version, verb_named};
 
 /// Why a configuration file was refused.
@@ -68,6 +84,14 @@ pub enum ConfigError {
     },
 }
 
+/// The namespaces no module's webhook is called for unless the operator
+/// says otherwise (besides rekon's own, [`HostConfig::namespace`]).
+pub const EXCLUDED_NAMESPACES: [&str; 3] = ["kube-system", "kube-public", "kube-node-lease"];
+
+/// The label every namespace carries with its own name, which the
+/// exclusion of namespaces selects on.
+pub const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
+
 /// The host configuration.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -75,6 +99,15 @@ pub struct HostConfig {
     /// Settings per module name.
     #[serde(default)]
     pub modules: BTreeMap<String, ModuleConfig>,
+    /// Namespaces whose objects no module's webhook is called for (default:
+    /// [`EXCLUDED_NAMESPACES`] and [`HostConfig::namespace`]); `[]` for none.
+    #[serde(rename = "excludeNamespaces")]
+    pub exclude_namespaces: Option<Vec<String>>,
+    /// rekon's own namespace, excluded from webhooks by default with
+    /// [`EXCLUDED_NAMESPACES`]. Not read from the file: `rekon run` sets it
+    /// from `$POD_NAMESPACE` when it runs in a cluster.
+    #[serde(skip)]
+    pub namespace: Option<String>,
 }
 
 /// The operator's settings of one module.
@@ -100,6 +133,33 @@ pub struct ModuleConfig {
     /// When present, the module may do only what these grant (and its
     /// manifest grants).
     pub permissions: Option<Vec<PermissionConfig>>,
+    /// Namespaces whose objects this module's webhooks are not called for
+    /// (overrides the top-level list).
+    #[serde(rename = "excludeNamespaces")]
+    pub exclude_namespaces: Option<Vec<String>>,
+    /// Settings of the module's webhooks, by the name the module gives each.
+    #[serde(default)]
+    pub webhooks: BTreeMap<String, WebhookConfig>,
+}
+
+/// The operator's settings of one webhook of a module: each overrides
+/// what the module declares.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WebhookConfig {
+    /// `Fail` (a failing or unreachable webhook refuses the request) or
+    /// `Ignore` (lets it through).
+    pub failure_policy: Option<String>,
+    /// How long the API server waits for an answer, 1 to 30 seconds.
+    pub timeout_seconds: Option<u32>,
+    /// Only objects in namespaces matching this label selector (`""`: every
+    /// namespace).
+    pub namespace_selector: Option<String>,
+    /// Only objects matching this label selector (`""`: every object).
+    pub object_selector: Option<String>,
+    /// Namespaces whose objects this webhook is not called for (overrides
+    /// the module's and the top-level list).
+    pub exclude_namespaces: Option<Vec<String>>,
 }
 
 /// One grant in the configuration file.
@@ -132,8 +192,128 @@ impl HostConfig {
         for (module, settings) in &config.modules {
             settings.limit(module)?;
             settings.override_manifest(module, &mut crate::contract::empty_manifest())?;
+            for (name, webhook) in &settings.webhooks {
+                webhook.apply(module, name, &mut crate::contract::empty_webhook())?;
+            }
         }
         Ok(config)
+    }
+
+    /// Sets rekon's own namespace (excluded from webhooks by default).
+    #[must_use]
+    pub fn with_namespace(mut self, namespace: Option<String>) -> Self {
+        self.namespace = namespace;
+        self
+    }
+
+    /// Applies the operator's webhook settings and the namespace exclusion
+    /// to the webhooks of `module`. Settings naming a webhook the module
+    /// does not declare are reported and skipped.
+    pub(crate) fn override_webhooks(
+        &self,
+        module: &str,
+        webhooks: &mut Webhooks,
+    ) -> Result<(), ConfigError> {
+        let settings = self.modules.get(module);
+        for name in settings.iter().flat_map(|s| s.webhooks.keys()) {
+            let declared = webhooks
+                .mutating
+                .iter()
+                .chain(&webhooks.validating)
+                .any(|w| &w.name == name);
+            if !declared {
+                tracing::warn!(module, webhook = %name, "the configuration names a webhook the module does not declare");
+            }
+        }
+        for webhook in webhooks.mutating.iter_mut().chain(&mut webhooks.validating) {
+            let own = settings.and_then(|s| s.webhooks.get(&webhook.name));
+            if let Some(own) = own {
+                own.apply(module, &webhook.name.clone(), webhook)?;
+            }
+            let excluded = own
+                .and_then(|w| w.exclude_namespaces.clone())
+                .or_else(|| settings.and_then(|s| s.exclude_namespaces.clone()))
+                .or_else(|| self.exclude_namespaces.clone())
+                .unwrap_or_else(|| {
+                    EXCLUDED_NAMESPACES
+                        .iter()
+                        .map(|n| n.to_string())
+                        .chain(self.namespace.clone())
+                        .collect()
+                });
+            exclude_namespaces(webhook, &excluded);
+        }
+        Ok(())
+    }
+}
+
+/// Adds `kubernetes.io/metadata.name notin (excluded)` to the webhook's
+/// namespace selector, unless the selector already names that label (the
+/// module or the operator decided which namespaces) or nothing is excluded.
+fn exclude_namespaces(webhook: &mut Webhook, excluded: &[String]) {
+    let selector = webhook.namespace_selector.as_deref().unwrap_or_default();
+    let decided = rekon_store::LabelSelector::parse(selector)
+        .is_ok_and(|s| s.keys().any(|k| k == NAMESPACE_NAME_LABEL));
+    let mut excluded: Vec<&str> = excluded.iter().map(String::as_str).collect();
+    excluded.sort_unstable();
+    excluded.dedup();
+    if decided || excluded.is_empty() {
+        return;
+    }
+    let exclusion = format!("{NAMESPACE_NAME_LABEL} notin ({})", excluded.join(","));
+    webhook.namespace_selector = Some(if selector.trim().is_empty() {
+        exclusion
+    } else {
+        format!("{selector},{exclusion}")
+    });
+}
+
+impl WebhookConfig {
+    /// Applies these settings to `webhook` (named `name`, of `module`).
+    fn apply(&self, module: &str, name: &str, webhook: &mut Webhook) -> Result<(), ConfigError> {
+        let setting = |message: String| ConfigError::Setting {
+            module: module.to_string(),
+            message: format!("webhook {name:?}: {message}"),
+        };
+        if let Some(policy) = &self.failure_policy {
+            webhook.failure_policy = match policy.as_str() {
+                "Fail" => FailurePolicy::Fail,
+                "Ignore" => FailurePolicy::Ignore,
+                other => {
+                    return Err(setting(format!(
+                        "failurePolicy {other:?} is neither Fail nor Ignore"
+                    )));
+                }
+            };
+        }
+        if let Some(timeout) = self.timeout_seconds {
+            if !(1..=30).contains(&timeout) {
+                return Err(setting(format!(
+                    "timeoutSeconds must be 1 to 30, not {timeout}"
+                )));
+            }
+            webhook.timeout_seconds = Some(timeout);
+        }
+        for (field, given, target) in [
+            (
+                "namespaceSelector",
+                &self.namespace_selector,
+                &mut webhook.namespace_selector,
+            ),
+            (
+                "objectSelector",
+                &self.object_selector,
+                &mut webhook.object_selector,
+            ),
+        ] {
+            if let Some(selector) = given {
+                rekon_store::LabelSelector::parse(selector).map_err(|e| {
+                    setting(format!("{field} {selector:?} is invalid: {}", e.message))
+                })?;
+                *target = Some(selector.clone()).filter(|s| !s.trim().is_empty());
+            }
+        }
+        Ok(())
     }
 }
 

@@ -16,7 +16,8 @@
 //!   backend such as [`MemoryCluster`] (a cluster in memory), as below;
 //! - [`webhook::admit`] and [`webhook::convert`]: one AdmissionReview or
 //!   ConversionReview answered by a module's webhooks;
-//! - [`pack`]: shipping a module as ConfigMaps.
+//! - [`pack`]: shipping a module as ConfigMaps;
+//! - [`uninstall`]: taking back what an installation published.
 //!
 //! Inside, one room per job, data flowing one way:
 //! `source` (files, ConfigMaps) -> `loader` (validated versions) ->
@@ -68,12 +69,15 @@ mod runtime;
 mod shared;
 mod source;
 mod telemetry;
+pub mod uninstall;
 pub mod webhook;
 
 pub use bindings::CallRecord;
 pub use cluster::Cluster;
 pub use cluster::memory::MemoryCluster;
-pub use config::{ConfigError, HostConfig, ModuleConfig, PermissionConfig};
+pub use config::{
+    ConfigError, EXCLUDED_NAMESPACES, HostConfig, ModuleConfig, PermissionConfig, WebhookConfig,
+};
 pub use contract::{
     Action, ApiError, ApplyOptions, CONTRACT_VERSIONS, EventType, GuestError, Gvk, Index, IndexKey,
     Level, Manifest, Mapping, ObjectRef, Owned, PatchType, Permission, Predicate, Propagation,

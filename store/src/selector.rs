@@ -76,6 +76,18 @@ fn parse_set(rest: &str) -> Result<Vec<String>, Status> {
 }
 
 impl LabelSelector {
+    /// The label keys the selector's requirements name.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.reqs.iter().map(|req| match req {
+            Requirement::Equals(k, _)
+            | Requirement::NotEquals(k, _)
+            | Requirement::In(k, _)
+            | Requirement::NotIn(k, _)
+            | Requirement::Exists(k)
+            | Requirement::NotExists(k) => k.as_str(),
+        })
+    }
+
     /// The selector as a `metav1.LabelSelector` (`matchLabels` and
     /// `matchExpressions`), as webhook configurations take it.
     pub fn to_api(&self) -> Value {

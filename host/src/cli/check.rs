@@ -56,6 +56,12 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("the CRDs {origin} ships"))?;
         out["crds"] = crds.iter().map(crd_summary).collect();
+        // What a host without a webhook server leaves undone.
+        let unserved = rekon_host::webhook::unserved(&module);
+        for said in &unserved {
+            eprintln!("warning: {said}");
+        }
+        out["warnings"] = json!(unserved);
         say(serde_json::to_string_pretty(&out)?)?;
     }
     Ok(ExitCode::SUCCESS)

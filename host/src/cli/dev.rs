@@ -110,7 +110,8 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         let mut builder = Host::builder()
             .client(client_from(config, "dev")?)
             .engine_config(engine_config(cli))
-            .install_crds(true);
+            .install_crds(true)
+            .in_process_webhooks();
         for dir in &args.module_dir {
             builder = builder.watch_dir(dir.clone());
         }

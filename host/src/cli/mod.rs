@@ -1,4 +1,4 @@
-//! CLI: the `rekon` command, one file per subcommand (`new`, `run`, `dev`, `check`, `crd`, `pack`, `reconcile`, `admit`, `bench`...).
+//! CLI: the `rekon` command, one file per subcommand (`new`, `run`, `dev`, `check`, `crd`, `pack`, `reconcile`, `admit`, `bench`, `uninstall`...).
 //! May call: the library's public API only, like any program that embeds the host.
 
 mod admit;
@@ -12,6 +12,7 @@ mod pack;
 mod reconcile;
 mod run;
 mod test;
+mod uninstall;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -82,6 +83,8 @@ enum Command {
     Bench(bench::Args),
     /// Run the modules against a cluster: one controller per module, until SIGTERM.
     Run(Box<run::Args>),
+    /// Take back what an installation of rekon published (webhook configurations, CRD conversions, Leases, finalizers), where rekon is gone.
+    Uninstall(uninstall::Args),
     /// Run the embedded in-memory Kubernetes API server (no cluster needed).
     #[cfg(feature = "dev")]
     Dev(dev::Args),
@@ -126,6 +129,7 @@ pub fn main() -> ExitCode {
             Command::Test(args) => test::run(&cli, args).await,
             Command::Bench(args) => bench::run(&cli, args).await,
             Command::Run(args) => run::run(&cli, args).await,
+            Command::Uninstall(args) => uninstall::run(args).await,
             #[cfg(feature = "dev")]
             Command::Dev(args) => dev::run(&cli, args).await,
         }

@@ -44,6 +44,15 @@ pub(super) struct Args {
     /// create and patch on customresourcedefinitions.
     #[arg(long)]
     install_crds: bool,
+    /// An object rekon's own permissions hang on, as KIND/NAME
+    /// (serviceaccount, role, rolebinding, clusterrole, clusterrolebinding;
+    /// namespaced ones in $POD_NAMESPACE), repeatable. rekon holds each
+    /// with the finalizer rekon.dev/uninstall; when one is deleted
+    /// (`kubectl delete -k deploy/`), rekon is being uninstalled: on
+    /// shutdown it withdraws its webhook configurations, CRD conversions
+    /// and Leases, then lets them go.
+    #[arg(long = "guard", value_name = "KIND/NAME")]
+    guards: Vec<rekon_host::uninstall::Guard>,
     #[command(flatten)]
     leader: LeaderArgs,
     #[command(flatten)]
@@ -82,6 +91,11 @@ struct WebhookArgs {
     /// --webhook-cert-dir mounting the Certificate's Secret.
     #[arg(long, requires = "webhook_cert_dir")]
     webhook_cert_manager: Option<String>,
+    /// How long the webhook server keeps answering once rekon starts
+    /// shutting down (default: 5s behind a Service, while the Service's
+    /// endpoints drop this replica; 0s with --webhook-url).
+    #[arg(long, value_parser = parse_duration)]
+    webhook_drain: Option<Duration>,
 }
 
 impl WebhookArgs {
@@ -125,6 +139,9 @@ impl WebhookArgs {
             config.certificate = Certificate::Dir(dir.clone());
         }
         config.cert_manager.clone_from(&self.webhook_cert_manager);
+        if let Some(drain) = self.webhook_drain {
+            config.drain = drain;
+        }
         Ok(Some(config))
     }
 }
@@ -183,7 +200,10 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let config = match &args.config {
         Some(path) => HostConfig::read(path)?,
         None => HostConfig::default(),
-    };
+    }
+    // In a cluster, rekon's own namespace is kept out of its modules'
+    // webhooks by default.
+    .with_namespace(std::env::var("POD_NAMESPACE").ok().filter(|n| !n.is_empty()));
     let stop = signals()?;
     let leader = &args.leader;
     let identity = leader.identity.clone().unwrap_or_else(default_identity);
@@ -201,6 +221,7 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         .engine_config(engine_config(cli))
         .controller_config(controller)
         .install_crds(args.install_crds)
+        .guards(args.leader.lease_namespace.clone(), args.guards.clone())
         .config(config);
     if let Some(addr) = args.metrics_addr {
         builder = builder.metrics_addr(addr);
@@ -235,6 +256,9 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     }
     if args.configmaps.watch_configmaps {
         builder = builder.watch_configmaps(args.configmaps.configmap_namespaces.clone());
+    }
+    if args.webhooks.webhook_addr.is_none() {
+        tracing::info!("no webhook server (--webhook-addr): modules' admission webhooks and conversions are not served");
     }
     let host = with_modules(builder, &args.modules)?.start().await?;
     tracing::info!(

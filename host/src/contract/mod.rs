@@ -72,6 +72,20 @@ pub(crate) fn empty_manifest() -> Manifest {
     }
 }
 
+/// A webhook that declares nothing (the base of overrides and tests).
+pub(crate) fn empty_webhook() -> Webhook {
+    Webhook {
+        name: String::new(),
+        kinds: Vec::new(),
+        operations: Vec::new(),
+        sub_resources: Vec::new(),
+        namespace_selector: None,
+        object_selector: None,
+        failure_policy: FailurePolicy::Fail,
+        timeout_seconds: None,
+    }
+}
+
 /// An [`ApiError`] from its parts.
 pub fn api_error(code: u16, reason: &str, message: &str) -> ApiError {
     ApiError {

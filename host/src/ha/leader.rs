@@ -341,6 +341,12 @@ impl Leases {
     }
 }
 
+/// The label on every Lease rekon creates (what an uninstall deletes).
+pub(crate) fn managed_by() -> BTreeMap<String, String> {
+    let (key, value) = crate::webhook::publish::MANAGED_BY;
+    BTreeMap::from([(key.to_string(), value.to_string())])
+}
+
 /// Runs the election of one Lease for the whole host until `stop`; then
 /// releases the Lease if held.
 pub(crate) struct Elector {
@@ -371,7 +377,7 @@ impl Elector {
             let round = match self.leases.get(&name).await {
                 Ok(current) => {
                     self.leases
-                        .acquire_or_renew(&name, current.as_ref(), &BTreeMap::new())
+                        .acquire_or_renew(&name, current.as_ref(), &managed_by())
                         .await
                 }
                 Err(error) => Err(error),

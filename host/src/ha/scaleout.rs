@@ -32,6 +32,7 @@ use kube::ResourceExt as _;
 use kube::api::DynamicObject;
 use tokio::sync::{Notify, watch};
 
+use super::lease_name;
 use super::leader::{Holder, LeaderConfig, Leadership, Leases, holder_of};
 use crate::telemetry::Metrics;
 
@@ -109,20 +110,6 @@ impl ModuleLeases {
     }
 }
 
-/// A Lease name from parts: lowercase letters, digits, `-` and `.` only.
-fn lease_name(prefix: &str, role: &str, name: &str) -> String {
-    let clean: String = name
-        .chars()
-        .map(|c| match c.to_ascii_lowercase() {
-            c @ ('a'..='z' | '0'..='9' | '-' | '.') => c,
-            _ => '-',
-        })
-        .collect();
-    let mut full = format!("{prefix}-{role}-{clean}");
-    full.truncate(253);
-    full.trim_end_matches(['-', '.']).to_string()
-}
-
 /// Rendezvous score: how much `identity` wants `module` (FNV-1a).
 fn score(identity: &str, module: &str) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -189,10 +176,10 @@ struct Coordinator {
 
 impl Coordinator {
     fn labels(&self, role: &str) -> BTreeMap<String, String> {
-        BTreeMap::from([
-            (GROUP_LABEL.to_string(), self.config.name.clone()),
-            (ROLE_LABEL.to_string(), role.to_string()),
-        ])
+        let mut labels = super::leader::managed_by();
+        labels.insert(GROUP_LABEL.to_string(), self.config.name.clone());
+        labels.insert(ROLE_LABEL.to_string(), role.to_string());
+        labels
     }
 
     fn module_lease(&self, module: &str) -> String {

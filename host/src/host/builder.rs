@@ -51,6 +51,8 @@ pub struct HostBuilder {
     identity: Option<String>,
     webhooks: Option<crate::webhook::WebhookServerConfig>,
     install_crds: bool,
+    guards: Option<(String, Vec<crate::uninstall::Guard>)>,
+    in_process_webhooks: bool,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -119,6 +121,28 @@ impl HostBuilder {
     /// in line with them (see [`crate::webhook`]). Every replica serves.
     pub fn webhooks(mut self, config: crate::webhook::WebhookServerConfig) -> Self {
         self.webhooks = Some(config);
+        self
+    }
+
+    /// The objects rekon's own permissions hang on (its ServiceAccount,
+    /// roles and bindings; namespaced ones, and rekon's Leases, in
+    /// `namespace`): held with the finalizer
+    /// [`crate::uninstall::FINALIZER`]. When one of them is deleted, rekon
+    /// is being uninstalled: the host stops publishing webhook
+    /// configurations, and on shutdown takes back what it published (see
+    /// [`crate::uninstall`]) before letting them go.
+    pub fn guards(mut self, namespace: impl Into<String>, guards: Vec<crate::uninstall::Guard>) -> Self {
+        self.guards = Some((namespace.into(), guards)).filter(|(_, g)| !g.is_empty());
+        self
+    }
+
+    /// The caller serves the modules' webhooks itself, through
+    /// [`Host::webhooks`] in its API server (as `rekon dev` does). Without
+    /// it, or [`HostBuilder::webhooks`], a module that declares webhooks or
+    /// conversions is reported at load (an error log and a
+    /// `WebhooksNotServed` Warning Event): nothing would call them.
+    pub fn in_process_webhooks(mut self) -> Self {
+        self.in_process_webhooks = true;
         self
     }
 
@@ -194,6 +218,7 @@ impl HostBuilder {
             .unwrap_or_else(default_identity);
         let recorder = Recorder::start(client.clone(), identity, metrics.clone());
         let (election_stop, election_stopped) = watch::channel(false);
+        let replicas = self.leader.clone();
         let (leaders, election) = elect(
             client.clone(),
             self.leader,
@@ -201,6 +226,19 @@ impl HostBuilder {
             metrics.clone(),
             election_stopped,
         );
+        let (namespace, guards) = match self.guards {
+            Some((namespace, guards)) => {
+                let guards = crate::uninstall::Guards::new(client.clone(), &namespace, guards);
+                guards.hold().await;
+                (namespace, guards)
+            }
+            None => (
+                replicas
+                    .as_ref()
+                    .map_or_else(|| "default".to_string(), |r| r.namespace.clone()),
+                crate::uninstall::Guards::none(),
+            ),
+        };
         let discovery = Arc::new(Discovery::new(client.clone()));
         let informers = Arc::new(Informers::new(discovery.clone()));
         let shared = Shared {
@@ -223,14 +261,24 @@ impl HostBuilder {
         if self.install_crds {
             supervisor = supervisor.install_crds(client.clone());
         }
+        supervisor =
+            supervisor.webhooks_served(self.in_process_webhooks || self.webhooks.is_some());
         // Webhooks are served before modules load, so the first version of
         // each answers at once; readiness waits for the listener.
+        let (loaded, loaded_receiver) = watch::channel(false);
         let webhooks = match self.webhooks {
             Some(config) => Some(
                 crate::webhook::start(
                     config,
-                    client,
-                    discovery.clone(),
+                    crate::webhook::Context {
+                        client: client.clone(),
+                        discovery: discovery.clone(),
+                        informers: shared.informers.clone(),
+                        leaders: shared.leaders.clone(),
+                        replicas,
+                        guards: guards.clone(),
+                        loaded: loaded_receiver,
+                    },
                     crate::webhook::serve::Served {
                         modules: supervisor.webhooks(),
                         cluster: shared.cluster.clone(),
@@ -241,17 +289,26 @@ impl HostBuilder {
             ),
             None => None,
         };
-        let (watchers, events) = watch_sources(&self.dirs, self.configmaps, &shared);
+        let (watchers, events, configmaps_synced) =
+            watch_sources(&self.dirs, self.configmaps, &shared);
         let mut loader = Loader::new(engine, self.config);
         for (origin, bytes) in self.modules {
             loader.event(upsert(Origin::Given(origin), bytes));
         }
-        let events = load_initial(&mut loader, events, &supervisor, !self.dirs.is_empty()).await;
+        let events = load_initial(
+            &mut loader,
+            events,
+            &supervisor,
+            !self.dirs.is_empty(),
+            configmaps_synced,
+        )
+        .await;
         for native in self.natives {
             supervisor.start_native(native);
         }
         supervisor.check_configuration();
         metrics.modules_loaded();
+        loaded.send_replace(true);
         let election = election.map(tokio::spawn);
         let driver = tokio::spawn(drive(loader, events, supervisor.clone()));
         Ok(Host {
@@ -265,6 +322,9 @@ impl HostBuilder {
             driver,
             recorder,
             webhooks,
+            guards,
+            uninstall_namespace: namespace,
+            _loaded: loaded,
             _watchers: watchers,
         })
     }
@@ -291,6 +351,7 @@ fn watch_sources(
 ) -> (
     Vec<crate::source::dir::DirWatcher>,
     mpsc::UnboundedReceiver<SourceEvent>,
+    Option<watch::Receiver<bool>>,
 ) {
     let (events_tx, events) = mpsc::unbounded_channel();
     let mut watchers = Vec::new();
@@ -302,27 +363,45 @@ fn watch_sources(
             }
         }
     }
-    if let Some(namespaces) = configmaps {
+    let synced = configmaps.map(|namespaces| {
+        let (synced, receiver) = watch::channel(false);
         tokio::spawn(crate::source::configmaps::watch_configmaps(
             shared.informers.clone(),
             namespaces,
             events_tx,
+            synced,
         ));
-    }
-    (watchers, events)
+        receiver
+    });
+    (watchers, events, synced)
 }
 
-/// Loads what is there at start: the modules given and what the
-/// directories hold now. Each module runs as soon as it has compiled;
-/// returns once all have been loaded or refused.
+/// How long a start waits for the module ConfigMaps' first list before it
+/// goes on without them (they load when they come).
+const CONFIGMAPS_SYNC: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Loads what is there at start: the modules given, what the directories
+/// hold now and the module ConfigMaps listed. Each module runs as soon as
+/// it has compiled; returns once all have been loaded or refused (so a
+/// replica is ready only once it serves every module's webhooks).
 async fn load_initial(
     loader: &mut Loader,
     mut events: mpsc::UnboundedReceiver<SourceEvent>,
     supervisor: &Supervisor,
     dirs: bool,
+    configmaps_synced: Option<watch::Receiver<bool>>,
 ) -> mpsc::UnboundedReceiver<SourceEvent> {
     if dirs {
         tokio::time::sleep(crate::source::DEBOUNCE).await;
+    }
+    if let Some(mut synced) = configmaps_synced
+        && tokio::time::timeout(CONFIGMAPS_SYNC, synced.wait_for(|s| *s))
+            .await
+            .is_err()
+    {
+        tracing::error!(
+            "the module ConfigMaps are not listed after {CONFIGMAPS_SYNC:?}: going on without them"
+        );
     }
     while let Ok(event) = events.try_recv() {
         if let Some(decision) = loader.event(event) {

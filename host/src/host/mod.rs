@@ -69,6 +69,10 @@ pub struct Host {
     driver: tokio::task::JoinHandle<()>,
     recorder: Recorder,
     webhooks: Option<crate::webhook::Started>,
+    guards: crate::uninstall::Guards,
+    /// Where rekon's Leases live (what an uninstall deletes).
+    uninstall_namespace: String,
+    _loaded: watch::Sender<bool>,
     _watchers: Vec<crate::source::dir::DirWatcher>,
 }
 
@@ -143,7 +147,28 @@ impl Host {
     /// Stops taking work, lets reconciles in flight finish (for at most
     /// [`SHUTDOWN_GRACE`]), writes the Events still pending, releases the
     /// leader Lease, and returns.
+    ///
+    /// What the replicas publish together stays: the webhook
+    /// configurations and CRD conversions are left as they are (the other
+    /// replicas keep serving them), and the webhook server keeps answering
+    /// until the shutdown is over and its drain time has passed, so the
+    /// API server's calls still routed here are answered. Only when rekon
+    /// is being uninstalled (a guard is being deleted: see
+    /// [`HostBuilder::guards`]) does the host take back what it published
+    /// first, while its permissions still hold.
     pub async fn shutdown(self) {
+        let started = tokio::time::Instant::now();
+        self.metrics.shutting_down();
+        let mut webhooks = self.webhooks;
+        if let Some(publisher) = webhooks.as_mut().and_then(|w| w.publisher.take()) {
+            publisher.abort();
+        }
+        if let Some(webhooks) = &webhooks
+            && !self.guards.is_empty()
+            && self.guards.uninstalling().await
+        {
+            uninstall(&self.guards, &self.uninstall_namespace, &webhooks.endpoint).await;
+        }
         self.driver.abort();
         if tokio::time::timeout(SHUTDOWN_GRACE, self.supervisor.stop_all())
             .await
@@ -157,12 +182,46 @@ impl Host {
         if let Some(election) = self.election {
             let _ = election.await;
         }
+        if let Some(webhooks) = webhooks {
+            if let Some((members, task)) = webhooks.members {
+                task.abort();
+                members.leave().await;
+            }
+            tokio::time::sleep_until(started + webhooks.drain).await;
+            webhooks.server.abort();
+        }
         if let Some(telemetry) = self.telemetry {
             telemetry.abort();
         }
-        for task in self.webhooks.into_iter().flat_map(|w| w.tasks) {
-            task.abort();
-        }
+    }
+
+}
+
+/// rekon is being uninstalled: takes back what it published (see
+/// [`crate::uninstall`]).
+async fn uninstall(
+    guards: &crate::uninstall::Guards,
+    namespace: &str,
+    endpoint: &crate::webhook::Endpoint,
+) {
+    tracing::warn!("rekon is being uninstalled: withdrawing its webhook configurations, CRD conversions and Leases");
+    let Some(uninstall) =
+        crate::uninstall::Uninstall::from_guards(guards.clone(), namespace, endpoint.clone())
+    else {
+        return;
+    };
+    match uninstall.run().await {
+        Ok(report) => tracing::info!(
+            configurations = ?report.configurations,
+            conversions = ?report.conversions,
+            leases = ?report.leases,
+            released = ?report.released,
+            "uninstalled"
+        ),
+        Err(error) => tracing::error!(
+            error = %crate::loader::error_chain(&error),
+            "cannot take back everything rekon published; `rekon uninstall` can"
+        ),
     }
 }
 

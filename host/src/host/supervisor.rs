@@ -72,6 +72,10 @@ pub(crate) struct Supervisor {
     /// Applies the CRDs each module ships before its controller starts
     /// (`--install-crds`).
     install_crds: Option<kube::Client>,
+    /// Whether the modules' webhooks are served (by this host's webhook
+    /// server, or in process by `rekon dev`'s API server); if not, a
+    /// module that needs them is reported.
+    webhooks_served: bool,
 }
 
 impl Supervisor {
@@ -92,7 +96,14 @@ impl Supervisor {
             failures: Arc::default(),
             webhooks: WebhookModules::default(),
             install_crds: None,
+            webhooks_served: false,
         }
+    }
+
+    /// Whether the modules' webhooks are served.
+    pub fn webhooks_served(mut self, served: bool) -> Supervisor {
+        self.webhooks_served = served;
+        self
     }
 
     /// Applies the CRDs each module ships, with this client, before its
@@ -177,6 +188,9 @@ impl Supervisor {
         let handed_over = self.hold_informers(&module).await;
         // The new version answers the next review at once.
         self.webhooks.set(&module);
+        if !self.webhooks_served {
+            self.report_unserved(&module, &origin).await;
+        }
         if let Some(old) = running.take() {
             self.forget_info(&old.module);
             if let Some(controller) = old.controller {
@@ -368,6 +382,61 @@ impl Supervisor {
         }
     }
 
+    /// Says loudly that a module's webhooks or conversions go unserved:
+    /// an error log, and a Warning Event `WebhooksNotServed` on each CRD it
+    /// converts and on the ConfigMap it came from.
+    async fn report_unserved(&self, module: &Module, origin: &Origin) {
+        let unserved = crate::webhook::unserved(module);
+        if unserved.is_empty() {
+            return;
+        }
+        for said in &unserved {
+            tracing::error!(module = %module.name(), %origin, "{said}");
+        }
+        if !self.shared.leaders.speaks_for(Some(module.name())) {
+            return;
+        }
+        let mut regarding: Vec<ObjectRef> = module
+            .webhooks()
+            .conversions
+            .iter()
+            .map(|c| ObjectRef {
+                kind: crate::contract::Gvk {
+                    group: "apiextensions.k8s.io".into(),
+                    version: "v1".into(),
+                    kind: "CustomResourceDefinition".into(),
+                },
+                namespace: None,
+                name: format!(
+                    "{}.{}",
+                    crate::shared::plural_of(&c.kind.kind),
+                    c.kind.group
+                ),
+            })
+            .collect();
+        if let Origin::ConfigMap { namespace, name } = origin {
+            regarding.push(ObjectRef {
+                kind: config_map_kind(),
+                namespace: Some(namespace.clone()),
+                name: name.clone(),
+            });
+        }
+        let note = truncate(unserved.join("; "), 1024);
+        for object in regarding {
+            let _ = self
+                .shared
+                .cluster
+                .record_event(
+                    &object,
+                    EventType::Warning,
+                    "WebhooksNotServed",
+                    &note,
+                    "rekon-host",
+                )
+                .await;
+        }
+    }
+
     /// Starts a reconciler compiled into the host (not reloadable).
     pub fn start_native(&self, native: NativeReconciler) {
         let dispatcher = Dispatcher::native(native, self.stats.clone());
@@ -400,9 +469,10 @@ impl Supervisor {
             .cloned()
             .collect();
         let mut controllers = Vec::new();
+        // The modules keep answering reviews: the webhook server serves
+        // until the host's shutdown is over.
         for slot in slots {
             if let Some(running) = slot.lock().await.take() {
-                self.webhooks.remove(running.module.name());
                 controllers.extend(running.controller);
             }
         }

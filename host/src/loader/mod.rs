@@ -206,19 +206,18 @@ impl Loader {
             Some(Err(error)) => return Some(refuse("invalid_configuration", error.to_string())),
             _ => module,
         };
-        let module = match self.config.modules.get(&name) {
-            Some(settings) => {
-                let mut overridden = Ok(());
-                let module = module.overridden(|manifest| {
-                    overridden = settings.override_manifest(&name, manifest);
-                });
-                if let Err(error) = overridden {
-                    return Some(refuse("invalid_configuration", error.to_string()));
-                }
-                module
-            }
-            None => module,
-        };
+        let mut overridden = Ok(());
+        let module = module.overridden(|manifest, webhooks| {
+            overridden = self
+                .config
+                .modules
+                .get(&name)
+                .map_or(Ok(()), |settings| settings.override_manifest(&name, manifest))
+                .and_then(|()| self.config.override_webhooks(&name, webhooks));
+        });
+        if let Err(error) = overridden {
+            return Some(refuse("invalid_configuration", error.to_string()));
+        }
         let reload = serving.as_deref() == Some(name.as_str());
         let replaces = serving.filter(|p| *p != name);
         if let Some(previous) = &replaces {

@@ -325,19 +325,22 @@ impl Module {
         }
     }
 
-    /// The same module version, with its manifest changed by `change` (the
-    /// operator's overrides: selector, namespaces, predicates, resync).
+    /// The same module version, with its manifest and webhooks changed by
+    /// `change` (the operator's overrides: selector, namespaces,
+    /// predicates, resync; webhooks' failure policy, timeout, selectors and
+    /// excluded namespaces).
     #[must_use]
-    pub fn overridden(&self, change: impl FnOnce(&mut Manifest)) -> Module {
+    pub fn overridden(&self, change: impl FnOnce(&mut Manifest, &mut Webhooks)) -> Module {
         let inner = &self.inner;
         let mut manifest = inner.manifest.clone();
-        change(&mut manifest);
+        let mut webhooks = (*inner.webhooks).clone();
+        change(&mut manifest, &mut webhooks);
         Module {
             inner: Arc::new(Inner {
                 engine: inner.engine.clone(),
                 code: inner.code.clone(),
                 manifest,
-                webhooks: inner.webhooks.clone(),
+                webhooks: Arc::new(webhooks),
                 crds: inner.crds.clone(),
                 caller: inner.caller.clone(),
                 digest: inner.digest.clone(),

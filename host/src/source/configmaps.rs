@@ -24,10 +24,12 @@ use crate::shared::config_map_kind;
 /// arrive together. A version whose parts are missing or belong to another
 /// version is waited for quietly for [`INCOMPLETE_GRACE`] (its parts may
 /// still be on their way) before it is reported.
+/// `synced` turns true once the first list has been sent as events.
 pub(crate) async fn watch_configmaps(
     informers: Arc<Informers>,
     namespaces: Vec<String>,
     events: mpsc::UnboundedSender<SourceEvent>,
+    synced: tokio::sync::watch::Sender<bool>,
 ) {
     let kind = config_map_kind();
     let informer = loop {
@@ -60,6 +62,7 @@ pub(crate) async fn watch_configmaps(
             .filter_map(|c| serde_json::from_str(&c.json).ok())
             .collect();
         known = compare(&configmaps, known, &mut incomplete, &events);
+        synced.send_replace(true);
         // Wait for a change (a lagging receiver missed some: rescan too),
         // or for an incomplete version's grace to end; then for quiet.
         let grace_ends = incomplete

@@ -29,9 +29,14 @@ pub const ENCODING_ANNOTATION: &str = "rekon.dev/encoding";
 pub const PARTS_ANNOTATION: &str = "rekon.dev/parts";
 /// On a part: the manifest it belongs to.
 pub const PART_OF_ANNOTATION: &str = "rekon.dev/part-of";
-/// The largest slice of bytes in one ConfigMap (base64 grows it by 4/3; the
-/// API server's limit is about 1 MiB per object).
-pub const DEFAULT_PART_SIZE: usize = 700 << 10;
+/// The largest slice of bytes in one ConfigMap: 180 KiB, 240 KiB once in
+/// base64, so that `kubectl apply` (client-side), which copies the whole
+/// object into the annotation `kubectl.kubernetes.io/last-applied-configuration`,
+/// stays under the API server's 256 KiB limit on a object's annotations.
+/// With `kubectl apply --server-side` (no such copy), parts may be up to
+/// about 700 KiB (`rekon pack --part-size`): the API server refuses objects
+/// over about 1 MiB.
+pub const DEFAULT_PART_SIZE: usize = 180 << 10;
 
 /// Why ConfigMaps do not make a module.
 #[derive(Debug, thiserror::Error, PartialEq)]

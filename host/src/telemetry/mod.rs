@@ -119,6 +119,7 @@ pub struct Metrics {
     host_call_labels: Mutex<HashSet<CallLabels>>,
     /// The initial modules have been loaded (or refused).
     ready: AtomicBool,
+    stopping: AtomicBool,
     /// Each running controller, and whether its primary cache has synced.
     controllers: Mutex<BTreeMap<String, bool>>,
 }
@@ -240,6 +241,7 @@ impl Metrics {
             registry: r,
             host_call_labels: Mutex::new(HashSet::new()),
             ready: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
             controllers: Mutex::new(BTreeMap::new()),
         }
     }
@@ -255,6 +257,16 @@ impl Metrics {
     /// Marks the initial modules loaded (or refused).
     pub(crate) fn modules_loaded(&self) {
         self.ready.store(true, Ordering::Relaxed);
+    }
+
+    /// The host is shutting down: not ready any more.
+    pub(crate) fn shutting_down(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the host is shutting down.
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Relaxed)
     }
 
     /// Counts one Event by what became of it.
@@ -363,9 +375,11 @@ impl Metrics {
             });
     }
 
-    /// Ready: the initial modules loaded and every controller's cache synced.
+    /// Ready: the initial modules loaded and every controller's cache
+    /// synced, and not shutting down.
     pub fn is_ready(&self) -> bool {
         self.ready.load(Ordering::Relaxed)
+            && !self.is_stopping()
             && self
                 .controllers
                 .lock()

@@ -48,6 +48,11 @@ fn answer(request: &Request<hyper::body::Incoming>, metrics: &Metrics) -> Respon
         ),
         "/healthz" | "/livez" => (StatusCode::OK, "text/plain", "ok\n".to_string()),
         "/readyz" if metrics.is_ready() => (StatusCode::OK, "text/plain", "ok\n".to_string()),
+        "/readyz" if metrics.is_stopping() => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "text/plain",
+            "not ready: shutting down\n".to_string(),
+        ),
         "/readyz" => (
             StatusCode::SERVICE_UNAVAILABLE,
             "text/plain",

@@ -14,12 +14,15 @@
 //! and the [`DevConverter`] of the modules' conversions, in its API
 //! server. In a cluster, the HTTPS server (`serve`) answers the API
 //! server with the certificate of [`certs`], and [`publish`] keeps the
-//! webhook configurations and CRD conversions in line with the modules.
+//! webhook configurations and CRD conversions in line with the modules,
+//! from the replica that leads; `members` tells it which modules the
+//! other replicas serve.
 
 pub mod certs;
 pub mod chain;
 #[cfg(feature = "dev")]
 mod dev;
+pub(crate) mod members;
 pub mod publish;
 mod registry;
 pub mod review;
@@ -32,6 +35,41 @@ pub use dev::DevConverter;
 pub use publish::{CaSource, Endpoint};
 pub use registry::WebhookModules;
 pub use review::{admit, convert};
+
+/// What goes wrong when `module` runs on a host that serves no webhooks
+/// (`rekon run` without `--webhook-addr`): one sentence per need, empty
+/// when the module declares no webhook and no conversion.
+pub fn unserved(module: &crate::Module) -> Vec<String> {
+    let webhooks = module.webhooks();
+    let name = module.name();
+    let mut said = Vec::new();
+    for conversion in &webhooks.conversions {
+        said.push(format!(
+            "module {name} converts {kind}.{group} between {versions}, but no webhook server runs              (rekon run --webhook-addr ...): the CRD's conversion stays None, and objects read or              written in one version carry the fields of another",
+            kind = conversion.kind.kind,
+            group = conversion.kind.group,
+            versions = conversion.versions.join(", "),
+        ));
+    }
+    let admission: Vec<&str> = webhooks
+        .validating
+        .iter()
+        .chain(&webhooks.mutating)
+        .map(|w| w.name.as_str())
+        .collect();
+    if !admission.is_empty() {
+        said.push(format!(
+            "module {name} declares admission webhooks ({}), but no webhook server runs              (rekon run --webhook-addr ...): the cluster neither validates nor defaults with them",
+            admission.join(", ")
+        ));
+    }
+    said
+}
+
+/// How long a webhook server behind a Service keeps answering once its
+/// host starts shutting down: the time the API server may still be sent
+/// to it while the Service's endpoints change.
+pub const DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Where the webhook server's certificate comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,12 +103,18 @@ pub struct WebhookServerConfig {
     /// Keep the cluster's webhook configurations and CRD conversions in
     /// line with the modules (default: yes).
     pub publish: bool,
+    /// How long the server keeps answering once the host starts shutting
+    /// down (default: 5 s behind a Service, so the API server's calls that
+    /// still reach this replica while the Service's endpoints are updated
+    /// are answered; none for a URL).
+    pub drain: std::time::Duration,
 }
 
 impl WebhookServerConfig {
     /// Serves on `addr`, reached at `endpoint`, with a self-signed
     /// certificate kept in the Secret `namespace/rekon-webhook-tls`.
     pub fn new(addr: std::net::SocketAddr, endpoint: Endpoint, namespace: &str) -> Self {
+        let endpoint_is_service = matches!(endpoint, Endpoint::Service { .. });
         WebhookServerConfig {
             addr,
             endpoint,
@@ -80,6 +124,10 @@ impl WebhookServerConfig {
             },
             cert_manager: None,
             publish: true,
+            drain: match endpoint_is_service {
+                true => DRAIN,
+                false => std::time::Duration::ZERO,
+            },
         }
     }
 
@@ -139,19 +187,42 @@ pub enum WebhookServerError {
 pub(crate) struct Started {
     pub addr: std::net::SocketAddr,
     pub ca_pem: String,
-    pub tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// The HTTPS server: it keeps answering while the host shuts down.
+    pub server: tokio::task::JoinHandle<()>,
+    /// The publisher of the configurations (aborted first on shutdown:
+    /// a stopping replica withdraws nothing).
+    pub publisher: Option<tokio::task::JoinHandle<()>>,
+    /// This replica's membership among the webhook servers.
+    pub members: Option<(std::sync::Arc<members::Members>, tokio::task::JoinHandle<()>)>,
+    /// Where the API server reaches the webhooks.
+    pub endpoint: Endpoint,
+    /// How long the server keeps answering after a shutdown starts.
+    pub drain: std::time::Duration,
+}
+
+/// What the publisher needs of the host.
+pub(crate) struct Context {
+    pub client: kube::Client,
+    pub discovery: std::sync::Arc<crate::discovery::Discovery>,
+    pub informers: std::sync::Arc<crate::informer::Informers>,
+    pub leaders: crate::ha::Leaders,
+    /// The replicas' coordination (their namespace, identities, timing),
+    /// when several may run.
+    pub replicas: Option<crate::ha::LeaderConfig>,
+    pub guards: crate::uninstall::Guards,
+    /// True once the modules found at start are loaded.
+    pub loaded: tokio::sync::watch::Receiver<bool>,
 }
 
 /// Starts the webhook server (and the publisher of the configurations).
 pub(crate) async fn start(
     config: WebhookServerConfig,
-    client: kube::Client,
-    discovery: std::sync::Arc<crate::discovery::Discovery>,
+    context: Context,
     served: serve::Served,
 ) -> Result<Started, WebhookServerError> {
     let cert = match &config.certificate {
         Certificate::Secret { namespace, name } => {
-            ServingCert::in_secret(client.clone(), namespace, name, &config.names()).await?
+            ServingCert::in_secret(context.client.clone(), namespace, name, &config.names()).await?
         }
         Certificate::Dir(dir) => ServingCert::from_dir(dir)?,
     };
@@ -168,8 +239,13 @@ pub(crate) async fn start(
     } else {
         cert.ca_pem.clone()
     };
-    let mut tasks = vec![server];
-    if config.publish {
+    let members = context.replicas.as_ref().map(|replicas| {
+        let members = std::sync::Arc::new(members::Members::new(context.client.clone(), replicas));
+        let (_, never) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(members.clone().run(modules.clone(), never));
+        (members, task)
+    });
+    let publisher = config.publish.then(|| {
         let ca = match config.cert_manager {
             Some(certificate) => CaSource::CertManager(certificate),
             None => CaSource::Bundle(base64::Engine::encode(
@@ -178,18 +254,27 @@ pub(crate) async fn start(
             )),
         };
         let publisher = publish::Publisher {
-            client,
-            discovery,
+            client: context.client,
+            discovery: context.discovery,
+            informers: context.informers,
             modules,
-            endpoint: config.endpoint,
+            endpoint: config.endpoint.clone(),
             ca,
+            leaders: context.leaders,
+            members: members.as_ref().map(|(m, _)| m.clone()),
+            guards: context.guards,
+            loaded: context.loaded,
         };
-        tasks.push(tokio::spawn(publisher.run()));
-    }
-    tracing::info!(%addr, "serving webhooks (HTTPS)");
+        tokio::spawn(publisher.run())
+    });
+    tracing::info!(%addr, endpoint = %config.endpoint, "serving webhooks (HTTPS)");
     Ok(Started {
         addr,
         ca_pem,
-        tasks,
+        server,
+        publisher,
+        members,
+        endpoint: config.endpoint,
+        drain: config.drain,
     })
 }

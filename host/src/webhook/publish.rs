@@ -1,30 +1,58 @@
 //! What a cluster needs to call the webhooks: one
 //! Validating/MutatingWebhookConfiguration per module (`rekon-<module>`)
 //! with the caBundle of the serving certificate, and the `spec.conversion`
-//! of the CRDs a module converts. Applied (server-side, field manager
-//! `rekon-webhooks`) when a module starts serving, again when a new version
-//! changes them, removed when the module goes; a failed write is retried.
+//! of the CRDs a module converts.
+//!
+//! They belong to the set of replicas, not to one process, as
+//! controller-runtime's webhook server and cert-manager's CA injector
+//! treat them: a replica that stops (a rolling restart, a scale-down, an
+//! eviction, a crash) withdraws nothing. The replica that leads (the
+//! module's Lease holder with `--scale-out`) applies them (server-side,
+//! field manager `rekon-webhooks`) when a module starts serving or a new
+//! version changes them, and again at once when it sees them changed or
+//! deleted (it watches them); it withdraws a module's configurations only
+//! once no live replica serves the module ([`super::members`]). Every write
+//! is fenced by leadership and idempotent. Uninstalling is
+//! [`crate::uninstall`]'s.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::{Value, json};
+use tokio::sync::watch;
 
 use super::chain::configuration_name;
+use super::members::Members;
 use super::registry::WebhookModules;
 use crate::contract::{FailurePolicy, Gvk, Webhook};
 use crate::discovery::Discovery;
+use crate::ha::Leaders;
+use crate::informer::{Informer, Informers};
 use crate::runtime::webhooks::operation_name;
 use crate::runtime::{DEFAULT_TIMEOUT_SECONDS, Module, Phase, operations};
+use crate::uninstall::Guards;
 
-/// How often everything published is applied again.
-const REAPPLY: Duration = Duration::from_secs(60);
+/// How often everything is compared with the cluster even when nothing
+/// was seen to change.
+const RESYNC: Duration = Duration::from_secs(60);
+
+/// How soon a failed write is tried again.
+const RETRY: Duration = Duration::from_secs(2);
 
 /// The field manager of what the host writes for its webhooks.
 pub const FIELD_MANAGER: &str = "rekon-webhooks";
+
+/// The label on every object the host publishes.
+pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "rekon");
+
+/// The label naming the module a webhook configuration is for.
+pub const WEBHOOKS_OF: &str = "rekon.dev/webhooks-of";
+
+/// The label naming the module that converts a CRD.
+pub const CONVERTED_BY: &str = "rekon.dev/converted-by";
 
 /// Where the API server reaches the webhook server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +68,37 @@ pub enum Endpoint {
     },
     /// A URL (`https://host:port`), for a host outside the cluster.
     Url(String),
+}
+
+impl Endpoint {
+    /// Whether a `clientConfig` (of a webhook or a CRD conversion) points
+    /// here.
+    pub fn is_target_of(&self, client_config: &Value) -> bool {
+        match self {
+            Endpoint::Service {
+                namespace, name, ..
+            } => {
+                let service = &client_config["service"];
+                service["namespace"] == namespace.as_str() && service["name"] == name.as_str()
+            }
+            Endpoint::Url(url) => client_config["url"]
+                .as_str()
+                .is_some_and(|u| u.starts_with(url.trim_end_matches('/'))),
+        }
+    }
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Endpoint::Service {
+                namespace,
+                name,
+                port,
+            } => write!(f, "service {namespace}/{name}:{port}"),
+            Endpoint::Url(url) => f.write_str(url),
+        }
+    }
 }
 
 /// How the webhook configurations are told whom to trust.
@@ -80,6 +139,19 @@ fn resources(plural: &str, webhook: &Webhook) -> Vec<String> {
         .collect()
 }
 
+/// The kind of the configuration object of `phase`.
+pub fn configuration_kind(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Mutating => "MutatingWebhookConfiguration",
+        Phase::Validating => "ValidatingWebhookConfiguration",
+    }
+}
+
+/// The name of a module's configuration objects.
+pub fn configuration_object_name(module: &str) -> String {
+    format!("rekon-{module}")
+}
+
 /// The configuration object (`ValidatingWebhookConfiguration` or
 /// `MutatingWebhookConfiguration`) of a module's webhooks of `phase`.
 /// `plural` names each kind's resource.
@@ -91,9 +163,9 @@ pub fn configuration(
     endpoint: &Endpoint,
     ca: &CaSource,
 ) -> Value {
-    let (kind, verb) = match phase {
-        Phase::Mutating => ("MutatingWebhookConfiguration", "mutate"),
-        Phase::Validating => ("ValidatingWebhookConfiguration", "validate"),
+    let verb = match phase {
+        Phase::Mutating => "mutate",
+        Phase::Validating => "validate",
     };
     let entries: Vec<Value> = webhooks
         .iter()
@@ -139,39 +211,56 @@ pub fn configuration(
         })
         .collect();
     let mut metadata = json!({
-        "name": format!("rekon-{module}"),
-        "labels": {"app.kubernetes.io/managed-by": "rekon", "rekon.dev/webhooks-of": module},
+        "name": configuration_object_name(module),
+        "labels": {MANAGED_BY.0: MANAGED_BY.1, WEBHOOKS_OF: module},
     });
     if let CaSource::CertManager(certificate) = ca {
         metadata["annotations"] = json!({"cert-manager.io/inject-ca-from": certificate});
     }
     json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": kind,
+        "kind": configuration_kind(phase),
         "metadata": metadata,
         "webhooks": entries,
     })
 }
 
-/// The `spec.conversion` patch of a CRD converted by `module`.
+/// The `spec.conversion` patch of a CRD converted by `module` (with the
+/// label that lets the publisher watch the CRD).
 pub fn conversion_patch(module: &str, endpoint: &Endpoint, ca: &CaSource) -> Value {
-    json!({"spec": {"conversion": {
-        "strategy": "Webhook",
-        "webhook": {
-            "conversionReviewVersions": ["v1"],
-            "clientConfig": client_config(endpoint, ca, &format!("/convert/{module}")),
-        },
-    }}})
+    json!({
+        "metadata": {"labels": {CONVERTED_BY: module}},
+        "spec": {"conversion": {
+            "strategy": "Webhook",
+            "webhook": {
+                "conversionReviewVersions": ["v1"],
+                "clientConfig": client_config(endpoint, ca, &format!("/convert/{module}")),
+            },
+        }},
+    })
 }
 
-/// Keeps the cluster's webhook configurations and CRD conversions in line
-/// with the modules serving webhooks.
-pub(crate) struct Publisher {
-    pub client: kube::Client,
-    pub discovery: Arc<Discovery>,
-    pub modules: WebhookModules,
-    pub endpoint: Endpoint,
-    pub ca: CaSource,
+/// The patch that turns a CRD's conversion back to `None`.
+pub fn no_conversion_patch() -> Value {
+    json!({
+        "metadata": {"labels": {CONVERTED_BY: null}},
+        "spec": {"conversion": {"strategy": "None", "webhook": null}},
+    })
+}
+
+/// Whether `live` holds everything `desired` says: objects field by field
+/// (other fields may be there: the server's defaults), lists element by
+/// element, scalars equal.
+pub fn contains(live: &Value, desired: &Value) -> bool {
+    match (live, desired) {
+        (Value::Object(live), Value::Object(desired)) => desired
+            .iter()
+            .all(|(k, v)| live.get(k).is_some_and(|l| contains(l, v)) || (v.is_null() && !live.contains_key(k))),
+        (Value::Array(live), Value::Array(desired)) => {
+            live.len() == desired.len() && live.iter().zip(desired).all(|(l, d)| contains(l, d))
+        }
+        _ => live == desired,
+    }
 }
 
 fn api_of(client: &kube::Client, kind: &str) -> Api<DynamicObject> {
@@ -183,6 +272,11 @@ fn api_of(client: &kube::Client, kind: &str) -> Api<DynamicObject> {
     )
 }
 
+/// The API of webhook configurations of `phase`.
+pub(crate) fn configurations(client: &kube::Client, phase: Phase) -> Api<DynamicObject> {
+    api_of(client, configuration_kind(phase))
+}
+
 /// The API of CustomResourceDefinitions (also `rekon run --install-crds`'s).
 pub(crate) fn crds(client: &kube::Client) -> Api<DynamicObject> {
     let gvk = GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
@@ -192,74 +286,232 @@ pub(crate) fn crds(client: &kube::Client) -> Api<DynamicObject> {
     )
 }
 
+fn gvk(group: &str, kind: &str) -> Gvk {
+    Gvk {
+        group: group.to_string(),
+        version: "v1".to_string(),
+        kind: kind.to_string(),
+    }
+}
+
+/// Deletes an object; one that is already gone is fine.
+pub(crate) async fn delete_quietly(
+    api: &Api<DynamicObject>,
+    name: &str,
+) -> Result<(), kube::Error> {
+    match api.delete(name, &DeleteParams::default()).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Keeps the cluster's webhook configurations and CRD conversions in line
+/// with the modules serving webhooks, while this replica leads.
+pub(crate) struct Publisher {
+    pub client: kube::Client,
+    pub discovery: Arc<Discovery>,
+    pub informers: Arc<Informers>,
+    pub modules: WebhookModules,
+    pub endpoint: Endpoint,
+    pub ca: CaSource,
+    pub leaders: Leaders,
+    /// The other replicas serving webhooks (none: this one is alone).
+    pub members: Option<Arc<Members>>,
+    /// rekon's own objects, whose deletion means it is being uninstalled.
+    pub guards: Guards,
+    /// True once the modules found at start have loaded (or been refused):
+    /// no module is withdrawn before that.
+    pub loaded: watch::Receiver<bool>,
+}
+
+/// The published objects the publisher watches.
+struct Watched {
+    mutating: Arc<Informer>,
+    validating: Arc<Informer>,
+    crds: Arc<Informer>,
+}
+
+/// What one round found to do.
+#[derive(Default)]
+struct Round {
+    failed: bool,
+}
+
 impl Publisher {
     /// Runs until aborted.
-    pub async fn run(self) {
-        let mut changes = self.modules.subscribe();
-        // Each module's published version (digest).
-        let mut published: BTreeMap<String, String> = BTreeMap::new();
-        // The CRDs whose conversion each module was published for.
-        let mut converting: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    pub async fn run(mut self) {
+        let watched = self.watch().await;
+        let mut module_changes = self.modules.subscribe();
+        let mut leadership = self.leadership_changes();
+        let mut drift = futures::stream::select_all(
+            [&watched.mutating, &watched.validating, &watched.crds].map(|informer| {
+                tokio_stream_of(informer.subscribe())
+            }),
+        );
+        let mut uninstalling_said = false;
         loop {
-            let current: BTreeMap<String, Module> = self
-                .modules
-                .all()
-                .into_iter()
-                .map(|m| (m.name().to_string(), m))
-                .collect();
-            let mut failed = false;
-            for (name, module) in &current {
-                if published.get(name).map(String::as_str) == Some(module.digest()) {
-                    continue;
+            let round = if self.guards.uninstalling().await {
+                if !uninstalling_said {
+                    tracing::warn!("rekon is being uninstalled: the webhook configurations are no longer published");
+                    uninstalling_said = true;
                 }
-                match self.publish(module).await {
-                    Ok(crds) => {
-                        tracing::info!(module = %name, "webhook configurations published");
-                        published.insert(name.clone(), module.digest().to_string());
-                        converting.insert(name.clone(), crds);
-                    }
-                    Err(error) => {
-                        tracing::warn!(module = %name, error = %error, "cannot publish the webhook configurations; retrying");
-                        failed = true;
-                    }
-                }
-            }
-            let gone: Vec<String> = converting
-                .keys()
-                .filter(|n| !current.contains_key(*n))
-                .cloned()
-                .collect();
-            for name in gone {
-                let crds = converting.get(&name).cloned().unwrap_or_default();
-                match self.withdraw(&name, &crds).await {
-                    Ok(()) => {
-                        tracing::info!(module = %name, "webhook configurations removed");
-                        published.remove(&name);
-                        converting.remove(&name);
-                    }
-                    Err(error) => {
-                        tracing::warn!(module = %name, error = %error, "cannot remove the webhook configurations; retrying");
-                        failed = true;
-                    }
-                }
-            }
-            // A failure is retried soon; and every minute everything is
-            // applied again, so configurations another replica removed
-            // (its module went while this one's stays) come back.
-            let retry = tokio::time::sleep(if failed {
-                Duration::from_secs(2)
+                Round::default()
             } else {
-                REAPPLY
-            });
+                self.round(&watched).await
+            };
+            let wait = if round.failed { RETRY } else { RESYNC };
             tokio::select! {
-                changed = changes.changed() => if changed.is_err() { return },
-                () = retry => {
-                    if !failed {
-                        published.clear();
+                changed = module_changes.changed() => if changed.is_err() { return },
+                _ = leadership.changed() => {}
+                _ = self.loaded.changed() => {}
+                Some(()) = futures::StreamExt::next(&mut drift) => {
+                    // Let a burst (our own applies) settle into one round.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    while let Some(Some(())) = futures::FutureExt::now_or_never(futures::StreamExt::next(&mut drift)) {}
+                }
+                () = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    /// A receiver that changes when this replica's leadership does.
+    fn leadership_changes(&self) -> watch::Receiver<bool> {
+        match &self.leaders {
+            Leaders::Host(leadership) => leadership.subscribe(),
+            // Module Leases come and go; the periodic round catches them,
+            // and each module's publication is fenced by its own Lease.
+            Leaders::Modules(_) => watch::channel(false).1,
+        }
+    }
+
+    /// Informers of what is published (label-selected: nothing else is
+    /// cached), retried until they start.
+    async fn watch(&self) -> Watched {
+        let start = |kind: Gvk, selector: String| {
+            let informers = self.informers.clone();
+            async move {
+                loop {
+                    match informers.informer(&kind, Some(&selector), None).await {
+                        Ok(informer) => return informer,
+                        Err(error) => {
+                            tracing::warn!(kind = %kind.kind, error = %error, "cannot watch the published webhook objects; retrying");
+                            tokio::time::sleep(RETRY).await;
+                        }
+                    }
+                }
+            }
+        };
+        let managed = format!("{}={}", MANAGED_BY.0, MANAGED_BY.1);
+        let (mutating, validating, crds) = tokio::join!(
+            start(
+                gvk("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+                managed.clone()
+            ),
+            start(
+                gvk("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+                managed
+            ),
+            start(
+                gvk("apiextensions.k8s.io", "CustomResourceDefinition"),
+                CONVERTED_BY.to_string()
+            ),
+        );
+        for informer in [&mutating, &validating, &crds] {
+            informer.wait_ready().await;
+        }
+        Watched {
+            mutating,
+            validating,
+            crds,
+        }
+    }
+
+    /// One comparison of what should be published with what is, and the
+    /// writes that close the difference.
+    async fn round(&self, watched: &Watched) -> Round {
+        let mut round = Round::default();
+        let modules: BTreeMap<String, Module> = self
+            .modules
+            .all()
+            .into_iter()
+            .map(|m| (m.name().to_string(), m))
+            .collect();
+        for (name, module) in &modules {
+            if !self.leaders.speaks_for(Some(name)) {
+                continue;
+            }
+            match self.publish(module, watched).await {
+                Ok(true) => tracing::info!(module = %name, endpoint = %self.endpoint, "webhook configurations published"),
+                Ok(false) => {}
+                Err(error) => {
+                    tracing::warn!(module = %name, error = %error, "cannot publish the webhook configurations; retrying");
+                    round.failed = true;
+                }
+            }
+        }
+        if *self.loaded.borrow() && self.leaders.speaks_for(None) {
+            for name in self.published_elsewhere(watched, &modules) {
+                if let Some(members) = &self.members {
+                    match members.serving().await {
+                        Ok(serving) if serving.contains(&name) => continue,
+                        Ok(_) => {}
+                        Err(error) => {
+                            tracing::warn!(module = %name, error = %error, "cannot tell which replicas serve webhooks; not withdrawing");
+                            round.failed = true;
+                            continue;
+                        }
+                    }
+                }
+                match self.withdraw(&name, watched).await {
+                    Ok(()) => tracing::info!(module = %name, "webhook configurations withdrawn: no replica serves the module"),
+                    Err(error) => {
+                        tracing::warn!(module = %name, error = %error, "cannot withdraw the webhook configurations; retrying");
+                        round.failed = true;
                     }
                 }
             }
         }
+        round
+    }
+
+    /// The modules whose configurations or conversions point at our
+    /// endpoint but which this replica does not serve.
+    fn published_elsewhere(
+        &self,
+        watched: &Watched,
+        modules: &BTreeMap<String, Module>,
+    ) -> BTreeSet<String> {
+        let mut found = BTreeSet::new();
+        for informer in [&watched.mutating, &watched.validating] {
+            for object in informer.list(None) {
+                let Ok(value) = serde_json::from_str::<Value>(&object.json) else {
+                    continue;
+                };
+                let ours = value["webhooks"]
+                    .as_array()
+                    .is_some_and(|w| w.iter().any(|w| self.endpoint.is_target_of(&w["clientConfig"])));
+                if let Some(module) = object.label(WEBHOOKS_OF)
+                    && ours
+                {
+                    found.insert(module.to_string());
+                }
+            }
+        }
+        for object in watched.crds.list(None) {
+            let Ok(value) = serde_json::from_str::<Value>(&object.json) else {
+                continue;
+            };
+            if let Some(module) = object.label(CONVERTED_BY)
+                && self
+                    .endpoint
+                    .is_target_of(&value["spec"]["conversion"]["webhook"]["clientConfig"])
+            {
+                found.insert(module.to_string());
+            }
+        }
+        found.retain(|m| !modules.contains_key(m));
+        found
     }
 
     /// The resource (plural) of `kind`, from discovery; the usual plural
@@ -287,63 +539,106 @@ impl Publisher {
         plurals
     }
 
-    /// Applies a module's configurations and conversions; returns the
-    /// names of the CRDs it converts.
-    async fn publish(&self, module: &Module) -> Result<Vec<String>, kube::Error> {
+    /// A write for `module` may go out: this replica still leads it.
+    fn fence(&self, module: &str) -> Result<(), kube::Error> {
+        if self.leaders.speaks_for(Some(module)) {
+            Ok(())
+        } else {
+            Err(kube::Error::Service(
+                format!("this replica no longer leads module {module}: not publishing").into(),
+            ))
+        }
+    }
+
+    /// Applies what differs of a module's configurations and conversions;
+    /// whether anything was written.
+    async fn publish(&self, module: &Module, watched: &Watched) -> Result<bool, kube::Error> {
         let name = module.name();
         let plurals = self.plurals(module).await;
         let plural = |k: &Gvk| plurals.get(&key(k)).cloned();
         let params = PatchParams::apply(FIELD_MANAGER).force();
         let webhooks = module.webhooks();
-        for (phase, list, kind) in [
-            (
-                Phase::Mutating,
-                &webhooks.mutating,
-                "MutatingWebhookConfiguration",
-            ),
-            (
-                Phase::Validating,
-                &webhooks.validating,
-                "ValidatingWebhookConfiguration",
-            ),
+        let object_name = configuration_object_name(name);
+        let mut wrote = false;
+        for (phase, list, informer) in [
+            (Phase::Mutating, &webhooks.mutating, &watched.mutating),
+            (Phase::Validating, &webhooks.validating, &watched.validating),
         ] {
-            let api = api_of(&self.client, kind);
-            let object_name = format!("rekon-{name}");
+            let live = informer
+                .get(None, &object_name)
+                .and_then(|o| serde_json::from_str::<Value>(&o.json).ok());
+            let api = configurations(&self.client, phase);
             if list.is_empty() {
-                delete_quietly(&api, &object_name).await?;
+                if live.is_some() {
+                    self.fence(name)?;
+                    delete_quietly(&api, &object_name).await?;
+                    wrote = true;
+                }
                 continue;
             }
             let object = configuration(name, phase, list, &plural, &self.endpoint, &self.ca);
+            if live.is_some_and(|live| contains(&live, &object)) {
+                continue;
+            }
+            self.fence(name)?;
             api.patch(&object_name, &params, &Patch::Apply(&object))
                 .await?;
+            wrote = true;
         }
-        let mut converted = Vec::new();
+        let patch = conversion_patch(name, &self.endpoint, &self.ca);
         for conversion in &webhooks.conversions {
             let mut kind = conversion.kind.clone();
             kind.version = conversion.versions.first().cloned().unwrap_or_default();
             let crd_name = format!("{}.{}", self.plural(&kind).await, kind.group);
-            let patch = conversion_patch(name, &self.endpoint, &self.ca);
+            let live = watched
+                .crds
+                .get(None, &crd_name)
+                .and_then(|o| serde_json::from_str::<Value>(&o.json).ok());
+            if live.is_some_and(|live| contains(&live, &patch)) {
+                continue;
+            }
+            self.fence(name)?;
             crds(&self.client)
                 .patch(&crd_name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await?;
-            converted.push(crd_name);
+            wrote = true;
         }
-        Ok(converted)
+        Ok(wrote)
     }
 
     /// Deletes a module's configurations and turns the conversion of the
-    /// CRDs it converted back to `None`.
-    async fn withdraw(&self, name: &str, converted: &[String]) -> Result<(), kube::Error> {
-        for kind in [
-            "MutatingWebhookConfiguration",
-            "ValidatingWebhookConfiguration",
-        ] {
-            delete_quietly(&api_of(&self.client, kind), &format!("rekon-{name}")).await?;
+    /// CRDs it converted through our endpoint back to `None`.
+    async fn withdraw(&self, name: &str, watched: &Watched) -> Result<(), kube::Error> {
+        for phase in [Phase::Mutating, Phase::Validating] {
+            if !self.leaders.speaks_for(None) {
+                return Err(kube::Error::Service("this replica no longer leads".into()));
+            }
+            delete_quietly(
+                &configurations(&self.client, phase),
+                &configuration_object_name(name),
+            )
+            .await?;
         }
-        let none = json!({"spec": {"conversion": {"strategy": "None", "webhook": null}}});
-        for crd in converted {
+        for object in watched.crds.list(None) {
+            let Ok(value) = serde_json::from_str::<Value>(&object.json) else {
+                continue;
+            };
+            if object.label(CONVERTED_BY) != Some(name)
+                || !self
+                    .endpoint
+                    .is_target_of(&value["spec"]["conversion"]["webhook"]["clientConfig"])
+            {
+                continue;
+            }
+            if !self.leaders.speaks_for(None) {
+                return Err(kube::Error::Service("this replica no longer leads".into()));
+            }
             match crds(&self.client)
-                .patch(crd, &PatchParams::default(), &Patch::Merge(&none))
+                .patch(
+                    object.name(),
+                    &PatchParams::default(),
+                    &Patch::Merge(&no_conversion_patch()),
+                )
                 .await
             {
                 Ok(_) => {}
@@ -355,14 +650,66 @@ impl Publisher {
     }
 }
 
+/// A change of an informer as a stream of `()`, ending when it closes.
+fn tokio_stream_of<T: Clone + Send + 'static>(
+    receiver: tokio::sync::broadcast::Receiver<T>,
+) -> futures::stream::BoxStream<'static, ()> {
+    Box::pin(futures::stream::unfold(receiver, |mut receiver| async move {
+        loop {
+            match receiver.recv().await {
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    return Some(((), receiver));
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }))
+}
+
 fn key(kind: &Gvk) -> (String, String, String) {
     (kind.group.clone(), kind.version.clone(), kind.kind.clone())
 }
 
-async fn delete_quietly(api: &Api<DynamicObject>, name: &str) -> Result<(), kube::Error> {
-    match api.delete(name, &DeleteParams::default()).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(e) => Err(e),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contains_ignores_what_the_server_adds_but_not_what_it_lacks() {
+        let desired = json!({"a": 1, "b": {"c": [1, {"d": "x"}]}, "gone": null});
+        assert!(contains(
+            &json!({"a": 1, "b": {"c": [1, {"d": "x", "e": 2}], "f": 3}, "g": 4}),
+            &desired
+        ));
+        for live in [
+            json!({"a": 2, "b": {"c": [1, {"d": "x"}]}}),
+            json!({"a": 1, "b": {"c": [1]}}),
+            json!({"a": 1, "b": {"c": [1, {"d": "y"}]}}),
+            json!({"a": 1, "b": {"c": [1, {"d": "x"}]}, "gone": 5}),
+            json!({"b": {"c": [1, {"d": "x"}]}}),
+        ] {
+            assert!(!contains(&live, &desired), "{live}");
+        }
+    }
+
+    #[test]
+    fn an_endpoint_knows_the_client_configs_that_point_at_it() {
+        let service = Endpoint::Service {
+            namespace: "rekon-system".into(),
+            name: "rekon-webhooks".into(),
+            port: 443,
+        };
+        let ca = CaSource::Bundle("Q0E=".into());
+        assert!(service.is_target_of(&client_config(&service, &ca, "/convert/app")));
+        let other = Endpoint::Service {
+            namespace: "other".into(),
+            name: "rekon-webhooks".into(),
+            port: 443,
+        };
+        assert!(!other.is_target_of(&client_config(&service, &ca, "/convert/app")));
+        let url = Endpoint::Url("https://10.0.0.7:9443/".into());
+        assert!(url.is_target_of(&client_config(&url, &ca, "/validate/app/v")));
+        assert!(!url.is_target_of(&client_config(&service, &ca, "/validate/app/v")));
+        assert!(!service.is_target_of(&Value::Null));
     }
 }

@@ -1,0 +1,111 @@
+//! `rekon uninstall`: takes back what an installation of rekon published,
+//! for a cluster where rekon is already gone (or never cleaned up).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use rekon_host::uninstall::{DEFAULT_GUARDS, Guard, Uninstall};
+use rekon_host::webhook::Endpoint;
+
+use super::{client_from, say};
+
+/// `rekon uninstall`.
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    /// The namespace rekon was installed in (its Leases, its namespaced
+    /// guards, and by default its webhook Service).
+    #[arg(long, short = 'n', default_value = "rekon-system")]
+    namespace: String,
+    /// The Service its webhooks were reached through, as
+    /// `NAMESPACE/NAME[:PORT]` (default: NAMESPACE/rekon-webhooks).
+    #[arg(long)]
+    webhook_service: Option<String>,
+    /// The URL its webhooks were reached at instead (a host outside the
+    /// cluster).
+    #[arg(long, conflicts_with = "webhook_service")]
+    webhook_url: Option<String>,
+    /// The objects it held with the finalizer rekon.dev/uninstall, as
+    /// KIND/NAME (repeatable; default: the ServiceAccount, roles and
+    /// bindings deploy/ installs).
+    #[arg(long = "guard", value_name = "KIND/NAME")]
+    guards: Vec<Guard>,
+    /// Kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else in-cluster).
+    #[arg(long, env = "KUBECONFIG")]
+    kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the current context).
+    #[arg(long)]
+    context: Option<String>,
+}
+
+pub(super) async fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let endpoint = match (&args.webhook_url, &args.webhook_service) {
+        (Some(url), _) => Endpoint::Url(url.clone()),
+        (None, Some(service)) => {
+            let (namespace, rest) = service
+                .split_once('/')
+                .with_context(|| format!("--webhook-service {service:?}: NAMESPACE/NAME[:PORT]"))?;
+            let (name, port) = match rest.split_once(':') {
+                Some((name, port)) => (name, port.parse().context("--webhook-service port")?),
+                None => (rest, 443),
+            };
+            Endpoint::Service {
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+                port,
+            }
+        }
+        (None, None) => Endpoint::Service {
+            namespace: args.namespace.clone(),
+            name: "rekon-webhooks".to_string(),
+            port: 443,
+        },
+    };
+    let guards = if args.guards.is_empty() {
+        DEFAULT_GUARDS
+            .iter()
+            .map(|g| g.parse().expect("the default guards parse"))
+            .collect()
+    } else {
+        args.guards.clone()
+    };
+    let options = kube::config::KubeConfigOptions {
+        context: args.context.clone(),
+        ..Default::default()
+    };
+    let config = match &args.kubeconfig {
+        Some(path) => {
+            let file = kube::config::Kubeconfig::read_from(path)
+                .with_context(|| format!("cannot read the kubeconfig {}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(file, &options).await?
+        }
+        None => kube::Config::infer().await?,
+    };
+    let client = client_from(config, "uninstall")?;
+    let report = Uninstall::new(client, &args.namespace, endpoint.clone(), guards)
+        .run()
+        .await;
+    let report = match report {
+        Ok(report) => report,
+        Err(error) => bail!(anyhow::Error::new(error).context(format!(
+            "cannot take back everything rekon published for {endpoint}"
+        ))),
+    };
+    let lines = [
+        ("deleted", &report.configurations),
+        ("conversion set to None", &report.conversions),
+        ("deleted Lease", &report.leases),
+        ("released", &report.released),
+    ];
+    let mut any = false;
+    for (what, names) in lines {
+        for name in names {
+            say(format_args!("{what}: {name}"))?;
+            any = true;
+        }
+    }
+    if !any {
+        say(format_args!("nothing of rekon's left for {endpoint}"))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
