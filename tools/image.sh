@@ -39,6 +39,8 @@ umoci unpack "${rootless[@]}" --image "$layout:$tag" "$work/bundle" >/dev/null
 rootfs=$work/bundle/rootfs
 
 install -D -m 0755 "$binary" "$rootfs/usr/local/bin/rekon"
+# Without symbols and debug info: a smaller image, and nothing at run time needs them.
+command -v strip >/dev/null && strip "$rootfs/usr/local/bin/rekon"
 # Every library the binary loads, at the path the loader looks for it (the
 # loader itself at its PT_INTERP path).
 ldd "$binary" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |

@@ -5,15 +5,22 @@
 //! [`crate::webhook::publish`]): webhook configurations, CRD conversions,
 //! Leases. When rekon itself is deleted (`kubectl delete -k deploy/`),
 //! they must go too, or every write of the kinds its modules reviewed
-//! fails (`failed calling webhook ... service "rekon-webhooks" not found`).
-//! Deleting them needs rekon's own permissions, which `kubectl delete`
-//! removes at the same time as the pods. So rekon holds the objects its
-//! permissions hang on — its ServiceAccount, roles and bindings, the
-//! [`Guards`] — with the finalizer [`FINALIZER`]: when one of them is
-//! deleted, rekon is being uninstalled; a stopping replica then withdraws
-//! everything pointing at its webhook endpoint ([`Uninstall::run`]) while
-//! its permissions still hold, and lets the guards go. `rekon uninstall`
-//! runs the same clean-up for a cluster where rekon is already gone.
+//! fails (`failed calling webhook ... service "rekon-webhooks" not found`)
+//! and every read of a CRD it converted in another version. Taking them
+//! back needs rekon's own permissions and ServiceAccount, which that same
+//! `kubectl delete` removes while the pods still run. So rekon learns of
+//! its uninstall before anything is deleted: it publishes one more
+//! validating webhook, `uninstall.rekon.dev`, called for the deletion of
+//! the objects named as [`Triggers`] (its namespace, its ServiceAccount,
+//! its ClusterRoleBinding). The first such deletion reaches a replica
+//! while every permission still holds; the replica withdraws everything
+//! pointing at its webhook endpoint ([`Uninstall::run`]), stops
+//! publishing, and lets the deletion through. The webhook ignores
+//! failures (a rekon that is down never blocks a deletion) and dry runs;
+//! `rekon uninstall` runs the same clean-up where rekon is already gone.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::ApiResource;
@@ -24,17 +31,24 @@ use crate::webhook::publish::{
     self, CONVERTED_BY, Endpoint, MANAGED_BY, configurations, crds, delete_quietly,
 };
 
-/// The finalizer rekon holds its guards with.
-pub const FINALIZER: &str = "rekon.dev/uninstall";
+/// The name of the uninstall webhook's configuration (a module's are
+/// `rekon-<module>`, and a module name has no dot).
+pub const CONFIGURATION: &str = "rekon.uninstall";
 
-/// Why a guard or an uninstall failed.
+/// The name of the uninstall webhook, as the API server reports it.
+pub const WEBHOOK: &str = "uninstall.rekon.dev";
+
+/// The path the uninstall webhook is served at.
+pub const PATH: &str = "/uninstall";
+
+/// Why a trigger or an uninstall failed.
 #[derive(Debug, thiserror::Error)]
 pub enum UninstallError {
-    /// A guard is not `KIND/NAME` of a kind rekon can hold.
+    /// A trigger is not `KIND/NAME` of a kind rekon can watch for.
     #[error(
-        "guard {0:?}: expected KIND/NAME with KIND one of serviceaccount, role, rolebinding, clusterrole, clusterrolebinding"
+        "uninstall trigger {0:?}: expected KIND/NAME with KIND one of namespace, serviceaccount, role, rolebinding, clusterrole, clusterrolebinding"
     )]
-    Guard(String),
+    Trigger(String),
     /// A request to the API server failed.
     #[error("{what}")]
     Api {
@@ -50,15 +64,15 @@ impl UninstallError {
     /// A short, bounded label for metrics and logs.
     pub fn metric_label(&self) -> &'static str {
         match self {
-            UninstallError::Guard(_) => "guard",
+            UninstallError::Trigger(_) => "trigger",
             UninstallError::Api { .. } => "api",
         }
     }
 }
 
-/// An object rekon's permissions hang on, held with [`FINALIZER`].
+/// An object whose deletion means rekon is being uninstalled.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Guard {
+pub struct Trigger {
     resource: &'static str,
     group: &'static str,
     kind: &'static str,
@@ -67,17 +81,22 @@ pub struct Guard {
     pub name: String,
 }
 
-impl std::str::FromStr for Guard {
+impl std::str::FromStr for Trigger {
     type Err = UninstallError;
 
-    /// `serviceaccount/rekon`, `clusterrole/rekon-host`, ... (kinds as
-    /// kubectl names them, singular or plural, any case).
-    fn from_str(text: &str) -> Result<Guard, UninstallError> {
-        let bad = || UninstallError::Guard(text.to_string());
+    /// `namespace/rekon-system`, `serviceaccount/rekon`,
+    /// `clusterrolebinding/rekon-host`, ... (kinds as kubectl names them,
+    /// singular or plural, any case).
+    fn from_str(text: &str) -> Result<Trigger, UninstallError> {
+        let bad = || UninstallError::Trigger(text.to_string());
         let (kind, name) = text.split_once('/').ok_or_else(bad)?;
         let kind = kind.to_ascii_lowercase();
-        let kind = kind.trim_end_matches('s');
-        let (resource, group, kind, namespaced) = match kind {
+        let kind = kind.strip_suffix("es").filter(|k| *k == "namespac").map_or_else(
+            || kind.trim_end_matches('s').to_string(),
+            |_| "namespace".to_string(),
+        );
+        let (resource, group, kind, namespaced) = match kind.as_str() {
+            "namespace" | "n" => ("namespaces", "", "Namespace", false),
             "serviceaccount" | "sa" => ("serviceaccounts", "", "ServiceAccount", true),
             "role" => ("roles", "rbac.authorization.k8s.io", "Role", true),
             "rolebinding" => ("rolebindings", "rbac.authorization.k8s.io", "RoleBinding", true),
@@ -93,7 +112,7 @@ impl std::str::FromStr for Guard {
         if name.is_empty() || name.contains('/') {
             return Err(bad());
         }
-        Ok(Guard {
+        Ok(Trigger {
             resource,
             group,
             kind,
@@ -103,13 +122,13 @@ impl std::str::FromStr for Guard {
     }
 }
 
-impl std::fmt::Display for Guard {
+impl std::fmt::Display for Trigger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.kind.to_ascii_lowercase(), self.name)
     }
 }
 
-impl Guard {
+impl Trigger {
     fn api(&self, client: &kube::Client, namespace: &str) -> Api<DynamicObject> {
         let api_version = if self.group.is_empty() {
             "v1".to_string()
@@ -131,140 +150,151 @@ impl Guard {
     }
 }
 
-/// The guards of one installation: what this replica holds.
+/// The uninstall triggers of one installation, and whether this replica
+/// has seen its uninstall. Cheap to clone: clones share what they saw.
 #[derive(Clone)]
-pub struct Guards {
+pub struct Triggers {
     client: Option<kube::Client>,
     namespace: String,
-    guards: Vec<Guard>,
+    triggers: Vec<Trigger>,
+    uninstalled: Arc<AtomicBool>,
 }
 
-impl std::fmt::Debug for Guards {
+impl std::fmt::Debug for Triggers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(&self.guards).finish()
+        f.debug_list().entries(&self.triggers).finish()
     }
 }
 
-impl Guards {
-    /// No guards: rekon is never seen as being uninstalled.
-    pub fn none() -> Guards {
-        Guards {
+impl Triggers {
+    /// No triggers: rekon never sees itself uninstalled.
+    pub fn none() -> Triggers {
+        Triggers {
             client: None,
             namespace: String::new(),
-            guards: Vec::new(),
+            triggers: Vec::new(),
+            uninstalled: Arc::default(),
         }
     }
 
-    /// These guards, the namespaced ones in `namespace`.
-    pub fn new(client: kube::Client, namespace: &str, guards: Vec<Guard>) -> Guards {
-        Guards {
+    /// These triggers, the namespaced ones in `namespace` (rekon's own).
+    pub fn new(client: kube::Client, namespace: &str, triggers: Vec<Trigger>) -> Triggers {
+        Triggers {
             client: Some(client),
             namespace: namespace.to_string(),
-            guards,
+            triggers,
+            uninstalled: Arc::default(),
         }
     }
 
     /// Whether there are any.
     pub fn is_empty(&self) -> bool {
-        self.guards.is_empty()
+        self.triggers.is_empty()
     }
 
-    /// Puts [`FINALIZER`] on every guard that lacks it; a guard that
-    /// cannot be held is reported (rekon then cannot clean up after
-    /// itself when uninstalled; `rekon uninstall` can).
-    pub async fn hold(&self) {
-        let Some(client) = &self.client else { return };
-        for guard in &self.guards {
-            let api = guard.api(client, &self.namespace);
-            if let Err(error) = change_finalizers(&api, &guard.name, |list| {
-                if !list.iter().any(|f| f == FINALIZER) {
-                    list.push(FINALIZER.to_string());
-                }
-            })
-            .await
-            {
-                tracing::warn!(%guard, error = %error, "cannot hold the guard: rekon will not clean up after itself when uninstalled");
-            }
-        }
+    /// rekon's own namespace.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
     }
 
-    /// Whether rekon is being uninstalled: a guard is being deleted, or
-    /// is gone. A guard that cannot be read now (the API server is
-    /// unreachable) says nothing.
+    /// The client the triggers are read with.
+    pub(crate) fn client(&self) -> Option<kube::Client> {
+        self.client.clone()
+    }
+
+    /// Whether rekon is being uninstalled: this replica took it back
+    /// already, or a trigger is being deleted or gone. A trigger that
+    /// cannot be read now (the API server is unreachable) says nothing.
     pub async fn uninstalling(&self) -> bool {
+        if self.uninstalled.load(Ordering::Relaxed) {
+            return true;
+        }
         let Some(client) = &self.client else {
             return false;
         };
-        for guard in &self.guards {
-            match guard.api(client, &self.namespace).get_opt(&guard.name).await {
+        for trigger in &self.triggers {
+            match trigger.api(client, &self.namespace).get_opt(&trigger.name).await {
                 Ok(Some(object)) if object.metadata.deletion_timestamp.is_some() => return true,
                 Ok(Some(_)) => {}
                 Ok(None) => return true,
-                // Forbidden: the permissions are going (or were never given).
-                Err(kube::Error::Api(status)) if status.code == 403 => return true,
                 Err(_) => {}
             }
         }
         false
     }
 
-    /// Takes [`FINALIZER`] off every guard; returns the guards let go.
-    async fn release(&self) -> Result<Vec<String>, UninstallError> {
-        let Some(client) = &self.client else {
-            return Ok(Vec::new());
-        };
-        let mut released = Vec::new();
-        let mut failed = None;
-        for guard in &self.guards {
-            let api = guard.api(client, &self.namespace);
-            match change_finalizers(&api, &guard.name, |list| list.retain(|f| f != FINALIZER)).await
-            {
-                Ok(true) => released.push(guard.to_string()),
-                Ok(false) => {}
-                Err(source) => {
-                    failed = Some(UninstallError::Api {
-                        what: format!("cannot release {guard}"),
-                        source,
-                    })
-                }
-            }
+    /// Whether an AdmissionReview asks to delete a trigger for real (not
+    /// a dry run).
+    pub fn matches(&self, review: &Value) -> bool {
+        let request = &review["request"];
+        if request["operation"] != "DELETE" || request["dryRun"] == true {
+            return false;
         }
-        failed.map_or(Ok(released), Err)
+        self.triggers.iter().any(|t| {
+            request["resource"]["group"] == t.group
+                && request["resource"]["resource"] == t.resource
+                && request["name"] == t.name.as_str()
+                && (!t.namespaced || request["namespace"] == self.namespace.as_str())
+        })
     }
-}
 
-/// Changes an object's finalizers with `change` (optimistically: the write
-/// names the resourceVersion read, and is tried again on a conflict);
-/// whether the list changed. A missing object changes nothing.
-async fn change_finalizers(
-    api: &Api<DynamicObject>,
-    name: &str,
-    change: impl Fn(&mut Vec<String>),
-) -> Result<bool, kube::Error> {
-    let mut attempts = 0;
-    loop {
-        let Some(object) = api.get_opt(name).await? else {
-            return Ok(false);
-        };
-        let before = object.metadata.finalizers.clone().unwrap_or_default();
-        let mut after = before.clone();
-        change(&mut after);
-        if after == before {
-            return Ok(false);
+    /// This replica took rekon's publications back: it publishes nothing
+    /// more.
+    pub fn set_uninstalled(&self) {
+        self.uninstalled.store(true, Ordering::Relaxed);
+    }
+
+    /// The ValidatingWebhookConfiguration of the uninstall webhook, called
+    /// at `endpoint` (trusting `ca`) for the deletion of every trigger.
+    pub fn configuration(&self, endpoint: &Endpoint, ca: &publish::CaSource) -> Value {
+        let mut rules: Vec<Value> = Vec::new();
+        let mut conditions: Vec<String> = Vec::new();
+        for trigger in &self.triggers {
+            let rule = json!({
+                "apiGroups": [trigger.group], "apiVersions": ["v1"], "operations": ["DELETE"],
+                "resources": [trigger.resource],
+                "scope": if trigger.namespaced { "Namespaced" } else { "Cluster" },
+            });
+            if !rules.contains(&rule) {
+                rules.push(rule);
+            }
+            let mut condition = format!(
+                "(request.resource.resource == '{}' && request.name == '{}'",
+                trigger.resource, trigger.name
+            );
+            if trigger.namespaced {
+                condition.push_str(&format!(" && request.namespace == '{}'", self.namespace));
+            }
+            condition.push(')');
+            conditions.push(condition);
         }
-        let patch = json!({"metadata": {
-            "finalizers": after,
-            "resourceVersion": object.metadata.resource_version,
-        }});
-        match api
-            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-        {
-            Ok(_) => return Ok(true),
-            Err(kube::Error::Api(status)) if status.code == 409 && attempts < 5 => attempts += 1,
-            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(false),
-            Err(error) => return Err(error),
+        let mut metadata = json!({
+            "name": CONFIGURATION,
+            "labels": {MANAGED_BY.0: MANAGED_BY.1},
+        });
+        if let publish::CaSource::CertManager(certificate) = ca {
+            metadata["annotations"] = json!({"cert-manager.io/inject-ca-from": certificate});
         }
+        json!({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": metadata,
+            "webhooks": [{
+                "name": WEBHOOK,
+                "admissionReviewVersions": ["v1"],
+                // It takes rekon's publications back, never on a dry run.
+                "sideEffects": "NoneOnDryRun",
+                "matchPolicy": "Equivalent",
+                // A rekon that is down never blocks a deletion.
+                "failurePolicy": "Ignore",
+                "timeoutSeconds": 30,
+                "clientConfig": publish::client_config(endpoint, ca, PATH),
+                "rules": rules,
+                "matchConditions": [{"name": "rekon-itself", "expression": conditions.join(" || ")}],
+                "namespaceSelector": {},
+                "objectSelector": {},
+            }],
+        })
     }
 }
 
@@ -277,19 +307,16 @@ pub struct Report {
     pub conversions: Vec<String>,
     /// Leases deleted.
     pub leases: Vec<String>,
-    /// Guards let go.
-    pub released: Vec<String>,
 }
 
 /// Takes back what an installation of rekon published: every webhook
-/// configuration rekon manages that calls `endpoint`, the conversion of
-/// every CRD that converts through it, rekon's Leases in `namespace`, and
-/// the hold on its guards.
+/// configuration rekon manages that calls `endpoint` (the uninstall
+/// webhook's too), the conversion of every CRD that converts through it,
+/// and rekon's Leases in `namespace`.
 pub struct Uninstall {
     client: kube::Client,
     namespace: String,
     endpoint: Endpoint,
-    guards: Guards,
 }
 
 impl std::fmt::Debug for Uninstall {
@@ -297,7 +324,6 @@ impl std::fmt::Debug for Uninstall {
         f.debug_struct("Uninstall")
             .field("namespace", &self.namespace)
             .field("endpoint", &self.endpoint)
-            .field("guards", &self.guards)
             .finish_non_exhaustive()
     }
 }
@@ -305,29 +331,16 @@ impl std::fmt::Debug for Uninstall {
 impl Uninstall {
     /// The clean-up of the installation in `namespace` whose webhooks
     /// are reached at `endpoint`.
-    pub fn new(client: kube::Client, namespace: &str, endpoint: Endpoint, guards: Vec<Guard>) -> Self {
+    pub fn new(client: kube::Client, namespace: &str, endpoint: Endpoint) -> Self {
         Uninstall {
-            guards: Guards::new(client.clone(), namespace, guards),
             client,
             namespace: namespace.to_string(),
             endpoint,
         }
     }
 
-    /// The clean-up of the installation whose guards these are (a host's
-    /// own, at shutdown); none without guards.
-    pub(crate) fn from_guards(guards: Guards, namespace: &str, endpoint: Endpoint) -> Option<Self> {
-        Some(Uninstall {
-            client: guards.client.clone()?,
-            namespace: namespace.to_string(),
-            endpoint,
-            guards,
-        })
-    }
-
     /// Does it all. Every step runs even when an earlier one failed; the
-    /// first failure is returned once all have run, and the guards are let
-    /// go only when everything else is done.
+    /// first failure is returned once all have run.
     pub async fn run(&self) -> Result<Report, UninstallError> {
         let mut report = Report::default();
         let mut failure = None;
@@ -414,49 +427,90 @@ impl Uninstall {
             }
             Err(source) => fail(format!("cannot list the Leases in {}", self.namespace), source),
         }
-        if let Some(failure) = failure {
-            return Err(failure);
-        }
-        report.released = self.guards.release().await?;
-        Ok(report)
+        failure.map_or(Ok(report), Err)
     }
 }
 
-/// The guards `deploy/` installs (its ServiceAccount, roles and bindings).
-pub const DEFAULT_GUARDS: [&str; 5] = [
-    "serviceaccount/rekon",
-    "role/rekon",
-    "rolebinding/rekon",
-    "clusterrole/rekon-host",
-    "clusterrolebinding/rekon-host",
-];
-
-/// The value of a JSON object's finalizers (for tests and reports).
-pub fn finalizers(object: &Value) -> Vec<String> {
-    object["metadata"]["finalizers"]
-        .as_array()
-        .map(|l| l.iter().filter_map(|f| f.as_str().map(str::to_string)).collect())
-        .unwrap_or_default()
-}
+/// The triggers `deploy/` names (besides its namespace): its
+/// ServiceAccount and ClusterRoleBinding.
+pub const DEFAULT_TRIGGERS: [&str; 2] = ["serviceaccount/rekon", "clusterrolebinding/rekon-host"];
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn guards_parse_as_kubectl_names_kinds() {
-        let guard: Guard = "ServiceAccount/rekon".parse().unwrap();
-        assert_eq!(guard.to_string(), "serviceaccount/rekon");
-        assert!(guard.namespaced);
-        let guard: Guard = "clusterrolebindings/rekon-host".parse().unwrap();
-        assert_eq!(guard.kind, "ClusterRoleBinding");
-        assert!(!guard.namespaced);
+    fn triggers_parse_as_kubectl_names_kinds() {
+        let trigger: Trigger = "ServiceAccount/rekon".parse().unwrap();
+        assert_eq!(trigger.to_string(), "serviceaccount/rekon");
+        assert!(trigger.namespaced);
+        let trigger: Trigger = "clusterrolebindings/rekon-host".parse().unwrap();
+        assert_eq!(trigger.kind, "ClusterRoleBinding");
+        assert!(!trigger.namespaced);
+        let trigger: Trigger = "namespaces/rekon-system".parse().unwrap();
+        assert_eq!((trigger.kind, trigger.namespaced), ("Namespace", false));
         for bad in ["rekon", "secret/x", "role/", "role/a/b"] {
-            let error = bad.parse::<Guard>().unwrap_err();
+            let error = bad.parse::<Trigger>().unwrap_err();
             assert!(error.to_string().contains(bad), "{error}");
         }
-        for default in DEFAULT_GUARDS {
-            default.parse::<Guard>().unwrap();
+        for default in DEFAULT_TRIGGERS {
+            default.parse::<Trigger>().unwrap();
         }
+    }
+
+    fn triggers() -> Triggers {
+        let mut triggers = Triggers::none();
+        triggers.namespace = "rekon-system".into();
+        triggers.triggers = ["namespace/rekon-system", "serviceaccount/rekon"]
+            .map(|t| t.parse().unwrap())
+            .to_vec();
+        triggers
+    }
+
+    fn review(resource: &str, name: &str, namespace: Option<&str>, dry_run: bool) -> Value {
+        json!({"request": {
+            "operation": "DELETE", "dryRun": dry_run, "name": name, "namespace": namespace,
+            "resource": {"group": "", "version": "v1", "resource": resource},
+        }})
+    }
+
+    #[test]
+    fn only_the_real_deletion_of_a_trigger_is_an_uninstall() {
+        let triggers = triggers();
+        assert!(triggers.matches(&review("namespaces", "rekon-system", None, false)));
+        assert!(triggers.matches(&review("serviceaccounts", "rekon", Some("rekon-system"), false)));
+        assert!(!triggers.matches(&review("namespaces", "rekon-system", None, true)));
+        assert!(!triggers.matches(&review("namespaces", "team-a", None, false)));
+        assert!(!triggers.matches(&review("serviceaccounts", "rekon", Some("team-a"), false)));
+        let mut update = review("namespaces", "rekon-system", None, false);
+        update["request"]["operation"] = json!("UPDATE");
+        assert!(!triggers.matches(&update));
+    }
+
+    #[test]
+    fn the_uninstall_webhook_is_called_only_for_the_triggers_and_never_blocks() {
+        let endpoint = Endpoint::Service {
+            namespace: "rekon-system".into(),
+            name: "rekon-webhooks".into(),
+            port: 443,
+        };
+        let config = triggers().configuration(&endpoint, &publish::CaSource::Bundle("Q0E=".into()));
+        let webhook = &config["webhooks"][0];
+        assert_eq!(webhook["failurePolicy"], "Ignore");
+        assert_eq!(webhook["sideEffects"], "NoneOnDryRun");
+        assert_eq!(webhook["clientConfig"]["service"]["path"], PATH);
+        assert_eq!(
+            webhook["rules"],
+            json!([
+                {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["namespaces"], "scope": "Cluster"},
+                {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["serviceaccounts"], "scope": "Namespaced"},
+            ])
+        );
+        assert_eq!(
+            webhook["matchConditions"][0]["expression"],
+            "(request.resource.resource == 'namespaces' && request.name == 'rekon-system') || \
+             (request.resource.resource == 'serviceaccounts' && request.name == 'rekon' && request.namespace == 'rekon-system')"
+        );
+        assert!(endpoint.is_target_of(&webhook["clientConfig"]));
     }
 }

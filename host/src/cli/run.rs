@@ -44,15 +44,15 @@ pub(super) struct Args {
     /// create and patch on customresourcedefinitions.
     #[arg(long)]
     install_crds: bool,
-    /// An object rekon's own permissions hang on, as KIND/NAME
-    /// (serviceaccount, role, rolebinding, clusterrole, clusterrolebinding;
-    /// namespaced ones in $POD_NAMESPACE), repeatable. rekon holds each
-    /// with the finalizer rekon.dev/uninstall; when one is deleted
-    /// (`kubectl delete -k deploy/`), rekon is being uninstalled: on
-    /// shutdown it withdraws its webhook configurations, CRD conversions
-    /// and Leases, then lets them go.
-    #[arg(long = "guard", value_name = "KIND/NAME")]
-    guards: Vec<rekon_host::uninstall::Guard>,
+    /// An object whose deletion means rekon is being uninstalled, as
+    /// KIND/NAME (namespace, serviceaccount, role, rolebinding, clusterrole,
+    /// clusterrolebinding; namespaced ones in $POD_NAMESPACE), repeatable.
+    /// With --webhook-addr, rekon publishes a webhook for their deletion:
+    /// the first one (`kubectl delete -k deploy/`) makes it take back its
+    /// webhook configurations, CRD conversions and Leases while its
+    /// permissions still hold.
+    #[arg(long = "uninstall-trigger", value_name = "KIND/NAME")]
+    uninstall_triggers: Vec<rekon_host::uninstall::Trigger>,
     #[command(flatten)]
     leader: LeaderArgs,
     #[command(flatten)]
@@ -221,7 +221,10 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         .engine_config(engine_config(cli))
         .controller_config(controller)
         .install_crds(args.install_crds)
-        .guards(args.leader.lease_namespace.clone(), args.guards.clone())
+        .uninstall_triggers(
+            args.leader.lease_namespace.clone(),
+            args.uninstall_triggers.clone(),
+        )
         .config(config);
     if let Some(addr) = args.metrics_addr {
         builder = builder.metrics_addr(addr);

@@ -1,11 +1,12 @@
-//! `rekon uninstall`: takes back what an installation of rekon published,
-//! for a cluster where rekon is already gone (or never cleaned up).
+//! `rekon uninstall`: takes back what an installation of rekon published
+//! (webhook configurations, CRD conversions, Leases), for a cluster where
+//! rekon is already gone, or was deleted while none of its replicas ran.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
-use rekon_host::uninstall::{DEFAULT_GUARDS, Guard, Uninstall};
+use rekon_host::uninstall::Uninstall;
 use rekon_host::webhook::Endpoint;
 
 use super::{client_from, say};
@@ -25,11 +26,6 @@ pub(super) struct Args {
     /// cluster).
     #[arg(long, conflicts_with = "webhook_service")]
     webhook_url: Option<String>,
-    /// The objects it held with the finalizer rekon.dev/uninstall, as
-    /// KIND/NAME (repeatable; default: the ServiceAccount, roles and
-    /// bindings deploy/ installs).
-    #[arg(long = "guard", value_name = "KIND/NAME")]
-    guards: Vec<Guard>,
     /// Kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else in-cluster).
     #[arg(long, env = "KUBECONFIG")]
     kubeconfig: Option<PathBuf>,
@@ -61,14 +57,6 @@ pub(super) async fn run(args: &Args) -> anyhow::Result<ExitCode> {
             port: 443,
         },
     };
-    let guards = if args.guards.is_empty() {
-        DEFAULT_GUARDS
-            .iter()
-            .map(|g| g.parse().expect("the default guards parse"))
-            .collect()
-    } else {
-        args.guards.clone()
-    };
     let options = kube::config::KubeConfigOptions {
         context: args.context.clone(),
         ..Default::default()
@@ -82,7 +70,7 @@ pub(super) async fn run(args: &Args) -> anyhow::Result<ExitCode> {
         None => kube::Config::infer().await?,
     };
     let client = client_from(config, "uninstall")?;
-    let report = Uninstall::new(client, &args.namespace, endpoint.clone(), guards)
+    let report = Uninstall::new(client, &args.namespace, endpoint.clone())
         .run()
         .await;
     let report = match report {
@@ -95,7 +83,6 @@ pub(super) async fn run(args: &Args) -> anyhow::Result<ExitCode> {
         ("deleted", &report.configurations),
         ("conversion set to None", &report.conversions),
         ("deleted Lease", &report.leases),
-        ("released", &report.released),
     ];
     let mut any = false;
     for (what, names) in lines {

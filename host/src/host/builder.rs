@@ -51,7 +51,7 @@ pub struct HostBuilder {
     identity: Option<String>,
     webhooks: Option<crate::webhook::WebhookServerConfig>,
     install_crds: bool,
-    guards: Option<(String, Vec<crate::uninstall::Guard>)>,
+    uninstall_triggers: Option<(String, Vec<crate::uninstall::Trigger>)>,
     in_process_webhooks: bool,
 }
 
@@ -124,15 +124,19 @@ impl HostBuilder {
         self
     }
 
-    /// The objects rekon's own permissions hang on (its ServiceAccount,
-    /// roles and bindings; namespaced ones, and rekon's Leases, in
-    /// `namespace`): held with the finalizer
-    /// [`crate::uninstall::FINALIZER`]. When one of them is deleted, rekon
-    /// is being uninstalled: the host stops publishing webhook
-    /// configurations, and on shutdown takes back what it published (see
-    /// [`crate::uninstall`]) before letting them go.
-    pub fn guards(mut self, namespace: impl Into<String>, guards: Vec<crate::uninstall::Guard>) -> Self {
-        self.guards = Some((namespace.into(), guards)).filter(|(_, g)| !g.is_empty());
+    /// The objects whose deletion means rekon is being uninstalled (its
+    /// namespace, ServiceAccount, ClusterRoleBinding; namespaced ones, and
+    /// rekon's Leases, in `namespace`). With a webhook server, the host
+    /// publishes the uninstall webhook for their deletion: the first
+    /// replica it reaches takes back the webhook configurations, CRD
+    /// conversions and Leases rekon published, while its permissions still
+    /// hold (see [`crate::uninstall`]).
+    pub fn uninstall_triggers(
+        mut self,
+        namespace: impl Into<String>,
+        triggers: Vec<crate::uninstall::Trigger>,
+    ) -> Self {
+        self.uninstall_triggers = Some((namespace.into(), triggers)).filter(|(_, t)| !t.is_empty());
         self
     }
 
@@ -226,17 +230,16 @@ impl HostBuilder {
             metrics.clone(),
             election_stopped,
         );
-        let (namespace, guards) = match self.guards {
-            Some((namespace, guards)) => {
-                let guards = crate::uninstall::Guards::new(client.clone(), &namespace, guards);
-                guards.hold().await;
-                (namespace, guards)
+        let (namespace, triggers) = match self.uninstall_triggers {
+            Some((namespace, triggers)) => {
+                let triggers = crate::uninstall::Triggers::new(client.clone(), &namespace, triggers);
+                (namespace, triggers)
             }
             None => (
                 replicas
                     .as_ref()
                     .map_or_else(|| "default".to_string(), |r| r.namespace.clone()),
-                crate::uninstall::Guards::none(),
+                crate::uninstall::Triggers::none(),
             ),
         };
         let discovery = Arc::new(Discovery::new(client.clone()));
@@ -267,7 +270,8 @@ impl HostBuilder {
         // each answers at once; readiness waits for the listener.
         let (loaded, loaded_receiver) = watch::channel(false);
         let webhooks = match self.webhooks {
-            Some(config) => Some(
+            Some(config) => Some({
+                let endpoint = config.endpoint.clone();
                 crate::webhook::start(
                     config,
                     crate::webhook::Context {
@@ -276,17 +280,18 @@ impl HostBuilder {
                         informers: shared.informers.clone(),
                         leaders: shared.leaders.clone(),
                         replicas,
-                        guards: guards.clone(),
+                        triggers: triggers.clone(),
                         loaded: loaded_receiver,
                     },
                     crate::webhook::serve::Served {
+                        uninstall: (!triggers.is_empty()).then(|| (triggers.clone(), endpoint)),
                         modules: supervisor.webhooks(),
                         cluster: shared.cluster.clone(),
                         metrics: metrics.clone(),
                     },
                 )
-                .await?,
-            ),
+                .await?
+            }),
             None => None,
         };
         let (watchers, events, configmaps_synced) =
@@ -322,7 +327,7 @@ impl HostBuilder {
             driver,
             recorder,
             webhooks,
-            guards,
+            triggers,
             uninstall_namespace: namespace,
             _loaded: loaded,
             _watchers: watchers,

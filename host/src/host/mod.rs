@@ -69,7 +69,7 @@ pub struct Host {
     driver: tokio::task::JoinHandle<()>,
     recorder: Recorder,
     webhooks: Option<crate::webhook::Started>,
-    guards: crate::uninstall::Guards,
+    triggers: crate::uninstall::Triggers,
     /// Where rekon's Leases live (what an uninstall deletes).
     uninstall_namespace: String,
     _loaded: watch::Sender<bool>,
@@ -153,9 +153,9 @@ impl Host {
     /// replicas keep serving them), and the webhook server keeps answering
     /// until the shutdown is over and its drain time has passed, so the
     /// API server's calls still routed here are answered. Only when rekon
-    /// is being uninstalled (a guard is being deleted: see
-    /// [`HostBuilder::guards`]) does the host take back what it published
-    /// first, while its permissions still hold.
+    /// is being uninstalled (see [`HostBuilder::uninstall_triggers`]) does
+    /// the host take back what it published first, in case the uninstall
+    /// webhook was not called.
     pub async fn shutdown(self) {
         let started = tokio::time::Instant::now();
         self.metrics.shutting_down();
@@ -164,10 +164,10 @@ impl Host {
             publisher.abort();
         }
         if let Some(webhooks) = &webhooks
-            && !self.guards.is_empty()
-            && self.guards.uninstalling().await
+            && !self.triggers.is_empty()
+            && self.triggers.uninstalling().await
         {
-            uninstall(&self.guards, &self.uninstall_namespace, &webhooks.endpoint).await;
+            uninstall(&self.triggers, &self.uninstall_namespace, &webhooks.endpoint).await;
         }
         self.driver.abort();
         if tokio::time::timeout(SHUTDOWN_GRACE, self.supervisor.stop_all())
@@ -198,29 +198,29 @@ impl Host {
 }
 
 /// rekon is being uninstalled: takes back what it published (see
-/// [`crate::uninstall`]).
+/// [`crate::uninstall`]), in case the uninstall webhook did not already.
 async fn uninstall(
-    guards: &crate::uninstall::Guards,
+    triggers: &crate::uninstall::Triggers,
     namespace: &str,
     endpoint: &crate::webhook::Endpoint,
 ) {
-    tracing::warn!("rekon is being uninstalled: withdrawing its webhook configurations, CRD conversions and Leases");
-    let Some(uninstall) =
-        crate::uninstall::Uninstall::from_guards(guards.clone(), namespace, endpoint.clone())
-    else {
+    let Some(client) = triggers.client() else {
         return;
     };
-    match uninstall.run().await {
+    triggers.set_uninstalled();
+    match crate::uninstall::Uninstall::new(client, namespace, endpoint.clone())
+        .run()
+        .await
+    {
         Ok(report) => tracing::info!(
             configurations = ?report.configurations,
             conversions = ?report.conversions,
             leases = ?report.leases,
-            released = ?report.released,
-            "uninstalled"
+            "rekon is being uninstalled: what it published is taken back"
         ),
-        Err(error) => tracing::error!(
+        Err(error) => tracing::warn!(
             error = %crate::loader::error_chain(&error),
-            "cannot take back everything rekon published; `rekon uninstall` can"
+            "rekon is being uninstalled, and cannot take back what it published (its permissions may be gone already): `rekon uninstall` can"
         ),
     }
 }

@@ -19,11 +19,31 @@ use crate::shared::{Resolved, display_kind};
 
 /// Retry delays of a failing list or watch: [`WATCH_RETRY_MIN`] doubling
 /// to [`WATCH_RETRY_MAX`], each scaled by a random factor between 0.5 and
-/// 1 (so replicas do not retry in step), back to the start after any
+/// 1 (so replicas do not retry in step), back to the start after a
 /// success. Short, so a watch resumes within about a second of the API
 /// server answering again.
+///
+/// A success is an object or a completed list, not the watcher's `Init`
+/// (which it emits before each list is even sent): kube's `StreamBackoff`
+/// resets on every item, so its `reset` does nothing here and
+/// [`run_watch`] resets the shared delay itself. Otherwise a list refused
+/// at once (403) would be retried every few milliseconds.
+#[derive(Clone)]
 struct WatchBackoff {
-    next: Duration,
+    next: Arc<std::sync::Mutex<Duration>>,
+}
+
+impl WatchBackoff {
+    fn new() -> WatchBackoff {
+        WatchBackoff {
+            next: Arc::new(std::sync::Mutex::new(WATCH_RETRY_MIN)),
+        }
+    }
+
+    /// Back to the shortest delay: the list or watch works again.
+    fn succeeded(&self) {
+        *self.next.lock().expect("backoff lock") = WATCH_RETRY_MIN;
+    }
 }
 
 /// The first retry delay of a failing watch.
@@ -35,16 +55,15 @@ impl Iterator for WatchBackoff {
     type Item = Duration;
 
     fn next(&mut self) -> Option<Duration> {
-        let delay = self.next;
-        self.next = (delay * 2).min(WATCH_RETRY_MAX);
+        let mut next = self.next.lock().expect("backoff lock");
+        let delay = *next;
+        *next = (delay * 2).min(WATCH_RETRY_MAX);
         Some(delay.mul_f64(0.5 + crate::shared::random_unit() / 2.0))
     }
 }
 
 impl kube::runtime::utils::Backoff for WatchBackoff {
-    fn reset(&mut self) {
-        self.next = WATCH_RETRY_MIN;
-    }
+    fn reset(&mut self) {}
 }
 
 const CHANGES_CAPACITY: usize = 16 << 10;
@@ -148,19 +167,20 @@ async fn run_watch(
     changes: broadcast::Sender<Change>,
     ready: watch::Sender<bool>,
 ) {
-    let stream = events.backoff(WatchBackoff {
-        next: WATCH_RETRY_MIN,
-    });
+    let backoff = WatchBackoff::new();
+    let stream = events.backoff(backoff.clone());
     let mut stream = std::pin::pin!(stream);
     let mut writer = CacheWriter::new(objects);
     let mut failures = 0u32;
     while let Some(event) = stream.next().await {
         let event = match event {
+            Ok(watcher::Event::Init) => watcher::Event::Init,
             Ok(event) => {
                 if failures > 0 {
                     tracing::info!(%kind, failures, "watch resumed");
                 }
                 failures = 0;
+                backoff.succeeded();
                 event
             }
             Err(error) => {
@@ -195,14 +215,16 @@ mod tests {
     #[test]
     fn watch_retries_stay_short_and_start_over_after_a_success() {
         use kube::runtime::utils::Backoff as _;
-        let mut backoff = WatchBackoff {
-            next: WATCH_RETRY_MIN,
-        };
+        let mut backoff = WatchBackoff::new();
         let delays: Vec<Duration> = backoff.by_ref().take(10).collect();
         assert!(delays[0] <= WATCH_RETRY_MIN && delays[0] >= WATCH_RETRY_MIN / 2);
         assert!(delays.iter().all(|d| *d <= WATCH_RETRY_MAX), "{delays:?}");
         assert!(delays[9] >= WATCH_RETRY_MAX / 2, "{delays:?}");
+        // kube's StreamBackoff resets on every item, the watcher's Init
+        // (sent before a list that then fails) included: that is no success.
         backoff.reset();
+        assert!(backoff.next().expect("a delay") >= WATCH_RETRY_MAX / 2);
+        backoff.succeeded();
         assert!(backoff.next().expect("a delay") <= WATCH_RETRY_MIN);
     }
 }

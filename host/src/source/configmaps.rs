@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::StreamExt as _;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
@@ -32,33 +33,52 @@ pub(crate) async fn watch_configmaps(
     synced: tokio::sync::watch::Sender<bool>,
 ) {
     let kind = config_map_kind();
-    let informer = loop {
-        match informers
-            .informer(&kind, Some(pack::MODULE_LABEL), None)
-            .await
-        {
-            Ok(informer) => break informer,
-            Err(error) => {
-                tracing::error!(error = %error, "cannot watch module ConfigMaps; retrying");
-                tokio::time::sleep(Duration::from_secs(2)).await;
-            }
-        }
+    // One informer per namespace named (so a Role in that namespace is
+    // enough), or one for every namespace.
+    let scopes: Vec<Option<String>> = if namespaces.is_empty() {
+        vec![None]
+    } else {
+        namespaces.iter().cloned().map(Some).collect()
     };
-    let mut changes = informer.subscribe();
-    informer.wait_ready().await;
+    let mut watched = Vec::new();
+    for scope in scopes {
+        let informer = loop {
+            match informers
+                .informer(&kind, Some(pack::MODULE_LABEL), scope.as_deref())
+                .await
+            {
+                Ok(informer) => break informer,
+                Err(error) => {
+                    tracing::error!(error = %error, "cannot watch module ConfigMaps; retrying");
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                }
+            }
+        };
+        watched.push(informer);
+    }
+    let mut changes = futures::stream::select_all(watched.iter().map(|informer| {
+        Box::pin(futures::stream::unfold(
+            informer.subscribe(),
+            |mut receiver| async move {
+                let next = receiver.recv().await;
+                match next {
+                    Err(RecvError::Closed) => None,
+                    other => Some((other.map(|_| ()), receiver)),
+                }
+            },
+        ))
+    }));
+    for informer in &watched {
+        informer.wait_ready().await;
+    }
     // origin -> the digest last sent (or the error last reported)
     let mut known: BTreeMap<Origin, String> = BTreeMap::new();
     // origin -> since when its version has been incomplete
     let mut incomplete: BTreeMap<Origin, Instant> = BTreeMap::new();
     loop {
-        let configmaps: Vec<serde_json::Value> = informer
-            .list(None)
+        let configmaps: Vec<serde_json::Value> = watched
             .iter()
-            .filter(|c| {
-                namespaces.is_empty()
-                    || c.namespace()
-                        .is_some_and(|ns| namespaces.iter().any(|n| n == ns))
-            })
+            .flat_map(|informer| informer.list(None))
             .filter_map(|c| serde_json::from_str(&c.json).ok())
             .collect();
         known = compare(&configmaps, known, &mut incomplete, &events);
@@ -71,19 +91,19 @@ pub(crate) async fn watch_configmaps(
             .map(|since| *since + INCOMPLETE_GRACE);
         let change = async {
             match grace_ends {
-                Some(at) => tokio::time::timeout_at(at.into(), changes.recv())
+                Some(at) => tokio::time::timeout_at(at.into(), changes.next())
                     .await
-                    .unwrap_or(Err(RecvError::Lagged(0))),
-                None => changes.recv().await,
+                    .unwrap_or(Some(Err(RecvError::Lagged(0)))),
+                None => changes.next().await,
             }
         };
-        if let Err(RecvError::Closed) = change.await {
+        if change.await.is_none() {
             return;
         }
         loop {
-            match tokio::time::timeout(CONFIGMAP_QUIET, changes.recv()).await {
-                Ok(Ok(_)) | Ok(Err(RecvError::Lagged(_))) => continue,
-                Ok(Err(RecvError::Closed)) => return,
+            match tokio::time::timeout(CONFIGMAP_QUIET, changes.next()).await {
+                Ok(Some(_)) => continue,
+                Ok(None) => return,
                 Err(_) => break,
             }
         }

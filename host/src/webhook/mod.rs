@@ -209,7 +209,7 @@ pub(crate) struct Context {
     /// The replicas' coordination (their namespace, identities, timing),
     /// when several may run.
     pub replicas: Option<crate::ha::LeaderConfig>,
-    pub guards: crate::uninstall::Guards,
+    pub triggers: crate::uninstall::Triggers,
     /// True once the modules found at start are loaded.
     pub loaded: tokio::sync::watch::Receiver<bool>,
 }
@@ -262,7 +262,7 @@ pub(crate) async fn start(
             ca,
             leaders: context.leaders,
             members: members.as_ref().map(|(m, _)| m.clone()),
-            guards: context.guards,
+            triggers: context.triggers,
             loaded: context.loaded,
         };
         tokio::spawn(publisher.run())

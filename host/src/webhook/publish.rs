@@ -33,11 +33,15 @@ use crate::ha::Leaders;
 use crate::informer::{Informer, Informers};
 use crate::runtime::webhooks::operation_name;
 use crate::runtime::{DEFAULT_TIMEOUT_SECONDS, Module, Phase, operations};
-use crate::uninstall::Guards;
+use crate::uninstall::Triggers;
 
 /// How often everything is compared with the cluster even when nothing
 /// was seen to change.
 const RESYNC: Duration = Duration::from_secs(60);
+
+/// How long a change seen in what is published settles before the round
+/// that answers it.
+const DRIFT_SETTLE: Duration = Duration::from_millis(500);
 
 /// How soon a failed write is tried again.
 const RETRY: Duration = Duration::from_secs(2);
@@ -111,7 +115,7 @@ pub enum CaSource {
     CertManager(String),
 }
 
-fn client_config(endpoint: &Endpoint, ca: &CaSource, path: &str) -> Value {
+pub(crate) fn client_config(endpoint: &Endpoint, ca: &CaSource, path: &str) -> Value {
     let mut config = match endpoint {
         Endpoint::Service {
             namespace,
@@ -318,8 +322,9 @@ pub(crate) struct Publisher {
     pub leaders: Leaders,
     /// The other replicas serving webhooks (none: this one is alone).
     pub members: Option<Arc<Members>>,
-    /// rekon's own objects, whose deletion means it is being uninstalled.
-    pub guards: Guards,
+    /// rekon's own objects, whose deletion means it is being uninstalled
+    /// (and the uninstall webhook is published for them).
+    pub triggers: Triggers,
     /// True once the modules found at start have loaded (or been refused):
     /// no module is withdrawn before that.
     pub loaded: watch::Receiver<bool>,
@@ -351,7 +356,7 @@ impl Publisher {
         );
         let mut uninstalling_said = false;
         loop {
-            let round = if self.guards.uninstalling().await {
+            let round = if self.triggers.uninstalling().await {
                 if !uninstalling_said {
                     tracing::warn!("rekon is being uninstalled: the webhook configurations are no longer published");
                     uninstalling_said = true;
@@ -366,8 +371,11 @@ impl Publisher {
                 _ = leadership.changed() => {}
                 _ = self.loaded.changed() => {}
                 Some(()) = futures::StreamExt::next(&mut drift) => {
-                    // Let a burst (our own applies) settle into one round.
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    // Let a burst (our own applies) settle into one round;
+                    // and when an uninstall deleted what we published, let
+                    // its deletion of a trigger land first, so the round
+                    // sees it and publishes nothing again.
+                    tokio::time::sleep(DRIFT_SETTLE).await;
                     while let Some(Some(())) = futures::FutureExt::now_or_never(futures::StreamExt::next(&mut drift)) {}
                 }
                 () = tokio::time::sleep(wait) => {}
@@ -446,6 +454,16 @@ impl Publisher {
                 Ok(false) => {}
                 Err(error) => {
                     tracing::warn!(module = %name, error = %error, "cannot publish the webhook configurations; retrying");
+                    round.failed = true;
+                }
+            }
+        }
+        if !self.triggers.is_empty() && self.leaders.speaks_for(None) {
+            match self.publish_uninstall(watched).await {
+                Ok(true) => tracing::info!("uninstall webhook published"),
+                Ok(false) => {}
+                Err(error) => {
+                    tracing::warn!(error = %error, "cannot publish the uninstall webhook; retrying");
                     round.failed = true;
                 }
             }
@@ -604,6 +622,27 @@ impl Publisher {
             wrote = true;
         }
         Ok(wrote)
+    }
+
+    /// Applies the uninstall webhook's configuration if it differs; whether
+    /// it was written.
+    async fn publish_uninstall(&self, watched: &Watched) -> Result<bool, kube::Error> {
+        let object = self.triggers.configuration(&self.endpoint, &self.ca);
+        let live = watched
+            .validating
+            .get(None, crate::uninstall::CONFIGURATION)
+            .and_then(|o| serde_json::from_str::<Value>(&o.json).ok());
+        if live.is_some_and(|live| contains(&live, &object)) {
+            return Ok(false);
+        }
+        configurations(&self.client, Phase::Validating)
+            .patch(
+                crate::uninstall::CONFIGURATION,
+                &PatchParams::apply(FIELD_MANAGER).force(),
+                &Patch::Apply(&object),
+            )
+            .await?;
+        Ok(true)
     }
 
     /// Deletes a module's configurations and turns the conversion of the

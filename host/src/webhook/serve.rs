@@ -2,7 +2,8 @@
 //! (HTTP/2 or HTTP/1.1), answered by the modules serving webhooks.
 //!
 //! Paths: `POST /mutate/<module>/<webhook>`, `POST /validate/<module>/<webhook>`,
-//! `POST /convert/<module>`; `GET /readyz` answers `ok` once listening.
+//! `POST /convert/<module>`, `POST /uninstall` (the uninstall webhook, see
+//! [`crate::uninstall`]); `GET /readyz` answers `ok` once listening.
 //! A request for a module or webhook that is not loaded (any more) is
 //! answered as its failure policy would have it: refused with 404 for
 //! admission, a `Failure` for conversion.
@@ -30,6 +31,9 @@ pub(crate) struct Served {
     pub modules: WebhookModules,
     pub cluster: Arc<dyn Cluster>,
     pub metrics: Arc<Metrics>,
+    /// The uninstall webhook's: the triggers, and where this
+    /// installation's webhooks are reached.
+    pub uninstall: Option<(crate::uninstall::Triggers, super::Endpoint)>,
 }
 
 /// Serves webhooks over TLS on `addr` until the task is aborted; returns
@@ -161,6 +165,47 @@ async fn answer(request: Request<Incoming>, served: &Served) -> Response<Full<By
                     .await;
             respond(StatusCode::OK, &answer)
         }
+        ["uninstall"] => respond(StatusCode::OK, &uninstall(served, &review).await),
         _ => text(StatusCode::NOT_FOUND, "not a webhook path"),
     }
+}
+
+/// The uninstall webhook: the deletion of a trigger is rekon's uninstall,
+/// seen while its permissions still hold. Takes back what rekon
+/// published, then lets the deletion through (always: it never blocks
+/// one), with a warning saying what was done.
+async fn uninstall(served: &Served, review: &Value) -> Value {
+    let uid = review.pointer("/request/uid").cloned().unwrap_or_default();
+    let mut response = json!({"uid": uid, "allowed": true});
+    if let Some((triggers, endpoint)) = &served.uninstall
+        && triggers.matches(review)
+        && let Some(client) = triggers.client()
+    {
+        let deleted = format!(
+            "{} {}",
+            review["request"]["resource"]["resource"].as_str().unwrap_or_default(),
+            review["request"]["name"].as_str().unwrap_or_default()
+        );
+        tracing::warn!(%deleted, "rekon is being uninstalled: taking back its webhook configurations, CRD conversions and Leases");
+        triggers.set_uninstalled();
+        let uninstall = crate::uninstall::Uninstall::new(client, triggers.namespace(), endpoint.clone());
+        let warning = match uninstall.run().await {
+            Ok(report) => {
+                tracing::info!(configurations = ?report.configurations, conversions = ?report.conversions, leases = ?report.leases, "uninstalled");
+                format!(
+                    "rekon is uninstalled: removed {} webhook configuration(s), turned off the conversion of {} CRD(s), deleted {} Lease(s)",
+                    report.configurations.len(),
+                    report.conversions.len(),
+                    report.leases.len()
+                )
+            }
+            Err(error) => {
+                let error = crate::loader::error_chain(&error);
+                tracing::error!(%error, "cannot take back everything rekon published");
+                format!("rekon cannot take back everything it published ({error}): run `rekon uninstall`")
+            }
+        };
+        response["warnings"] = json!([warning]);
+    }
+    json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response})
 }
