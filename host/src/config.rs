@@ -40,7 +40,9 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::contract::{FailurePolicy, Gvk, Manifest, Permission, Predicate, Verbs, Webhook, Webhooks};
+use crate::contract::{
+    FailurePolicy, Gvk, Manifest, Permission, Predicate, Verbs, Webhook, Webhooks,
+};
 use crate::shared::{split_api_version, verb_named};
 
 /// Why a configuration file was refused.

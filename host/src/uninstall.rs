@@ -91,16 +91,29 @@ impl std::str::FromStr for Trigger {
         let bad = || UninstallError::Trigger(text.to_string());
         let (kind, name) = text.split_once('/').ok_or_else(bad)?;
         let kind = kind.to_ascii_lowercase();
-        let kind = kind.strip_suffix("es").filter(|k| *k == "namespac").map_or_else(
-            || kind.trim_end_matches('s').to_string(),
-            |_| "namespace".to_string(),
-        );
+        let kind = kind
+            .strip_suffix("es")
+            .filter(|k| *k == "namespac")
+            .map_or_else(
+                || kind.trim_end_matches('s').to_string(),
+                |_| "namespace".to_string(),
+            );
         let (resource, group, kind, namespaced) = match kind.as_str() {
             "namespace" | "n" => ("namespaces", "", "Namespace", false),
             "serviceaccount" | "sa" => ("serviceaccounts", "", "ServiceAccount", true),
             "role" => ("roles", "rbac.authorization.k8s.io", "Role", true),
-            "rolebinding" => ("rolebindings", "rbac.authorization.k8s.io", "RoleBinding", true),
-            "clusterrole" => ("clusterroles", "rbac.authorization.k8s.io", "ClusterRole", false),
+            "rolebinding" => (
+                "rolebindings",
+                "rbac.authorization.k8s.io",
+                "RoleBinding",
+                true,
+            ),
+            "clusterrole" => (
+                "clusterroles",
+                "rbac.authorization.k8s.io",
+                "ClusterRole",
+                false,
+            ),
             "clusterrolebinding" => (
                 "clusterrolebindings",
                 "rbac.authorization.k8s.io",
@@ -213,7 +226,11 @@ impl Triggers {
             return false;
         };
         for trigger in &self.triggers {
-            match trigger.api(client, &self.namespace).get_opt(&trigger.name).await {
+            match trigger
+                .api(client, &self.namespace)
+                .get_opt(&trigger.name)
+                .await
+            {
                 Ok(Some(object)) if object.metadata.deletion_timestamp.is_some() => return true,
                 Ok(Some(_)) => {}
                 Ok(None) => return true,
@@ -360,9 +377,10 @@ impl Uninstall {
                 }
             };
             for object in listed {
-                let ours = object.data["webhooks"]
-                    .as_array()
-                    .is_some_and(|w| w.iter().any(|w| self.endpoint.is_target_of(&w["clientConfig"])));
+                let ours = object.data["webhooks"].as_array().is_some_and(|w| {
+                    w.iter()
+                        .any(|w| self.endpoint.is_target_of(&w["clientConfig"]))
+                });
                 let Some(name) = object.metadata.name.filter(|_| ours) else {
                     continue;
                 };
@@ -381,7 +399,11 @@ impl Uninstall {
                         && self
                             .endpoint
                             .is_target_of(&conversion["webhook"]["clientConfig"]);
-                    let labelled = crd.metadata.labels.as_ref().is_some_and(|l| l.contains_key(CONVERTED_BY));
+                    let labelled = crd
+                        .metadata
+                        .labels
+                        .as_ref()
+                        .is_some_and(|l| l.contains_key(CONVERTED_BY));
                     if !ours && !labelled {
                         continue;
                     }
@@ -398,11 +420,16 @@ impl Uninstall {
                         Ok(_) if ours => report.conversions.push(name),
                         Ok(_) => {}
                         Err(kube::Error::Api(status)) if status.code == 404 => {}
-                        Err(source) => fail(format!("cannot turn off the conversion of {name}"), source),
+                        Err(source) => {
+                            fail(format!("cannot turn off the conversion of {name}"), source)
+                        }
                     }
                 }
             }
-            Err(source) => fail("cannot list the CustomResourceDefinitions".to_string(), source),
+            Err(source) => fail(
+                "cannot list the CustomResourceDefinitions".to_string(),
+                source,
+            ),
         }
         let leases: Api<DynamicObject> = Api::namespaced_with(
             self.client.clone(),
@@ -425,7 +452,10 @@ impl Uninstall {
                     }
                 }
             }
-            Err(source) => fail(format!("cannot list the Leases in {}", self.namespace), source),
+            Err(source) => fail(
+                format!("cannot list the Leases in {}", self.namespace),
+                source,
+            ),
         }
         failure.map_or(Ok(report), Err)
     }
@@ -478,7 +508,12 @@ mod tests {
     fn only_the_real_deletion_of_a_trigger_is_an_uninstall() {
         let triggers = triggers();
         assert!(triggers.matches(&review("namespaces", "rekon-system", None, false)));
-        assert!(triggers.matches(&review("serviceaccounts", "rekon", Some("rekon-system"), false)));
+        assert!(triggers.matches(&review(
+            "serviceaccounts",
+            "rekon",
+            Some("rekon-system"),
+            false
+        )));
         assert!(!triggers.matches(&review("namespaces", "rekon-system", None, true)));
         assert!(!triggers.matches(&review("namespaces", "team-a", None, false)));
         assert!(!triggers.matches(&review("serviceaccounts", "rekon", Some("team-a"), false)));

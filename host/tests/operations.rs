@@ -451,7 +451,6 @@ fn epoch_wakeups(pid: u32) -> u64 {
 
 mod deploy {
     use super::*;
-    use base64::Engine as _;
 
     fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
         std::fs::create_dir_all(to).unwrap();
@@ -466,12 +465,22 @@ mod deploy {
         }
     }
 
+    /// `make deploy-modules`: the example module packed into deploy/modules/app.yaml.
+    fn deploy_modules(deploy: &std::path::Path) {
+        let packed = std::process::Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .args(["pack", rekon_test_artifacts::APP, "--name", "app"])
+            .output()
+            .expect("running rekon pack");
+        assert!(packed.status.success());
+        std::fs::write(deploy.join("modules/app.yaml"), packed.stdout).unwrap();
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn kubectl_apply_k_deploy_then_the_deployment_args_run_the_modules() {
         let mut env = Env::new().await;
         let deploy = env.dir.path().join("deploy");
         copy_dir(std::path::Path::new(&path("deploy")), &deploy);
-        std::fs::copy(rekon_test_artifacts::APP, deploy.join("modules/app.wasm")).unwrap();
+        deploy_modules(&deploy);
         let applied = std::process::Command::new("kubectl")
             .args(["apply", "-k"])
             .arg(&deploy)
@@ -488,6 +497,10 @@ mod deploy {
             .get("apps", "v1", "Deployment", Some("rekon-system"), "rekon")
             .expect("the Deployment");
         assert_eq!(deployment["spec"]["replicas"], 2);
+        assert_eq!(
+            deployment["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], 0,
+            "a new replica serves before an old one stops"
+        );
         let pod = &deployment["spec"]["template"]["spec"];
         assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
         let container = &pod["containers"][0];
@@ -504,31 +517,38 @@ mod deploy {
                 "v1",
                 "Role",
                 Some("rekon-system"),
-                "rekon-leader-election",
+                "rekon",
             )
-            .expect("the leader election Role");
+            .expect("the host's Role");
         assert!(role.to_string().contains("leases"));
+        assert!(
+            env.get(
+                "policy",
+                "v1",
+                "PodDisruptionBudget",
+                Some("rekon-system"),
+                "rekon"
+            )
+            .is_some()
+        );
 
-        // The module ConfigMap kustomize generated holds the module's bytes.
+        // The module ConfigMap `rekon pack` wrote holds the module's bytes.
         let configmaps = env.resource("", "v1", "ConfigMap");
-        let modules = env
+        let listed = env
             .store()
             .list(&configmaps, &Default::default())
             .unwrap()
-            .items
-            .into_iter()
-            .find(|c| c["metadata"]["labels"]["rekon.dev/module"] == "true")
+            .items;
+        let manifest = listed
+            .iter()
+            .find(|c| c["metadata"]["labels"]["rekon.dev/module"] == "app")
             .expect("the module ConfigMap");
-        let wasm = base64::engine::general_purpose::STANDARD
-            .decode(modules["binaryData"]["app.wasm"].as_str().unwrap())
-            .unwrap();
+        assert_eq!(manifest["metadata"]["namespace"], "rekon-system");
+        let wasm = rekon_host::pack::assemble(manifest, &listed).unwrap();
         assert_eq!(wasm, std::fs::read(rekon_test_artifacts::APP).unwrap());
 
-        // Run the container's arguments as the kubelet would, with the
-        // ConfigMap mounted as files and the cache on a scratch volume.
-        let mounted = env.dir.path().join("modules");
-        std::fs::create_dir_all(&mounted).unwrap();
-        std::fs::write(mounted.join("app.wasm"), &wasm).unwrap();
+        // Run the container's arguments as the kubelet would: the pod's
+        // namespace in $(POD_NAMESPACE), the cache on a scratch volume.
         let port = free_port();
         let webhook_port = free_port();
         let args: Vec<String> = container["args"]
@@ -539,7 +559,7 @@ mod deploy {
             .map(|a| {
                 a.as_str()
                     .unwrap()
-                    .replace("/modules", mounted.to_str().unwrap())
+                    .replace("$(POD_NAMESPACE)", "rekon-system")
                     .replace("/cache", env.dir.path().join("cache").to_str().unwrap())
                     .replace("0.0.0.0:8080", &format!("127.0.0.1:{port}"))
                     .replace("0.0.0.0:9443", &format!("127.0.0.1:{webhook_port}"))
@@ -580,6 +600,28 @@ mod deploy {
             )
             .is_some()
         );
+        // And the uninstall webhook, for the deletion of what rekon runs as.
+        let uninstall = env
+            .wait("the uninstall webhook", || {
+                env.get(
+                    "admissionregistration.k8s.io",
+                    "v1",
+                    "ValidatingWebhookConfiguration",
+                    None,
+                    "rekon.uninstall",
+                )
+            })
+            .await;
+        let expression = uninstall["webhooks"][0]["matchConditions"][0]["expression"]
+            .as_str()
+            .unwrap();
+        for named in [
+            "request.name == 'rekon-system'",
+            "request.name == 'rekon' && request.namespace == 'rekon-system'",
+            "request.name == 'rekon-host'",
+        ] {
+            assert!(expression.contains(named), "{expression}");
+        }
     }
 
     #[test]
@@ -589,11 +631,7 @@ mod deploy {
             std::path::Path::new(&path("deploy")),
             &dir.path().join("deploy"),
         );
-        std::fs::copy(
-            rekon_test_artifacts::APP,
-            dir.path().join("deploy/modules/app.wasm"),
-        )
-        .unwrap();
+        deploy_modules(&dir.path().join("deploy"));
         let readme = std::fs::read_to_string(path("README.md")).unwrap();
         let overlay = readme
             .split("```yaml\n")

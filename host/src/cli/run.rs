@@ -203,7 +203,11 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     }
     // In a cluster, rekon's own namespace is kept out of its modules'
     // webhooks by default.
-    .with_namespace(std::env::var("POD_NAMESPACE").ok().filter(|n| !n.is_empty()));
+    .with_namespace(
+        std::env::var("POD_NAMESPACE")
+            .ok()
+            .filter(|n| !n.is_empty()),
+    );
     let stop = signals()?;
     let leader = &args.leader;
     let identity = leader.identity.clone().unwrap_or_else(default_identity);
@@ -261,7 +265,9 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         builder = builder.watch_configmaps(args.configmaps.configmap_namespaces.clone());
     }
     if args.webhooks.webhook_addr.is_none() {
-        tracing::info!("no webhook server (--webhook-addr): modules' admission webhooks and conversions are not served");
+        tracing::info!(
+            "no webhook server (--webhook-addr): modules' admission webhooks and conversions are not served"
+        );
     }
     let host = with_modules(builder, &args.modules)?.start().await?;
     tracing::info!(

@@ -32,8 +32,8 @@ use kube::ResourceExt as _;
 use kube::api::DynamicObject;
 use tokio::sync::{Notify, watch};
 
-use super::lease_name;
 use super::leader::{Holder, LeaderConfig, Leadership, Leases, holder_of};
+use super::lease_name;
 use crate::telemetry::Metrics;
 
 /// The label on every Lease of a scale-out group; its value is the prefix.

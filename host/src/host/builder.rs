@@ -232,7 +232,8 @@ impl HostBuilder {
         );
         let (namespace, triggers) = match self.uninstall_triggers {
             Some((namespace, triggers)) => {
-                let triggers = crate::uninstall::Triggers::new(client.clone(), &namespace, triggers);
+                let triggers =
+                    crate::uninstall::Triggers::new(client.clone(), &namespace, triggers);
                 (namespace, triggers)
             }
             None => (

@@ -167,7 +167,12 @@ impl Host {
             && !self.triggers.is_empty()
             && self.triggers.uninstalling().await
         {
-            uninstall(&self.triggers, &self.uninstall_namespace, &webhooks.endpoint).await;
+            uninstall(
+                &self.triggers,
+                &self.uninstall_namespace,
+                &webhooks.endpoint,
+            )
+            .await;
         }
         self.driver.abort();
         if tokio::time::timeout(SHUTDOWN_GRACE, self.supervisor.stop_all())
@@ -194,7 +199,6 @@ impl Host {
             telemetry.abort();
         }
     }
-
 }
 
 /// rekon is being uninstalled: takes back what it published (see

@@ -212,7 +212,9 @@ impl Loader {
                 .config
                 .modules
                 .get(&name)
-                .map_or(Ok(()), |settings| settings.override_manifest(&name, manifest))
+                .map_or(Ok(()), |settings| {
+                    settings.override_manifest(&name, manifest)
+                })
                 .and_then(|()| self.config.override_webhooks(&name, webhooks));
         });
         if let Err(error) = overridden {

@@ -117,7 +117,11 @@ impl Members {
             .await?
             .items;
         let mut observed = self.observed.lock().expect("members lock");
-        observed.retain(|name, _| leases.iter().any(|l| l.metadata.name.as_ref() == Some(name)));
+        observed.retain(|name, _| {
+            leases
+                .iter()
+                .any(|l| l.metadata.name.as_ref() == Some(name))
+        });
         let mut serving = BTreeSet::new();
         for lease in &leases {
             let Some(name) = &lease.metadata.name else {

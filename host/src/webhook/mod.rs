@@ -193,7 +193,10 @@ pub(crate) struct Started {
     /// a stopping replica withdraws nothing).
     pub publisher: Option<tokio::task::JoinHandle<()>>,
     /// This replica's membership among the webhook servers.
-    pub members: Option<(std::sync::Arc<members::Members>, tokio::task::JoinHandle<()>)>,
+    pub members: Option<(
+        std::sync::Arc<members::Members>,
+        tokio::task::JoinHandle<()>,
+    )>,
     /// Where the API server reaches the webhooks.
     pub endpoint: Endpoint,
     /// How long the server keeps answering after a shutdown starts.

@@ -257,9 +257,9 @@ pub fn no_conversion_patch() -> Value {
 /// element, scalars equal.
 pub fn contains(live: &Value, desired: &Value) -> bool {
     match (live, desired) {
-        (Value::Object(live), Value::Object(desired)) => desired
-            .iter()
-            .all(|(k, v)| live.get(k).is_some_and(|l| contains(l, v)) || (v.is_null() && !live.contains_key(k))),
+        (Value::Object(live), Value::Object(desired)) => desired.iter().all(|(k, v)| {
+            live.get(k).is_some_and(|l| contains(l, v)) || (v.is_null() && !live.contains_key(k))
+        }),
         (Value::Array(live), Value::Array(desired)) => {
             live.len() == desired.len() && live.iter().zip(desired).all(|(l, d)| contains(l, d))
         }
@@ -350,15 +350,16 @@ impl Publisher {
         let mut module_changes = self.modules.subscribe();
         let mut leadership = self.leadership_changes();
         let mut drift = futures::stream::select_all(
-            [&watched.mutating, &watched.validating, &watched.crds].map(|informer| {
-                tokio_stream_of(informer.subscribe())
-            }),
+            [&watched.mutating, &watched.validating, &watched.crds]
+                .map(|informer| tokio_stream_of(informer.subscribe())),
         );
         let mut uninstalling_said = false;
         loop {
             let round = if self.triggers.uninstalling().await {
                 if !uninstalling_said {
-                    tracing::warn!("rekon is being uninstalled: the webhook configurations are no longer published");
+                    tracing::warn!(
+                        "rekon is being uninstalled: the webhook configurations are no longer published"
+                    );
                     uninstalling_said = true;
                 }
                 Round::default()
@@ -413,11 +414,17 @@ impl Publisher {
         let managed = format!("{}={}", MANAGED_BY.0, MANAGED_BY.1);
         let (mutating, validating, crds) = tokio::join!(
             start(
-                gvk("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+                gvk(
+                    "admissionregistration.k8s.io",
+                    "MutatingWebhookConfiguration"
+                ),
                 managed.clone()
             ),
             start(
-                gvk("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+                gvk(
+                    "admissionregistration.k8s.io",
+                    "ValidatingWebhookConfiguration"
+                ),
                 managed
             ),
             start(
@@ -450,7 +457,9 @@ impl Publisher {
                 continue;
             }
             match self.publish(module, watched).await {
-                Ok(true) => tracing::info!(module = %name, endpoint = %self.endpoint, "webhook configurations published"),
+                Ok(true) => {
+                    tracing::info!(module = %name, endpoint = %self.endpoint, "webhook configurations published")
+                }
                 Ok(false) => {}
                 Err(error) => {
                     tracing::warn!(module = %name, error = %error, "cannot publish the webhook configurations; retrying");
@@ -482,7 +491,9 @@ impl Publisher {
                     }
                 }
                 match self.withdraw(&name, watched).await {
-                    Ok(()) => tracing::info!(module = %name, "webhook configurations withdrawn: no replica serves the module"),
+                    Ok(()) => {
+                        tracing::info!(module = %name, "webhook configurations withdrawn: no replica serves the module")
+                    }
                     Err(error) => {
                         tracing::warn!(module = %name, error = %error, "cannot withdraw the webhook configurations; retrying");
                         round.failed = true;
@@ -506,9 +517,10 @@ impl Publisher {
                 let Ok(value) = serde_json::from_str::<Value>(&object.json) else {
                     continue;
                 };
-                let ours = value["webhooks"]
-                    .as_array()
-                    .is_some_and(|w| w.iter().any(|w| self.endpoint.is_target_of(&w["clientConfig"])));
+                let ours = value["webhooks"].as_array().is_some_and(|w| {
+                    w.iter()
+                        .any(|w| self.endpoint.is_target_of(&w["clientConfig"]))
+                });
                 if let Some(module) = object.label(WEBHOOKS_OF)
                     && ours
                 {
@@ -693,16 +705,17 @@ impl Publisher {
 fn tokio_stream_of<T: Clone + Send + 'static>(
     receiver: tokio::sync::broadcast::Receiver<T>,
 ) -> futures::stream::BoxStream<'static, ()> {
-    Box::pin(futures::stream::unfold(receiver, |mut receiver| async move {
-        loop {
+    Box::pin(futures::stream::unfold(
+        receiver,
+        |mut receiver| async move {
             match receiver.recv().await {
                 Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                    return Some(((), receiver));
+                    Some(((), receiver))
                 }
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => None,
             }
-        }
-    }))
+        },
+    ))
 }
 
 fn key(kind: &Gvk) -> (String, String, String) {

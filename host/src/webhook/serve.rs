@@ -183,12 +183,15 @@ async fn uninstall(served: &Served, review: &Value) -> Value {
     {
         let deleted = format!(
             "{} {}",
-            review["request"]["resource"]["resource"].as_str().unwrap_or_default(),
+            review["request"]["resource"]["resource"]
+                .as_str()
+                .unwrap_or_default(),
             review["request"]["name"].as_str().unwrap_or_default()
         );
         tracing::warn!(%deleted, "rekon is being uninstalled: taking back its webhook configurations, CRD conversions and Leases");
         triggers.set_uninstalled();
-        let uninstall = crate::uninstall::Uninstall::new(client, triggers.namespace(), endpoint.clone());
+        let uninstall =
+            crate::uninstall::Uninstall::new(client, triggers.namespace(), endpoint.clone());
         let warning = match uninstall.run().await {
             Ok(report) => {
                 tracing::info!(configurations = ?report.configurations, conversions = ?report.conversions, leases = ?report.leases, "uninstalled");
@@ -202,7 +205,9 @@ async fn uninstall(served: &Served, review: &Value) -> Value {
             Err(error) => {
                 let error = crate::loader::error_chain(&error);
                 tracing::error!(%error, "cannot take back everything rekon published");
-                format!("rekon cannot take back everything it published ({error}): run `rekon uninstall`")
+                format!(
+                    "rekon cannot take back everything it published ({error}): run `rekon uninstall`"
+                )
             }
         };
         response["warnings"] = json!([warning]);
