@@ -1,5 +1,5 @@
 # Tasks for people and CI alike. `make test` is what CI runs.
-.PHONY: setup guests-other test lint fmt bench run deploy-modules
+.PHONY: setup guests-other test lint fmt bench run deploy-modules image image-docker
 
 CARGO ?= cargo
 
@@ -50,7 +50,22 @@ run: setup
 		-f guests/app/manifests/example.yaml \
 		--write-kubeconfig target/rekon-dev.kubeconfig
 
-# The example modules for `kubectl apply -k deploy/` (see deploy/kustomization.yaml).
+# The example module for `kubectl apply -k deploy/`: packed as the
+# ConfigMaps the host watches (deploy/modules/app.yaml).
+REKON = target/debug/rekon
 deploy-modules: setup
-	$(CARGO) build -q -p rekon-test-artifacts
-	cp $(GUESTS)/app.wasm deploy/modules/app.wasm
+	$(CARGO) build -q -p rekon-test-artifacts -p rekon-host --bin rekon
+	$(REKON) pack $(GUESTS)/app.wasm --name app > deploy/modules/app.yaml
+
+# The container image deploy/ runs (ghcr.io/rekon-dev/rekon:<version>), built
+# without a container daemon (umoci and skopeo, Debian packages) into
+# target/image/rekon.tar: `docker load -i`, `ctr -n k8s.io images import`,
+# or `skopeo copy docker-archive:target/image/rekon.tar docker://REGISTRY/...`.
+image:
+	$(CARGO) build --release --locked -p rekon-host --bin rekon
+	tools/image.sh target/image/rekon.tar target/release/rekon
+
+# The same image with a container daemon, from the Dockerfile.
+IMAGE ?= ghcr.io/rekon-dev/rekon:$(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+image-docker:
+	docker build -t $(IMAGE) .

@@ -447,6 +447,107 @@ mod tests {
         }
     }
 
+    fn webhooks(selector: Option<&str>) -> Webhooks {
+        let webhook = |name: &str| Webhook {
+            name: name.into(),
+            namespace_selector: selector.map(str::to_string),
+            ..crate::contract::empty_webhook()
+        };
+        Webhooks {
+            validating: vec![webhook("validate-apps")],
+            mutating: vec![webhook("default-apps")],
+            conversions: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn webhooks_leave_the_system_namespaces_and_rekons_alone_by_default() {
+        let config = HostConfig::default().with_namespace(Some("rekon-system".into()));
+        let mut declared = webhooks(None);
+        config.override_webhooks("app", &mut declared).unwrap();
+        for webhook in declared.validating.iter().chain(&declared.mutating) {
+            assert_eq!(
+                webhook.namespace_selector.as_deref(),
+                Some(
+                    "kubernetes.io/metadata.name notin (kube-node-lease,kube-public,kube-system,rekon-system)"
+                )
+            );
+        }
+        // The module's own selector is kept, the exclusion added to it.
+        let mut declared = webhooks(Some("env=prod"));
+        HostConfig::default()
+            .override_webhooks("app", &mut declared)
+            .unwrap();
+        assert_eq!(
+            declared.validating[0].namespace_selector.as_deref(),
+            Some(
+                "env=prod,kubernetes.io/metadata.name notin (kube-node-lease,kube-public,kube-system)"
+            )
+        );
+        // A selector on the namespace's name decides alone.
+        let mut declared = webhooks(Some("kubernetes.io/metadata.name in (kube-system)"));
+        HostConfig::default()
+            .override_webhooks("app", &mut declared)
+            .unwrap();
+        assert_eq!(
+            declared.validating[0].namespace_selector.as_deref(),
+            Some("kubernetes.io/metadata.name in (kube-system)")
+        );
+    }
+
+    #[test]
+    fn the_operator_sets_each_webhooks_policy_timeout_selectors_and_exclusions() {
+        let config: HostConfig = serde_yaml::from_str(
+            "excludeNamespaces: [ops]\n\
+             modules:\n\
+             \x20 app:\n\
+             \x20   webhooks:\n\
+             \x20     validate-apps:\n\
+             \x20       failurePolicy: Ignore\n\
+             \x20       timeoutSeconds: 5\n\
+             \x20       objectSelector: tier=fe\n\
+             \x20       excludeNamespaces: []\n",
+        )
+        .unwrap();
+        let mut declared = webhooks(None);
+        config.override_webhooks("app", &mut declared).unwrap();
+        let validate = &declared.validating[0];
+        assert_eq!(validate.failure_policy, FailurePolicy::Ignore);
+        assert_eq!(validate.timeout_seconds, Some(5));
+        assert_eq!(validate.object_selector.as_deref(), Some("tier=fe"));
+        assert_eq!(
+            validate.namespace_selector, None,
+            "an empty list excludes nothing"
+        );
+        let default = &declared.mutating[0];
+        assert_eq!(default.failure_policy, FailurePolicy::Fail);
+        assert_eq!(
+            default.namespace_selector.as_deref(),
+            Some("kubernetes.io/metadata.name notin (ops)"),
+            "the top-level list replaces the default one"
+        );
+        for bad in [
+            "failurePolicy: Sometimes",
+            "timeoutSeconds: 31",
+            "namespaceSelector: \"a in (\"",
+        ] {
+            let webhook: WebhookConfig = serde_yaml::from_str(bad).unwrap();
+            let error = webhook
+                .apply(
+                    "app",
+                    "validate-apps",
+                    &mut crate::contract::empty_webhook(),
+                )
+                .unwrap_err();
+            assert!(
+                error
+                    .to_string()
+                    .starts_with("module \"app\": webhook \"validate-apps\": "),
+                "{error}"
+            );
+        }
+    }
+
     #[test]
     fn overrides_replace_what_the_manifest_says() {
         let config: ModuleConfig = serde_yaml::from_str(

@@ -171,6 +171,9 @@ pub struct Triggers {
     namespace: String,
     triggers: Vec<Trigger>,
     uninstalled: Arc<AtomicBool>,
+    /// Each trigger by name: whether it was seen to exist (one that never
+    /// did is no sign of anything).
+    seen: Arc<std::sync::Mutex<std::collections::BTreeMap<String, bool>>>,
 }
 
 impl std::fmt::Debug for Triggers {
@@ -187,6 +190,7 @@ impl Triggers {
             namespace: String::new(),
             triggers: Vec::new(),
             uninstalled: Arc::default(),
+            seen: Arc::default(),
         }
     }
 
@@ -197,6 +201,7 @@ impl Triggers {
             namespace: namespace.to_string(),
             triggers,
             uninstalled: Arc::default(),
+            seen: Arc::default(),
         }
     }
 
@@ -216,8 +221,9 @@ impl Triggers {
     }
 
     /// Whether rekon is being uninstalled: this replica took it back
-    /// already, or a trigger is being deleted or gone. A trigger that
-    /// cannot be read now (the API server is unreachable) says nothing.
+    /// already, or a trigger is being deleted, or is gone after it was
+    /// seen. A trigger that cannot be read now (the API server is
+    /// unreachable) says nothing; one that never existed is reported once.
     pub async fn uninstalling(&self) -> bool {
         if self.uninstalled.load(Ordering::Relaxed) {
             return true;
@@ -226,14 +232,25 @@ impl Triggers {
             return false;
         };
         for trigger in &self.triggers {
-            match trigger
+            let found = trigger
                 .api(client, &self.namespace)
                 .get_opt(&trigger.name)
-                .await
-            {
-                Ok(Some(object)) if object.metadata.deletion_timestamp.is_some() => return true,
-                Ok(Some(_)) => {}
-                Ok(None) => return true,
+                .await;
+            let mut seen = self.seen.lock().expect("triggers lock");
+            let key = trigger.to_string();
+            match found {
+                Ok(Some(object)) => {
+                    seen.insert(key, true);
+                    if object.metadata.deletion_timestamp.is_some() {
+                        return true;
+                    }
+                }
+                Ok(None) if seen.get(&key) == Some(&true) => return true,
+                Ok(None) => {
+                    if seen.insert(key, false).is_none() {
+                        tracing::warn!(%trigger, namespace = %self.namespace, "the uninstall trigger does not exist: its deletion cannot be seen");
+                    }
+                }
                 Err(_) => {}
             }
         }

@@ -148,11 +148,34 @@ pub fn matches(webhook: &Webhook, attributes: &Attributes) -> bool {
     kind && sub
         && operations(webhook).contains(&attributes.operation)
         && selects(webhook.object_selector.as_deref(), &labels_of(object))
-        && (attributes.namespace.is_none()
+        && selects_namespace(webhook, attributes)
+}
+
+/// The namespace selector, as kube-apiserver applies it: never to a
+/// cluster-scoped object other than a Namespace; to a Namespace itself,
+/// with its own labels (the new object's on create and update, the
+/// existing one's otherwise); else with its namespace's labels.
+fn selects_namespace(webhook: &Webhook, attributes: &Attributes) -> bool {
+    let is_namespace = attributes.group.is_empty() && attributes.resource == "namespaces";
+    if !is_namespace {
+        return attributes.namespace.is_none()
             || selects(
                 webhook.namespace_selector.as_deref(),
                 &attributes.namespace_labels,
-            ))
+            );
+    }
+    let own = match (&attributes.sub_resource, attributes.operation) {
+        (None, Operation::Create | Operation::Update) => attributes.object.as_ref(),
+        _ => attributes
+            .old_object
+            .as_ref()
+            .or(attributes.object.as_ref()),
+    };
+    let mut labels = labels_of(own);
+    if labels.is_empty() {
+        labels.clone_from(&attributes.namespace_labels);
+    }
+    selects(webhook.namespace_selector.as_deref(), &labels)
 }
 
 /// The AdmissionReview kube-apiserver would send for `attributes`.
@@ -502,6 +525,70 @@ mod tests {
         let mut other = webhook();
         other.kinds[0].kind = "Other".into();
         assert!(!matches(&other, &a));
+    }
+
+    #[test]
+    fn namespace_selectors_apply_as_kube_apiserver_applies_them() {
+        let excluding = |kind: &str| {
+            let mut w = webhook();
+            w.kinds[0] = Gvk {
+                group: String::new(),
+                version: "v1".into(),
+                kind: kind.into(),
+            };
+            w.namespace_selector =
+                Some("kubernetes.io/metadata.name notin (kube-system,rekon-system)".into());
+            w
+        };
+        let in_namespace = |name: &str| Attributes {
+            group: String::new(),
+            kind: "ConfigMap".into(),
+            resource: "configmaps".into(),
+            namespace: Some(name.into()),
+            namespace_labels: BTreeMap::from([("kubernetes.io/metadata.name".into(), name.into())]),
+            object: Some(json!({"metadata": {"name": "c"}})),
+            ..attributes()
+        };
+        assert!(matches(&excluding("ConfigMap"), &in_namespace("team-a")));
+        assert!(!matches(
+            &excluding("ConfigMap"),
+            &in_namespace("kube-system")
+        ));
+        // A Namespace is selected by its own labels.
+        let namespace = |name: &str, operation: Operation| {
+            let object = json!({"metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}});
+            Attributes {
+                group: String::new(),
+                kind: "Namespace".into(),
+                resource: "namespaces".into(),
+                namespace: None,
+                namespace_labels: BTreeMap::new(),
+                name: name.into(),
+                operation,
+                object: (operation != Operation::Delete).then(|| object.clone()),
+                old_object: (operation == Operation::Delete).then_some(object),
+                ..attributes()
+            }
+        };
+        let mut all = excluding("Namespace");
+        all.operations = vec![Operation::Create, Operation::Delete];
+        assert!(matches(&all, &namespace("team-a", Operation::Create)));
+        assert!(!matches(&all, &namespace("kube-system", Operation::Create)));
+        assert!(!matches(
+            &all,
+            &namespace("rekon-system", Operation::Delete)
+        ));
+        // Other cluster-scoped kinds never look at namespaces.
+        let mut cluster = excluding("PersistentVolume");
+        cluster.namespace_selector = Some("env=prod".into());
+        let volume = Attributes {
+            group: String::new(),
+            kind: "PersistentVolume".into(),
+            resource: "persistentvolumes".into(),
+            namespace: None,
+            ..attributes()
+        };
+        assert!(matches(&cluster, &volume));
     }
 
     #[test]

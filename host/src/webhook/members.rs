@@ -17,7 +17,6 @@ use std::time::{Duration, Instant};
 
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::json;
-use tokio::sync::watch;
 
 use super::registry::WebhookModules;
 use crate::ha::LeaderConfig;
@@ -93,8 +92,8 @@ impl Members {
     }
 
     /// Keeps this replica's Lease up: renewed every third of the lease
-    /// duration and whenever the modules served change, until `stop`.
-    pub async fn run(self: Arc<Self>, modules: WebhookModules, mut stop: watch::Receiver<bool>) {
+    /// duration and whenever the modules served change, until aborted.
+    pub async fn run(self: Arc<Self>, modules: WebhookModules) {
         let mut changes = modules.subscribe();
         let period = self.lease_duration / 3;
         loop {
@@ -104,7 +103,6 @@ impl Members {
             tokio::select! {
                 _ = tokio::time::sleep(period) => {}
                 changed = changes.changed() => if changed.is_err() { return },
-                _ = stop.wait_for(|s| *s) => return,
             }
         }
     }

@@ -244,8 +244,7 @@ pub(crate) async fn start(
     };
     let members = context.replicas.as_ref().map(|replicas| {
         let members = std::sync::Arc::new(members::Members::new(context.client.clone(), replicas));
-        let (_, never) = tokio::sync::watch::channel(false);
-        let task = tokio::spawn(members.clone().run(modules.clone(), never));
+        let task = tokio::spawn(members.clone().run(modules.clone()));
         (members, task)
     });
     let publisher = config.publish.then(|| {

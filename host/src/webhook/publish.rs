@@ -337,10 +337,14 @@ struct Watched {
     crds: Arc<Informer>,
 }
 
-/// What one round found to do.
+/// What one round left undone.
 #[derive(Default)]
 struct Round {
+    /// A write failed: try again soon.
     failed: bool,
+    /// A module this replica no longer serves is still served by another
+    /// replica: look again soon, it may go there too.
+    pending: bool,
 }
 
 impl Publisher {
@@ -366,7 +370,11 @@ impl Publisher {
             } else {
                 self.round(&watched).await
             };
-            let wait = if round.failed { RETRY } else { RESYNC };
+            let wait = if round.failed || round.pending {
+                RETRY
+            } else {
+                RESYNC
+            };
             tokio::select! {
                 changed = module_changes.changed() => if changed.is_err() { return },
                 _ = leadership.changed() => {}
@@ -481,7 +489,10 @@ impl Publisher {
             for name in self.published_elsewhere(watched, &modules) {
                 if let Some(members) = &self.members {
                     match members.serving().await {
-                        Ok(serving) if serving.contains(&name) => continue,
+                        Ok(serving) if serving.contains(&name) => {
+                            round.pending = true;
+                            continue;
+                        }
                         Ok(_) => {}
                         Err(error) => {
                             tracing::warn!(module = %name, error = %error, "cannot tell which replicas serve webhooks; not withdrawing");
