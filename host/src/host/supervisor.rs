@@ -391,7 +391,7 @@ impl Supervisor {
             return;
         }
         for said in &unserved {
-            tracing::error!(module = %module.name(), %origin, "{said}");
+            tracing::warn!(module = %module.name(), %origin, "{said}");
         }
         if !self.shared.leaders.speaks_for(Some(module.name())) {
             return;

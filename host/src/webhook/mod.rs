@@ -45,7 +45,7 @@ pub fn unserved(module: &crate::Module) -> Vec<String> {
     let mut said = Vec::new();
     for conversion in &webhooks.conversions {
         said.push(format!(
-            "module {name} converts {kind}.{group} between {versions}, but no webhook server runs              (rekon run --webhook-addr ...): the CRD's conversion stays None, and objects read or              written in one version carry the fields of another",
+            "module {name} converts {kind}.{group} between {versions}, but no webhook server runs (rekon run --webhook-addr ...): the CRD's conversion stays None, and objects read or written in one version carry the fields of another",
             kind = conversion.kind.kind,
             group = conversion.kind.group,
             versions = conversion.versions.join(", "),
@@ -59,7 +59,7 @@ pub fn unserved(module: &crate::Module) -> Vec<String> {
         .collect();
     if !admission.is_empty() {
         said.push(format!(
-            "module {name} declares admission webhooks ({}), but no webhook server runs              (rekon run --webhook-addr ...): the cluster neither validates nor defaults with them",
+            "module {name} declares admission webhooks ({}), but no webhook server runs (rekon run --webhook-addr ...): the cluster neither validates nor defaults with them",
             admission.join(", ")
         ));
     }
