@@ -274,6 +274,33 @@ async fn modules_ship_as_configmaps_whole_or_in_parts_and_bad_versions_are_refus
     env.apply(other[2].clone());
     behaved_by(&env, "two", "misbehave-build-C").await;
 
+    // A small version in one ConfigMap over the big one: the parts C
+    // left behind are deleted once it has served a while.
+    for document in pack(&version("misbehave-build-E"), "misbehave", &[]) {
+        env.apply(document);
+    }
+    env.apply(configmap("three"));
+    behaved_by(&env, "three", "misbehave-build-E").await;
+    let configmaps = env.resource("", "v1", "ConfigMap");
+    let parts = || {
+        env.store()
+            .list(&configmaps, &Default::default())
+            .unwrap()
+            .items
+            .iter()
+            .filter(|c| c["metadata"]["annotations"]["rekon.dev/part-of"] == "misbehave")
+            .count()
+    };
+    assert!(parts() >= 4, "the big version's parts are there");
+    env.wait_long("the stale parts deleted", || (parts() == 0).then_some(()))
+        .await;
+    assert!(
+        env.log()
+            .contains("deleted a part an earlier version of the module left behind"),
+        "{}",
+        env.log()
+    );
+
     // Deleting the ConfigMap unloads the module.
     let configmaps = env.resource("", "v1", "ConfigMap");
     env.store()

@@ -192,6 +192,26 @@ fn namespace_of(object: &Value) -> String {
         .to_string()
 }
 
+/// The parts of earlier versions of `manifest`'s module among
+/// `configmaps`: they name it as theirs, it does not list them, and they
+/// carry another digest (a version with fewer parts left them behind).
+pub(crate) fn stale_parts(manifest: &Value, configmaps: &[Value]) -> Vec<String> {
+    let name = name_of(manifest);
+    let namespace = namespace_of(manifest);
+    let digest = annotation(manifest, DIGEST_ANNOTATION).unwrap_or_default();
+    let listed: Vec<&str> = annotation(manifest, PARTS_ANNOTATION)
+        .map(|parts| parts.split(',').map(str::trim).collect())
+        .unwrap_or_default();
+    configmaps
+        .iter()
+        .filter(|c| annotation(c, PART_OF_ANNOTATION) == Some(name.as_str()))
+        .filter(|c| namespace_of(c) == namespace)
+        .filter(|c| annotation(c, DIGEST_ANNOTATION) != Some(digest))
+        .map(name_of)
+        .filter(|part| !listed.contains(&part.as_str()))
+        .collect()
+}
+
 /// Whether a module ConfigMap is a manifest (not a part).
 pub fn is_manifest(object: &Value) -> bool {
     annotation(object, PART_OF_ANNOTATION).is_none()
@@ -275,6 +295,32 @@ fn decompress(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parts_an_earlier_version_left_behind_are_stale() {
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i * 7919 % 251) as u8).collect();
+        let three = pack(&bytes, "big", "ns", Encoding::None, 70_000).unwrap();
+        let one = pack(&bytes[..60_000], "big", "ns", Encoding::None, 70_000).unwrap();
+        assert_eq!((three.len(), one.len()), (4, 1));
+        let manifest_of = |documents: &[Value]| documents.last().unwrap().clone();
+        // The three-part version whole: nothing stale.
+        assert!(stale_parts(&manifest_of(&three), &three).is_empty());
+        // The one-ConfigMap version over it: every old part is stale.
+        let mut cluster: Vec<Value> = three[..3].to_vec();
+        cluster.push(manifest_of(&one));
+        assert_eq!(
+            stale_parts(&manifest_of(&one), &cluster),
+            ["big-part-0", "big-part-1", "big-part-2"]
+        );
+        // A part of the manifest's own digest is not, listed or not.
+        let four = pack(&bytes, "big", "ns", Encoding::None, 60_000).unwrap();
+        let mut arriving = three.clone();
+        arriving.push(four[3].clone());
+        assert!(stale_parts(&manifest_of(&three), &arriving).is_empty());
+        let mut other_namespace = three[0].clone();
+        other_namespace["metadata"]["namespace"] = json!("elsewhere");
+        assert!(stale_parts(&manifest_of(&one), &[other_namespace]).is_empty());
+    }
 
     fn module() -> Vec<u8> {
         // Compressible but not trivially: a wasm-like header and noise.
