@@ -451,13 +451,7 @@ impl Uninstall {
         let leases: Api<DynamicObject> = Api::namespaced_with(
             self.client.clone(),
             &self.namespace,
-            &ApiResource {
-                group: "coordination.k8s.io".into(),
-                version: "v1".into(),
-                api_version: "coordination.k8s.io/v1".into(),
-                kind: "Lease".into(),
-                plural: "leases".into(),
-            },
+            &crate::ha::lease_resource(),
         );
         match leases.list(&managed).await {
             Ok(list) => {

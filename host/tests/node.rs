@@ -190,6 +190,31 @@ impl Node {
             .collect()
     }
 
+    /// kubectl in rekon's namespace, which must succeed.
+    fn in_rekon(&self, args: &[&str]) -> String {
+        let mut all = vec!["-n", "rekon-system"];
+        all.extend(args);
+        self.k(&all)
+    }
+
+    /// Waits until the Deployment's rollout is done.
+    fn rolled_out(&self) {
+        self.in_rekon(&["rollout", "status", "deploy/rekon", "--timeout=180s"]);
+    }
+
+    /// How many rekon pods are Ready.
+    fn ready(&self) -> usize {
+        self.rekon_pods()
+            .iter()
+            .filter(|p| {
+                p["status"]["conditions"].as_array().is_some_and(|c| {
+                    c.iter()
+                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+                })
+            })
+            .count()
+    }
+
     fn leader(&self) -> String {
         self.json(&["-n", "rekon-system", "get", "lease", "rekon-leader"])["spec"]["holderIdentity"]
             .as_str()
@@ -341,6 +366,21 @@ fn app(name: &str, namespace: &str, replicas: u32) -> String {
     )
 }
 
+/// `kubectl patch` of the App web to 500 replicas: the webhook must refuse it.
+fn too_many_replicas(node: &Node) -> Output {
+    node.kubectl(&[
+        "-n",
+        "team-a",
+        "patch",
+        "app",
+        "web",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"replicas":500}}"#,
+    ])
+}
+
 fn apply_text(node: &Node, yaml: &str) {
     let mut child = Command::new(node.dir.join("kubectl"))
         .args(["apply", "-f", "-"])
@@ -440,14 +480,7 @@ fn installed_as_the_readme_says_on_a_real_node() {
     let crd = root().join("guests/app/manifests/crd.yaml");
     node.k(&["apply", "-f", crd.to_str().expect("a path")]);
     node.k(&["apply", "-k", deploy.to_str().expect("a path")]);
-    node.k(&[
-        "-n",
-        "rekon-system",
-        "rollout",
-        "status",
-        "deploy/rekon",
-        "--timeout=180s",
-    ]);
+    node.rolled_out();
     // Server-side apply over the client-side install works too.
     node.k(&[
         "apply",
@@ -457,16 +490,10 @@ fn installed_as_the_readme_says_on_a_real_node() {
     ]);
 
     step("two replicas Ready, one leader");
-    let pods = wait("two Ready rekon pods", Duration::from_secs(120), || {
-        let pods = node.rekon_pods();
-        let ready = pods.iter().filter(|p| {
-            p["status"]["conditions"].as_array().is_some_and(|c| {
-                c.iter()
-                    .any(|c| c["type"] == "Ready" && c["status"] == "True")
-            })
-        });
-        (ready.count() == 2).then_some(pods)
+    wait("two Ready rekon pods", Duration::from_secs(120), || {
+        (node.ready() == 2).then_some(())
     });
+    let pods = node.rekon_pods();
     let names: Vec<String> = pods
         .iter()
         .map(|p| {
@@ -515,17 +542,7 @@ fn installed_as_the_readme_says_on_a_real_node() {
     );
 
     step("a denial and a conversion through the webhook Service");
-    let denied = node.kubectl(&[
-        "-n",
-        "team-a",
-        "patch",
-        "app",
-        "web",
-        "--type",
-        "merge",
-        "-p",
-        r#"{"spec":{"replicas":500}}"#,
-    ]);
+    let denied = too_many_replicas(&node);
     assert!(!denied.status.success());
     assert!(
         text(&denied.stderr).contains(
@@ -578,16 +595,8 @@ fn installed_as_the_readme_says_on_a_real_node() {
         || serving(&digest_of(&v2_bytes)),
     );
     assert_eq!(restarts(&node.rekon_pods()), before, "no pod restarted");
-    let module_configmaps = node.k(&[
-        "-n",
-        "rekon-system",
-        "get",
-        "configmaps",
-        "-l",
-        "rekon.dev/module",
-        "-o",
-        "name",
-    ]);
+    let module_configmaps =
+        node.in_rekon(&["get", "configmaps", "-l", "rekon.dev/module", "-o", "name"]);
     assert_eq!(
         module_configmaps.trim(),
         "configmap/app",
@@ -632,17 +641,7 @@ fn installed_as_the_readme_says_on_a_real_node() {
         serving(&digest_of(&v2_bytes)).is_some(),
         "the last good version keeps serving"
     );
-    let still = node.kubectl(&[
-        "-n",
-        "team-a",
-        "patch",
-        "app",
-        "web",
-        "--type",
-        "merge",
-        "-p",
-        r#"{"spec":{"replicas":500}}"#,
-    ]);
+    let still = too_many_replicas(&node);
     assert!(
         text(&still.stderr).contains("denied the request"),
         "{}",
@@ -697,67 +696,27 @@ fn installed_as_the_readme_says_on_a_real_node() {
     };
     std::thread::sleep(Duration::from_secs(2));
     prober.phase("rolling restart");
-    node.k(&["-n", "rekon-system", "rollout", "restart", "deploy/rekon"]);
-    node.k(&[
-        "-n",
-        "rekon-system",
-        "rollout",
-        "status",
-        "deploy/rekon",
-        "--timeout=180s",
-    ]);
+    node.in_rekon(&["rollout", "restart", "deploy/rekon"]);
+    node.rolled_out();
     std::thread::sleep(Duration::from_secs(6));
     prober.phase("scale to 1");
-    node.k(&[
-        "-n",
-        "rekon-system",
-        "scale",
-        "deploy/rekon",
-        "--replicas=1",
-    ]);
+    node.in_rekon(&["scale", "deploy/rekon", "--replicas=1"]);
     wait("one rekon pod", Duration::from_secs(90), || {
         (node.rekon_pods().len() == 1).then_some(())
     });
     std::thread::sleep(Duration::from_secs(3));
     prober.phase("scale to 2");
-    node.k(&[
-        "-n",
-        "rekon-system",
-        "scale",
-        "deploy/rekon",
-        "--replicas=2",
-    ]);
-    node.k(&[
-        "-n",
-        "rekon-system",
-        "rollout",
-        "status",
-        "deploy/rekon",
-        "--timeout=180s",
-    ]);
+    node.in_rekon(&["scale", "deploy/rekon", "--replicas=2"]);
+    node.rolled_out();
     std::thread::sleep(Duration::from_secs(3));
     prober.phase("leader deleted");
     let leader = node.leader();
-    node.k(&[
-        "-n",
-        "rekon-system",
-        "delete",
-        "pod",
-        &leader,
-        "--wait=false",
-    ]);
+    node.in_rekon(&["delete", "pod", &leader, "--wait=false"]);
     wait("another leader", Duration::from_secs(60), || {
         let now = node.leader();
         (!now.is_empty() && now != leader).then_some(())
     });
-    node.k(&[
-        "-n",
-        "rekon-system",
-        "rollout",
-        "status",
-        "deploy/rekon",
-        "--timeout=180s",
-    ]);
+    node.rolled_out();
     std::thread::sleep(Duration::from_secs(3));
     prober.phase("leader crashed");
     let leader = node.leader();
@@ -779,16 +738,7 @@ fn installed_as_the_readme_says_on_a_real_node() {
     wait(
         "the crashed replica back and Ready",
         Duration::from_secs(120),
-        || {
-            let pods = node.rekon_pods();
-            let ready = pods.iter().filter(|p| {
-                p["status"]["conditions"].as_array().is_some_and(|c| {
-                    c.iter()
-                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
-                })
-            });
-            (ready.count() == 2).then_some(())
-        },
+        || (node.ready() == 2).then_some(()),
     );
     std::thread::sleep(Duration::from_secs(3));
     churning.store(false, Ordering::Relaxed);

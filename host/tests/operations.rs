@@ -10,18 +10,7 @@ mod support;
 use std::io::{Read as _, Write as _};
 use std::time::{Duration, Instant};
 
-use support::{Env, app, free_port, path};
-
-/// Short election timings for tests (the defaults stay 15 s / 10 s / 2 s).
-const LEASE: &[&str] = &[
-    "--leader-elect",
-    "--lease-duration",
-    "2s",
-    "--renew-deadline",
-    "1500ms",
-    "--retry-period",
-    "200ms",
-];
+use support::{Env, LEASE, app, free_port, path};
 
 fn replica(env: &mut Env, identity: &str) -> usize {
     let mut args = LEASE.to_vec();
@@ -30,15 +19,7 @@ fn replica(env: &mut Env, identity: &str) -> usize {
 }
 
 fn holder(env: &Env) -> Option<String> {
-    env.get(
-        "coordination.k8s.io",
-        "v1",
-        "Lease",
-        Some("default"),
-        "rekon-leader",
-    )?["spec"]["holderIdentity"]
-        .as_str()
-        .map(str::to_string)
+    env.lease_holder("rekon-leader")
 }
 
 /// Writes to the cluster by each replica (Lease renewals aside), in the

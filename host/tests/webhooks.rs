@@ -885,16 +885,8 @@ mod lifecycle {
 
     const ADMISSION: &str = "admissionregistration.k8s.io";
 
-    /// Short election timings, and no drain (nothing calls the Service
-    /// here).
-    const REPLICA: &[&str] = &[
-        "--leader-elect",
-        "--lease-duration",
-        "2s",
-        "--renew-deadline",
-        "1500ms",
-        "--retry-period",
-        "200ms",
+    /// No drain: nothing calls the Service here.
+    const WEBHOOKS: &[&str] = &[
         "--webhook-service",
         "default/rekon-webhooks:443",
         "--webhook-drain",
@@ -906,7 +898,8 @@ mod lifecycle {
     fn replica(env: &mut Env, dir: &Path, identity: &str, extra: &[&str]) -> (usize, u16) {
         let port = support::free_port();
         let addr = format!("127.0.0.1:{port}");
-        let mut args = REPLICA.to_vec();
+        let mut args = support::LEASE.to_vec();
+        args.extend(WEBHOOKS);
         args.extend(["--identity", identity, "--modules", dir.to_str().unwrap()]);
         args.extend(["--webhook-addr", &addr]);
         args.extend(extra);
@@ -937,15 +930,32 @@ mod lifecycle {
     }
 
     fn leader(env: &Env) -> Option<String> {
-        env.get(
-            "coordination.k8s.io",
-            "v1",
-            "Lease",
-            Some("default"),
-            "rekon-leader",
-        )?["spec"]["holderIdentity"]
-            .as_str()
-            .map(str::to_string)
+        env.lease_holder("rekon-leader")
+    }
+
+    /// An environment with the App CRD and two replicas' module folders,
+    /// replica `a` started and leading, everything published.
+    async fn two_replicas_a_leading() -> (Env, PathBuf, PathBuf, usize) {
+        let mut env = Env::new().await;
+        env.use_shared_cache();
+        env.apply_file(&support::path("guests/app/manifests/crd.yaml"));
+        let (dir_a, dir_b) = (module_dir(&env, "a"), module_dir(&env, "b"));
+        let (a, _) = replica(&mut env, &dir_a, "a", &[]);
+        env.wait("a to lead", || leader(&env).filter(|l| l == "a"))
+            .await;
+        env.wait_long("the configurations", || all_published(&env).then_some(()))
+            .await;
+        (env, dir_a, dir_b, a)
+    }
+
+    /// Waits until `identity`'s webhook-server Lease names the module.
+    async fn serving(env: &Env, identity: &str) {
+        let name = format!("rekon-webhooks-{identity}");
+        env.wait(&format!("{name} naming the module"), || {
+            env.get("coordination.k8s.io", "v1", "Lease", Some("default"), &name)
+                .filter(|l| l["metadata"]["annotations"]["rekon.dev/webhook-modules"] == "app")
+        })
+        .await;
     }
 
     /// Everything published is there: both configurations, the conversion.
@@ -987,27 +997,9 @@ mod lifecycle {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn replicas_come_and_go_and_what_they_publish_stays() {
-        let mut env = Env::new().await;
-        env.use_shared_cache();
-        env.apply_file(&support::path("guests/app/manifests/crd.yaml"));
-        let (dir_a, dir_b) = (module_dir(&env, "a"), module_dir(&env, "b"));
-        let (a, _) = replica(&mut env, &dir_a, "a", &[]);
-        env.wait("a to lead", || leader(&env).filter(|l| l == "a"))
-            .await;
-        env.wait_long("the configurations", || all_published(&env).then_some(()))
-            .await;
+        let (mut env, dir_a, dir_b, a) = two_replicas_a_leading().await;
         let (b, _) = replica(&mut env, &dir_b, "b", &[]);
-        env.wait("b's webhook-server Lease", || {
-            env.get(
-                "coordination.k8s.io",
-                "v1",
-                "Lease",
-                Some("default"),
-                "rekon-webhooks-b",
-            )
-            .filter(|l| l["metadata"]["annotations"]["rekon.dev/webhook-modules"] == "app")
-        })
-        .await;
+        serving(&env, "b").await;
         let published = configuration(&env, "ValidatingWebhookConfiguration").unwrap();
         let selector = &published["webhooks"][0]["namespaceSelector"];
         assert_eq!(
@@ -1093,27 +1085,9 @@ mod lifecycle {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_module_is_withdrawn_only_once_no_replica_serves_it() {
-        let mut env = Env::new().await;
-        env.use_shared_cache();
-        env.apply_file(&support::path("guests/app/manifests/crd.yaml"));
-        let (dir_a, dir_b) = (module_dir(&env, "a"), module_dir(&env, "b"));
-        let (a, _) = replica(&mut env, &dir_a, "a", &[]);
-        env.wait("a to lead", || leader(&env).filter(|l| l == "a"))
-            .await;
-        env.wait_long("the configurations", || all_published(&env).then_some(()))
-            .await;
+        let (mut env, dir_a, dir_b, a) = two_replicas_a_leading().await;
         replica(&mut env, &dir_b, "b", &[]);
-        env.wait("b serving the module", || {
-            env.get(
-                "coordination.k8s.io",
-                "v1",
-                "Lease",
-                Some("default"),
-                "rekon-webhooks-b",
-            )
-            .filter(|l| l["metadata"]["annotations"]["rekon.dev/webhook-modules"] == "app")
-        })
-        .await;
+        serving(&env, "b").await;
         // The leader loses the module; b still serves it.
         std::fs::remove_file(dir_a.join("app.wasm")).unwrap();
         env.wait("a to unload the module", || {

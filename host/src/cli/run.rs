@@ -104,33 +104,11 @@ impl WebhookArgs {
         let Some(addr) = self.webhook_addr else {
             return Ok(None);
         };
-        let endpoint = match (&self.webhook_url, &self.webhook_service) {
-            (Some(url), _) => {
-                if !url.starts_with("https://") {
-                    bail!("--webhook-url must be an https:// URL, not {url:?}");
-                }
-                Endpoint::Url(url.clone())
-            }
-            (None, Some(service)) => {
-                let (namespace, rest) = service.split_once('/').with_context(|| {
-                    format!("--webhook-service {service:?}: NAMESPACE/NAME[:PORT]")
-                })?;
-                let (name, port) = match rest.split_once(':') {
-                    Some((name, port)) => (name, port.parse().context("--webhook-service port")?),
-                    None => (rest, 443),
-                };
-                Endpoint::Service {
-                    namespace: namespace.to_string(),
-                    name: name.to_string(),
-                    port,
-                }
-            }
-            (None, None) => Endpoint::Service {
-                namespace: namespace.to_string(),
-                name: "rekon-webhooks".to_string(),
-                port: 443,
-            },
-        };
+        let endpoint = endpoint(
+            self.webhook_url.as_deref(),
+            self.webhook_service.as_deref(),
+            namespace,
+        )?;
         let mut config = WebhookServerConfig::new(addr, endpoint, namespace);
         if let Certificate::Secret { name, .. } = &mut config.certificate {
             name.clone_from(&self.webhook_secret);
@@ -144,6 +122,43 @@ impl WebhookArgs {
         }
         Ok(Some(config))
     }
+}
+
+/// Where the API server reaches the webhooks: `--webhook-url`, else
+/// `--webhook-service NAMESPACE/NAME[:PORT]`, else the Service
+/// `rekon-webhooks` in `namespace` (also `rekon uninstall`'s).
+pub(super) fn endpoint(
+    url: Option<&str>,
+    service: Option<&str>,
+    namespace: &str,
+) -> anyhow::Result<Endpoint> {
+    Ok(match (url, service) {
+        (Some(url), _) => {
+            if !url.starts_with("https://") {
+                bail!("--webhook-url must be an https:// URL, not {url:?}");
+            }
+            Endpoint::Url(url.to_string())
+        }
+        (None, Some(service)) => {
+            let (namespace, rest) = service
+                .split_once('/')
+                .with_context(|| format!("--webhook-service {service:?}: NAMESPACE/NAME[:PORT]"))?;
+            let (name, port) = match rest.split_once(':') {
+                Some((name, port)) => (name, port.parse().context("--webhook-service port")?),
+                None => (rest, 443),
+            };
+            Endpoint::Service {
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+                port,
+            }
+        }
+        (None, None) => Endpoint::Service {
+            namespace: namespace.to_string(),
+            name: "rekon-webhooks".to_string(),
+            port: 443,
+        },
+    })
 }
 
 /// Leader election flags of `rekon run`.

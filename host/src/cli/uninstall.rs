@@ -7,7 +7,6 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
 use rekon_host::uninstall::Uninstall;
-use rekon_host::webhook::Endpoint;
 
 use super::{client_from, say};
 
@@ -35,28 +34,11 @@ pub(super) struct Args {
 }
 
 pub(super) async fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let endpoint = match (&args.webhook_url, &args.webhook_service) {
-        (Some(url), _) => Endpoint::Url(url.clone()),
-        (None, Some(service)) => {
-            let (namespace, rest) = service
-                .split_once('/')
-                .with_context(|| format!("--webhook-service {service:?}: NAMESPACE/NAME[:PORT]"))?;
-            let (name, port) = match rest.split_once(':') {
-                Some((name, port)) => (name, port.parse().context("--webhook-service port")?),
-                None => (rest, 443),
-            };
-            Endpoint::Service {
-                namespace: namespace.to_string(),
-                name: name.to_string(),
-                port,
-            }
-        }
-        (None, None) => Endpoint::Service {
-            namespace: args.namespace.clone(),
-            name: "rekon-webhooks".to_string(),
-            port: 443,
-        },
-    };
+    let endpoint = super::run::endpoint(
+        args.webhook_url.as_deref(),
+        args.webhook_service.as_deref(),
+        &args.namespace,
+    )?;
     let options = kube::config::KubeConfigOptions {
         context: args.context.clone(),
         ..Default::default()

@@ -201,15 +201,8 @@ fn micro_time(at: chrono::DateTime<chrono::Utc>) -> String {
 
 impl Leases {
     pub fn new(client: kube::Client, config: &LeaderConfig) -> Leases {
-        let resource = kube::api::ApiResource {
-            group: "coordination.k8s.io".into(),
-            version: "v1".into(),
-            api_version: "coordination.k8s.io/v1".into(),
-            kind: "Lease".into(),
-            plural: "leases".into(),
-        };
         Leases {
-            api: Api::namespaced_with(client, &config.namespace, &resource),
+            api: Api::namespaced_with(client, &config.namespace, &super::lease_resource()),
             namespace: config.namespace.clone(),
             identity: config.identity.clone(),
             lease_duration: config.lease_duration,

@@ -297,6 +297,47 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_configmap_fits_client_side_apply() {
+        // Incompressible bytes: the worst case for the part count.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let bytes: Vec<u8> = (0..(1 << 20))
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let documents = pack(
+            &bytes,
+            "big",
+            "rekon-system",
+            Encoding::Zstd,
+            DEFAULT_PART_SIZE,
+        )
+        .unwrap();
+        assert!(documents.len() > 5, "{} ConfigMaps", documents.len());
+        for document in &documents {
+            // kubectl apply copies the object into this annotation; all of
+            // an object's annotations together may take 256 KiB.
+            let copy = serde_json::to_string(document).unwrap();
+            let annotations: usize = document["metadata"]["annotations"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| k.len() + v.as_str().unwrap().len())
+                .sum();
+            let total =
+                "kubectl.kubernetes.io/last-applied-configuration".len() + copy.len() + annotations;
+            assert!(
+                total < 256 << 10,
+                "{} takes {total} bytes of annotations",
+                name_of(document)
+            );
+        }
+    }
+
+    #[test]
     fn parts_an_earlier_version_left_behind_are_stale() {
         let bytes: Vec<u8> = (0..200_000u32).map(|i| (i * 7919 % 251) as u8).collect();
         let three = pack(&bytes, "big", "ns", Encoding::None, 70_000).unwrap();

@@ -42,20 +42,13 @@ impl Members {
     /// The membership of the replica `config` describes (its identity,
     /// namespace, the prefix of Lease names and the lease duration).
     pub fn new(client: kube::Client, config: &LeaderConfig) -> Members {
-        let resource = kube::api::ApiResource {
-            group: "coordination.k8s.io".into(),
-            version: "v1".into(),
-            api_version: "coordination.k8s.io/v1".into(),
-            kind: "Lease".into(),
-            plural: "leases".into(),
-        };
         let prefix = config
             .name
             .strip_suffix("-leader")
             .unwrap_or(&config.name)
             .to_string();
         Members {
-            api: Api::namespaced_with(client, &config.namespace, &resource),
+            api: Api::namespaced_with(client, &config.namespace, &crate::ha::lease_resource()),
             name: crate::ha::lease_name(&prefix, "webhooks", &config.identity),
             identity: config.identity.clone(),
             lease_duration: config.lease_duration,

@@ -377,8 +377,8 @@ impl Publisher {
             };
             tokio::select! {
                 changed = module_changes.changed() => if changed.is_err() { return },
-                _ = leadership.changed() => {}
-                _ = self.loaded.changed() => {}
+                _ = changed(&mut leadership) => {}
+                _ = changed_or_never(&mut self.loaded) => {}
                 Some(()) = futures::StreamExt::next(&mut drift) => {
                     // Let a burst (our own applies) settle into one round;
                     // and when an uninstall deleted what we published, let
@@ -392,13 +392,13 @@ impl Publisher {
         }
     }
 
-    /// A receiver that changes when this replica's leadership does.
-    fn leadership_changes(&self) -> watch::Receiver<bool> {
+    /// A receiver that changes when this replica's leadership does (none
+    /// in scale-out mode: module Leases come and go, the periodic round
+    /// catches them, and each module's publication is fenced by its own).
+    fn leadership_changes(&self) -> Option<watch::Receiver<bool>> {
         match &self.leaders {
-            Leaders::Host(leadership) => leadership.subscribe(),
-            // Module Leases come and go; the periodic round catches them,
-            // and each module's publication is fenced by its own Lease.
-            Leaders::Modules(_) => watch::channel(false).1,
+            Leaders::Host(leadership) => Some(leadership.subscribe()),
+            Leaders::Modules(_) => None,
         }
     }
 
@@ -709,6 +709,22 @@ impl Publisher {
             }
         }
         Ok(())
+    }
+}
+
+/// The next change of leadership; never, without a receiver or once its
+/// sender is gone.
+async fn changed(receiver: &mut Option<watch::Receiver<bool>>) {
+    match receiver {
+        Some(changes) => changed_or_never(changes).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next change; never once the sender is gone.
+async fn changed_or_never(receiver: &mut watch::Receiver<bool>) {
+    if receiver.changed().await.is_err() {
+        std::future::pending::<()>().await;
     }
 }
 

@@ -10,6 +10,17 @@ use std::time::{Duration, Instant};
 use rekon_apiserver::{ApiServer, ResourceInfo, RunningServer, Store};
 use serde_json::Value;
 
+/// Short election timings for tests (the defaults stay 15 s / 10 s / 2 s).
+pub const LEASE: &[&str] = &[
+    "--leader-elect",
+    "--lease-duration",
+    "2s",
+    "--renew-deadline",
+    "1500ms",
+    "--retry-period",
+    "200ms",
+];
+
 /// How long a test waits for the cluster to reach a state.
 pub const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -157,6 +168,14 @@ impl Env {
     ) -> Option<Value> {
         let resource = self.resource(group, version, kind);
         self.store().get(&resource, ns, name).ok()
+    }
+
+    /// The holder of the Lease `name` in `default`.
+    pub fn lease_holder(&self, name: &str) -> Option<String> {
+        self.get("coordination.k8s.io", "v1", "Lease", Some("default"), name)?["spec"]
+            ["holderIdentity"]
+            .as_str()
+            .map(str::to_string)
     }
 
     /// The webhook configuration (`Validating...` or `Mutating...`) the
