@@ -1,0 +1,268 @@
+//! The corpus: YAML files of cases, each a list of steps sent in order in
+//! a namespace of the case's own.
+//!
+//! ```yaml
+//! cases:
+//! - name: an enum value outside the list is refused
+//!   steps:
+//!   - create: {apiVersion: fid.example.org/v1, kind: Widget, metadata: {name: w}, spec: {size: huge}}
+//!     query: fieldValidation=Strict        # optional, on any step
+//!   - get: fid.example.org/v1/Widget/w     # apiVersion/Kind/name
+//!   - replace: {...}                        # PUT, with the resourceVersion read just before
+//!   - status: {...}                         # PUT .../status, the same way
+//!   - patch: fid.example.org/v1/Widget/w
+//!     type: merge                           # merge, json, strategic or apply
+//!     body: {spec: {size: small}}
+//!   - delete: fid.example.org/v1/Widget/w
+//!   - request: {method: GET, path: "/apis/fid.example.org/v1/namespaces/{ns}/widgets"}
+//! ```
+//!
+//! Objects are namespaced into the case's namespace (`{ns}` in paths).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use rekon_envtest::http::Client;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// One case.
+#[derive(Debug, Deserialize)]
+pub struct Case {
+    pub name: String,
+    pub steps: Vec<Step>,
+}
+
+#[derive(Debug, Deserialize)]
+struct File {
+    cases: Vec<Case>,
+}
+
+/// One step of a case.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    create: Option<Value>,
+    replace: Option<Value>,
+    status: Option<Value>,
+    get: Option<String>,
+    patch: Option<String>,
+    delete: Option<String>,
+    request: Option<Raw>,
+    #[serde(rename = "type")]
+    patch_type: Option<String>,
+    body: Option<Value>,
+    query: Option<String>,
+    /// Compare only the status code and reason of this step's answer
+    /// (for answers the corpus is not about).
+    #[serde(default)]
+    pub brief: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct Raw {
+    method: String,
+    path: String,
+    body: Option<Value>,
+    #[serde(rename = "contentType")]
+    content_type: Option<String>,
+}
+
+/// A request, ready to send.
+pub struct Request {
+    pub method: String,
+    pub path: String,
+    pub content_type: Option<String>,
+    pub body: Option<Vec<u8>>,
+}
+
+/// The files of the corpus, by name (without `.yaml`), in name order.
+pub fn load(dir: &Path) -> Vec<(String, Vec<Case>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let file: File =
+                serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let mut names = BTreeSet::new();
+            for case in &file.cases {
+                assert!(
+                    names.insert(&case.name),
+                    "{name}: two cases named {:?}",
+                    case.name
+                );
+            }
+            (name, file.cases)
+        })
+        .collect()
+}
+
+/// The known disagreements: `file: case name` per line (`#` comments).
+pub fn known(path: &Path) -> BTreeSet<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.split(" # ").next().unwrap_or_default().trim().to_string())
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect()
+}
+
+/// The collection path of `api_version`/`kind` in `namespace`, from the
+/// server's discovery.
+fn collection(client: &Client, api_version: &str, kind: &str, namespace: &str) -> String {
+    let base = if api_version.contains('/') {
+        format!("/apis/{api_version}")
+    } else {
+        format!("/api/{api_version}")
+    };
+    let discovery = client.request("GET", &base, None, None).unwrap().json();
+    let resource = discovery["resources"]
+        .as_array()
+        .and_then(|r| {
+            r.iter()
+                .find(|r| r["kind"] == kind && !r["name"].as_str().unwrap_or("/").contains('/'))
+        })
+        .unwrap_or_else(|| panic!("{api_version} {kind} is not served"))
+        .clone();
+    let plural = resource["name"].as_str().unwrap();
+    if resource["namespaced"] == true {
+        format!("{base}/namespaces/{namespace}/{plural}")
+    } else {
+        format!("{base}/{plural}")
+    }
+}
+
+/// `apiVersion/Kind/name` (the apiVersion may hold a slash) as its path.
+fn object_path(client: &Client, reference: &str, namespace: &str) -> String {
+    let mut parts: Vec<&str> = reference.rsplitn(3, '/').collect();
+    parts.reverse();
+    let [api_version, kind, name] = parts[..] else {
+        panic!("{reference:?} is not apiVersion/Kind/name")
+    };
+    format!(
+        "{}/{name}",
+        collection(client, api_version, kind, namespace)
+    )
+}
+
+fn of_object(client: &Client, object: &Value, namespace: &str) -> String {
+    let reference = format!(
+        "{}/{}/{}",
+        object["apiVersion"].as_str().unwrap_or_default(),
+        object["kind"].as_str().unwrap_or_default(),
+        object["metadata"]["name"].as_str().unwrap_or_default()
+    );
+    object_path(client, &reference, namespace)
+}
+
+fn with_query(path: String, query: &Option<String>) -> String {
+    match query {
+        Some(q) => format!("{path}?{q}"),
+        None => path,
+    }
+}
+
+/// The object's resourceVersion on the server now ("" when absent).
+fn resource_version(client: &Client, path: &str) -> String {
+    client.request("GET", path, None, None).unwrap().json()["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+impl Step {
+    /// The request this step sends to `client`, in `namespace`.
+    pub fn request(&self, client: &Client, namespace: &str) -> Request {
+        let json = |v: &Value| Some(serde_json::to_vec(v).unwrap());
+        let put = |object: &Value, suffix: &str| {
+            let path = of_object(client, object, namespace);
+            let mut object = object.clone();
+            object["metadata"]["resourceVersion"] = resource_version(client, &path).into();
+            Request {
+                method: "PUT".into(),
+                path: with_query(format!("{path}{suffix}"), &self.query),
+                content_type: Some("application/json".into()),
+                body: json(&object),
+            }
+        };
+        if let Some(object) = &self.create {
+            let mut path = of_object(client, object, namespace);
+            path.truncate(path.rfind('/').unwrap());
+            return Request {
+                method: "POST".into(),
+                path: with_query(path, &self.query),
+                content_type: Some("application/json".into()),
+                body: json(object),
+            };
+        }
+        if let Some(object) = &self.replace {
+            return put(object, "");
+        }
+        if let Some(object) = &self.status {
+            return put(object, "/status");
+        }
+        if let Some(reference) = &self.get {
+            return Request {
+                method: "GET".into(),
+                path: with_query(object_path(client, reference, namespace), &self.query),
+                content_type: None,
+                body: None,
+            };
+        }
+        if let Some(reference) = &self.delete {
+            return Request {
+                method: "DELETE".into(),
+                path: with_query(object_path(client, reference, namespace), &self.query),
+                content_type: None,
+                body: None,
+            };
+        }
+        if let Some(reference) = &self.patch {
+            let (content_type, query) = match self.patch_type.as_deref().unwrap_or("merge") {
+                "merge" => ("application/merge-patch+json", self.query.clone()),
+                "json" => ("application/json-patch+json", self.query.clone()),
+                "strategic" => ("application/strategic-merge-patch+json", self.query.clone()),
+                "apply" => (
+                    "application/apply-patch+yaml",
+                    Some(match &self.query {
+                        Some(q) if q.contains("fieldManager=") => q.clone(),
+                        Some(q) => format!("fieldManager=differential&{q}"),
+                        None => "fieldManager=differential".to_string(),
+                    }),
+                ),
+                other => panic!("patch type {other:?}: merge, json, strategic or apply"),
+            };
+            return Request {
+                method: "PATCH".into(),
+                path: with_query(object_path(client, reference, namespace), &query),
+                content_type: Some(content_type.into()),
+                body: self.body.as_ref().and_then(json),
+            };
+        }
+        if let Some(raw) = &self.request {
+            return Request {
+                method: raw.method.clone(),
+                path: with_query(raw.path.replace("{ns}", namespace), &self.query),
+                content_type: raw
+                    .content_type
+                    .clone()
+                    .or_else(|| raw.body.as_ref().map(|_| "application/json".to_string())),
+                // A string body is sent as it is (duplicate fields, bad JSON).
+                body: raw.body.as_ref().and_then(|b| match b {
+                    Value::String(text) => Some(text.clone().into_bytes()),
+                    other => json(other),
+                }),
+            };
+        }
+        panic!(
+            "a step needs one of create, replace, status, get, patch, delete or request: {self:?}"
+        )
+    }
+}

@@ -1,0 +1,214 @@
+//! What of an answer is compared, and how a difference is shown.
+//!
+//! The real server validates an object's properties in Go's map order,
+//! which changes from run to run: causes are compared as a sorted list,
+//! and an aggregated message built from them (`X is invalid: [a, b]`) is
+//! compared as its prefix and those causes. Server-assigned fields (uid,
+//! resourceVersion, timestamps, managedFields) are left out of objects,
+//! and the case's namespace is written `{ns}`.
+
+use rekon_envtest::http::Response;
+use serde_json::{Map, Value, json};
+
+use crate::corpus::Step;
+
+/// Replaces every string equal to `namespace` (and inside strings) with
+/// `{ns}`, and every time (`lastTransitionTime`...) with `<time>`.
+fn neutral(value: &mut Value, namespace: &str) {
+    match value {
+        Value::String(s) => *s = scrub(&s.replace(namespace, "{ns}")),
+        Value::Array(items) => items.iter_mut().for_each(|v| neutral(v, namespace)),
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                if key.ends_with("Time") || key.ends_with("Timestamp") && key != "deletionTimestamp"
+                {
+                    if !value.is_null() {
+                        *value = json!("<time>");
+                    }
+                } else {
+                    neutral(value, namespace);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A text without the uids, times and resourceVersions a server makes up
+/// (they show inside some messages).
+fn scrub(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let hex = |c: char| c.is_ascii_hexdigit();
+    let digit = |c: char| c.is_ascii_digit();
+    let matches = |at: usize, shape: &str| {
+        shape.chars().enumerate().all(|(k, s)| {
+            chars.get(at + k).is_some_and(|&c| match s {
+                'h' => hex(c),
+                'd' => digit(c),
+                other => c == other,
+            })
+        })
+    };
+    while i < chars.len() {
+        if matches(i, "hhhhhhhh-hhhh-hhhh-hhhh-hhhhhhhhhhhh") {
+            out.push_str("<uid>");
+            i += 36;
+        } else if matches(i, "dddd-dd-ddTdd:dd:ddZ") {
+            out.push_str("<time>");
+            i += 20;
+        } else if matches(i, "resourceVersion\\\":\\\"") {
+            out.push_str("resourceVersion\\\":\\\"<rv>");
+            i += 20;
+            while chars.get(i).is_some_and(|c| c.is_ascii_digit()) {
+                i += 1;
+            }
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// An object without what the server assigns on its own.
+fn object(mut object: Value) -> Value {
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        for field in [
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "managedFields",
+            "selfLink",
+        ] {
+            metadata.remove(field);
+        }
+        if metadata.contains_key("deletionTimestamp") {
+            metadata.insert("deletionTimestamp".into(), json!("<set>"));
+        }
+    }
+    if let Some(items) = object.get_mut("items").and_then(Value::as_array_mut) {
+        for item in items.iter_mut() {
+            *item = self::object(item.take());
+        }
+    }
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut)
+        && object_is_list(metadata)
+    {
+        metadata.remove("continue");
+    }
+    object
+}
+
+fn object_is_list(metadata: &Map<String, Value>) -> bool {
+    !metadata.contains_key("name")
+}
+
+/// The causes of a Status, sorted.
+fn causes(status: &Value) -> Vec<Value> {
+    let mut causes: Vec<Value> = status["details"]["causes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    causes.sort_by_key(|c| c.to_string());
+    causes
+}
+
+/// The message, with an aggregate of the causes (in the answer's own
+/// order) written once as `<causes>`.
+fn message(status: &Value) -> Value {
+    let Some(message) = status["message"].as_str() else {
+        return Value::Null;
+    };
+    let rendered: Vec<String> = status["details"]["causes"]
+        .as_array()
+        .map(|causes| {
+            causes
+                .iter()
+                .map(|c| {
+                    let field = c["field"].as_str().unwrap_or_default();
+                    let text = c["message"].as_str().unwrap_or_default();
+                    if field.is_empty() {
+                        text.to_string()
+                    } else {
+                        format!("{field}: {text}")
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let aggregate = match rendered.len() {
+        0 => return json!(message),
+        1 => rendered[0].clone(),
+        _ => format!("[{}]", rendered.join(", ")),
+    };
+    match message.strip_suffix(&aggregate) {
+        Some(prefix) => json!(format!("{prefix}<causes>")),
+        None => json!(message),
+    }
+}
+
+/// What is compared of one answer.
+pub fn of(answer: &Response, namespace: &str, step: &Step) -> Value {
+    let body = answer.json();
+    let mut summary = Map::new();
+    summary.insert("code".into(), json!(answer.status));
+    let mut warnings: Vec<String> = answer
+        .header("warning")
+        .iter()
+        .map(|w| {
+            w.trim_start_matches("299 - ")
+                .trim_matches('"')
+                .replace("\\\"", "\"")
+        })
+        .collect();
+    warnings.sort();
+    if body["kind"] == "Status" && body["status"] == "Failure" {
+        summary.insert("reason".into(), body["reason"].clone());
+        if !step.brief {
+            summary.insert("message".into(), message(&body));
+            summary.insert("causes".into(), json!(causes(&body)));
+        }
+    } else if !step.brief && body.is_object() {
+        summary.insert("object".into(), object(body));
+    }
+    if !warnings.is_empty() && !step.brief {
+        summary.insert("warnings".into(), json!(warnings));
+    }
+    let mut summary = Value::Object(summary);
+    neutral(&mut summary, namespace);
+    summary
+}
+
+/// A line-by-line difference of two summaries (`-` real, `+` embedded).
+pub fn diff(real: &Value, embedded: &Value) -> String {
+    let real = serde_json::to_string_pretty(real).unwrap_or_default();
+    let embedded = serde_json::to_string_pretty(embedded).unwrap_or_default();
+    let (a, b): (Vec<&str>, Vec<&str>) = (real.lines().collect(), embedded.lines().collect());
+    // Longest common subsequence, enough for summaries of a few hundred lines.
+    let mut table = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            table[i][j] = if a[i] == b[j] {
+                table[i + 1][j + 1] + 1
+            } else {
+                table[i + 1][j].max(table[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j, mut out) = (0, 0, String::new());
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            i += 1;
+            j += 1;
+        } else if j < b.len() && (i == a.len() || table[i][j + 1] >= table[i + 1][j]) {
+            out.push_str(&format!("  + {}\n", b[j]));
+            j += 1;
+        } else {
+            out.push_str(&format!("  - {}\n", a[i]));
+            i += 1;
+        }
+    }
+    out
+}

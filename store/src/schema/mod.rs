@@ -1,0 +1,17 @@
+//! The structural schema of custom resources, as apiextensions-apiserver
+//! applies it: each concern in a module of its own, as
+//! `pkg/apiserver/schema` keeps them apart.
+//!
+//! - [`props`]: the `openAPIV3Schema` read into [`Schema`];
+//! - `validate`: the OpenAPI validation of an object (kube-openapi's
+//!   validator: types, formats, enum, required, bounds, lengths, items,
+//!   properties), as field errors;
+//! - `listtype`: `x-kubernetes-list-type` set and map: no duplicates;
+//! - `objectmeta`: the metadata of embedded resources;
+//! - `cel`: `x-kubernetes-validations` rules;
+//! - `defaulting`, `pruning`: `default:` values, and unknown fields;
+//! - `crd`: the checks of the CustomResourceDefinition itself.
+
+pub mod props;
+
+pub use props::{Additional, Rule, Schema};
