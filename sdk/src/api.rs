@@ -288,10 +288,16 @@ pub fn add_finalizer(object: &Value, finalizer: &str) -> Result<Value, ApiError>
     patch_dyn(&target, &PatchType::Json, &Value::Array(ops)).map_err(|e| test_failed(&target, e))
 }
 
-/// A failed `test` operation (422) means the object changed since it was
-/// read: report it as the conflict it is, so the reconcile is retried.
+/// What the API server answers (422, no details) when a JSON patch cannot
+/// be applied: a `test` operation failed, or a path is gone.
+const PATCH_NOT_APPLICABLE: &str = "the server rejected our request due to an error in our request";
+
+/// A JSON patch that cannot be applied (its `test` failed: 422 without
+/// details) means the object changed since it was read: report it as the
+/// conflict it is, so the reconcile is retried. Any other refusal (a
+/// webhook's, the schema's: 422 with the causes) is returned as it is.
 fn test_failed(target: &ObjectRef, e: ApiError) -> ApiError {
-    if e.code == 422 {
+    if e.code == 422 && e.message == PATCH_NOT_APPLICABLE {
         ApiError::new(
             409,
             "Conflict",

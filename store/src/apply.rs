@@ -92,6 +92,28 @@ impl Inner {
                 meta(&doc, "name").unwrap_or_default()
             )));
         }
+        // The patched object is decoded as a body is: unknown fields are
+        // refused under Strict with the patched object in the message.
+        let patched = doc.clone();
+        self.decode_custom(res, &mut doc, opts).map_err(|status| {
+            if status.code != 400 {
+                return status;
+            }
+            let why = status
+                .message
+                .split_once("strict decoding error: ")
+                .map_or(status.message.as_str(), |(_, why)| why);
+            Status::from_field_errors(
+                "",
+                "",
+                "",
+                &[crate::field::FieldError::invalid(
+                    &crate::field::Path::new(["patch"]),
+                    crate::field::go_json(&patched).as_str(),
+                    format!("strict decoding error: {why}"),
+                )],
+            )
+        })?;
         self.update(res, existing, doc, opts, None)
     }
 
@@ -110,6 +132,21 @@ impl Inner {
             return Err(Status::bad_request(format!(
                 "the name of the object ({n}) does not match the name on the URL ({name})"
             )));
+        }
+        // Fields the schema does not know cannot be typed for apply.
+        if let Some(custom) = self.custom(res)
+            && let Some(unknown) = custom.undeclared(&res.version, &config).first()
+        {
+            return Err(Status {
+                code: 500,
+                reason: String::new(),
+                message: format!(
+                    "failed to create typed patch object (/{name}; {}, Kind={}): .{unknown}: field not declared in schema",
+                    res.api_version(),
+                    res.kind
+                ),
+                details: None,
+            });
         }
         let sub = opts.subresource.as_deref();
         let applied = ownable(res, &config, sub);

@@ -43,25 +43,27 @@ impl PartialEq for Conversion {
 }
 
 impl Conversion {
-    /// `object` in `api_version`; an object already there is returned as
-    /// it is. A failed conversion keeps the object (with a warning in the
-    /// log): the store has no way to fail a read.
-    pub(crate) fn to(&self, object: &Value, api_version: &str) -> Option<Value> {
-        if object.get("apiVersion").and_then(Value::as_str) == Some(api_version) {
-            return None;
+    /// `object` in `api_version` (`None`: it is there already), or the
+    /// error as kube-apiserver words a failed conversion webhook:
+    /// `conversion webhook for group/v1, Kind=App failed: why`.
+    pub(crate) fn to(&self, object: &Value, api_version: &str) -> Result<Option<Value>, String> {
+        let from = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+        if from == api_version {
+            return Ok(None);
         }
-        match self.converter.convert(object, api_version) {
-            Ok(converted) => Some(converted),
-            Err(message) => {
-                tracing::warn!(
-                    api_version,
-                    message,
-                    "conversion failed: object kept as stored"
-                );
-                None
-            }
-        }
+        self.converter
+            .convert(object, api_version)
+            .map(Some)
+            .map_err(|why| {
+                let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
+                format!("conversion webhook for {from}, Kind={kind} failed: {why}")
+            })
     }
+}
+
+/// The 500 of a conversion that failed during a request.
+pub(crate) fn conversion_failed(message: String) -> Status {
+    Status::internal(message)
 }
 
 impl Inner {

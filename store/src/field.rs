@@ -154,6 +154,18 @@ impl Path {
     pub fn is_none(&self) -> bool {
         self.0.is_none()
     }
+
+    /// `rest` below `self`: `status` joined with `phase` is `status.phase`,
+    /// with `[0]` it is `status[0]`; with no path, `self`.
+    #[must_use]
+    pub fn join(&self, rest: &Path) -> Path {
+        match (&self.0, &rest.0) {
+            (_, None) => self.clone(),
+            (None, Some(_)) => rest.clone(),
+            (Some(parent), Some(child)) if child.starts_with('[') => Path(Some(format!("{parent}{child}"))),
+            (Some(_), Some(child)) => self.child(child),
+        }
+    }
 }
 
 impl std::fmt::Display for Path {

@@ -31,11 +31,13 @@ pub mod calls;
 mod conversion;
 mod delete;
 pub mod diff;
+pub mod duplicates;
 pub mod field;
 mod gc;
 mod kinds;
 mod managed;
 mod meta;
+pub mod metadata;
 mod objects;
 mod patch;
 pub mod resource;
@@ -58,9 +60,11 @@ pub use resource::{ResourceInfo, Subresource, builtin_resources};
 pub use selector::{FieldSelector, LabelSelector};
 pub use status::Status;
 pub use store::Store;
+pub use kinds::custom::CustomSchemas;
 pub use types::{
-    DeleteOutcome, EventType, ListOptions, ObjectList, PatchType, Propagation, StoreConfig,
-    WatchEvent, WatchId, WatchSink, WriteOptions,
+
+    DeleteOutcome, EventType, FieldValidation, ListOptions, ObjectList, PatchType, Propagation,
+    StoreConfig, Warnings, WatchEvent, WatchId, WatchSink, WriteOptions,
 };
 
 /// What every file of the crate uses.

@@ -76,6 +76,11 @@ pub(crate) fn present(res: &ResourceInfo, o: &Value) -> Value {
     arrange(res, &res.view(o))
 }
 
+/// [`present`], or the 500 of a conversion that failed.
+pub(crate) fn present_checked(res: &ResourceInfo, o: &Value) -> Result<Value, Status> {
+    Ok(arrange(res, &*res.try_view(o)?))
+}
+
 /// An object already in `res`'s field names ([`ResourceInfo::view`]), in
 /// the order clients see: `kind`, `apiVersion`, `metadata` first.
 pub(crate) fn arrange(res: &ResourceInfo, o: &Value) -> Value {

@@ -37,6 +37,9 @@ pub struct ResourceInfo {
     /// For a version of a custom resource whose objects a converter
     /// converts: how (see [`Store::set_converter`](crate::Store::set_converter)).
     pub conversion: Option<crate::conversion::Conversion>,
+    /// For a custom resource: its CRD's schemas (validation, defaults,
+    /// pruning, CEL rules).
+    pub custom: Option<crate::kinds::custom::CustomSchemas>,
 }
 
 /// A subresource as discovery lists it.
@@ -91,6 +94,7 @@ impl ResourceInfo {
             storage_version_hash: None,
             storage_version: None,
             conversion: None,
+            custom: None,
         }
     }
 
@@ -310,25 +314,59 @@ impl ResourceInfo {
     /// `o` (as stored) as this resource's clients see its fields: in this
     /// version, converted when a converter converts it.
     pub(crate) fn view<'a>(&self, o: &'a Value) -> std::borrow::Cow<'a, Value> {
-        if self.is_events_api() {
-            std::borrow::Cow::Owned(event_view(o))
-        } else if let Some(converted) = self
-            .conversion
-            .as_ref()
-            .and_then(|c| c.to(o, &self.api_version()))
-        {
-            std::borrow::Cow::Owned(converted)
-        } else {
-            std::borrow::Cow::Borrowed(o)
+        match self.try_view(o) {
+            Ok(view) => view,
+            Err(status) => {
+                // A watch event has no way to fail: it carries the object
+                // as stored, and the log says why.
+                tracing::warn!(message = %status.message, "conversion failed: object kept as stored");
+                std::borrow::Cow::Borrowed(o)
+            }
         }
     }
 
-    /// `o`, written through this resource, as it is stored: in the
-    /// storage version when a converter converts it.
-    pub(crate) fn stored(&self, mut o: Value) -> Value {
+    /// [`ResourceInfo::view`], or the 500 of a failed conversion (a read
+    /// or list in a version the converter cannot produce fails as a whole,
+    /// as kube-apiserver's does).
+    pub(crate) fn try_view<'a>(&self, o: &'a Value) -> Result<std::borrow::Cow<'a, Value>, Status> {
+        if self.is_events_api() {
+            return Ok(std::borrow::Cow::Owned(event_view(o)));
+        }
+        if let Some(conversion) = &self.conversion {
+            match conversion.to(o, &self.api_version()) {
+                Ok(Some(mut converted)) => {
+                    // What a converter gives is pruned by the schema of the
+                    // version it converted to, as the real server does.
+                    if let Some(custom) = &self.custom {
+                        custom.prune_as(&self.version, &mut converted);
+                    }
+                    return Ok(std::borrow::Cow::Owned(converted));
+                }
+                Ok(None) => {}
+                Err(message) => return Err(crate::conversion::conversion_failed(message)),
+            }
+        }
+        if let Some(custom) = &self.custom
+            && o.get("apiVersion").and_then(Value::as_str) != Some(self.api_version().as_str())
+        {
+            // Strategy None: the apiVersion changes, and the object is
+            // pruned by this version's schema.
+            return Ok(std::borrow::Cow::Owned(custom.to_version(
+                o.clone(),
+                &self.group,
+                &self.version,
+            )));
+        }
+        Ok(std::borrow::Cow::Borrowed(o))
+    }
+
+    /// Whether `o`, written through this resource, converts to the storage
+    /// version: the 500 of a failed conversion refuses the write.
+    pub(crate) fn check_stored(&self, o: &Value) -> Result<(), Status> {
         let Some(conversion) = &self.conversion else {
-            return o;
+            return Ok(());
         };
+        let mut o = o.clone();
         if o.get("apiVersion").is_none()
             && let Some(m) = o.as_object_mut()
         {
@@ -336,7 +374,48 @@ impl ResourceInfo {
         }
         conversion
             .to(&o, &conversion.storage_api_version)
-            .unwrap_or(o)
+            .map(|_| ())
+            .map_err(crate::conversion::conversion_failed)
+    }
+
+    /// `o`, written through this resource, as it is stored: in the
+    /// storage version when a converter converts it.
+    pub(crate) fn stored(&self, mut o: Value) -> Value {
+        if self.custom.is_some() {
+            // Stored as Go writes what it decoded: `2.0` is `2`.
+            crate::kinds::custom::go_numbers(&mut o);
+        }
+        let Some(conversion) = &self.conversion else {
+            // Strategy None: the storage version's apiVersion, pruned by
+            // its schema.
+            return match &self.custom {
+                Some(custom) => {
+                    let storage = custom.storage().to_string();
+                    custom.to_version(o, &self.group, &storage)
+                }
+                None => o,
+            };
+        };
+        if o.get("apiVersion").is_none()
+            && let Some(m) = o.as_object_mut()
+        {
+            m.insert("apiVersion".into(), Value::String(self.api_version()));
+        }
+        match conversion.to(&o, &conversion.storage_api_version) {
+            Ok(Some(mut converted)) => {
+                if let Some(custom) = &self.custom {
+                    let storage = custom.storage().to_string();
+                    custom.prune_as(&storage, &mut converted);
+                }
+                converted
+            }
+            Ok(None) => o,
+            Err(message) => {
+                // Writes check the conversion first (`check_stored`).
+                tracing::warn!(message, "conversion failed: object stored as written");
+                o
+            }
+        }
     }
 }
 

@@ -200,11 +200,12 @@ impl Store {
         } else {
             ""
         };
-        g.objects
+        let object = g
+            .objects
             .get(&res.key())
             .and_then(|m| m.get(&(ns.to_string(), name.to_string())))
-            .map(|o| present(res, o))
-            .ok_or_else(|| Status::not_found(res, name))
+            .ok_or_else(|| Status::not_found(res, name))?;
+        present_checked(res, object)
     }
 
     /// Lists objects, newest state, sorted by namespace then name.
@@ -258,7 +259,7 @@ impl Store {
                 if ns_filter.is_some_and(|ns| ns != k.0) {
                     break;
                 }
-                let seen = res.view(o);
+                let seen = res.try_view(o)?;
                 if !(labels.matches(&seen) && fields.matches(&seen)) {
                     continue;
                 }

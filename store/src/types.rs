@@ -92,6 +92,63 @@ pub struct WriteOptions {
     pub subresource: Option<String>,
     /// Validate and compute the result without storing it.
     pub dry_run: bool,
+    /// What to do with fields of a custom resource its schema does not
+    /// know, and with duplicate fields (`fieldValidation`).
+    pub field_validation: FieldValidation,
+    /// The warnings of the write (unknown fields under `Warn`, finalizer
+    /// names...), for the client: the API server sends them as `Warning`
+    /// headers. Clones share them.
+    pub warnings: Warnings,
+    /// The fields the body gave more than once (the last one is kept),
+    /// reported as `field_validation` says (see [`crate::duplicates`]).
+    pub duplicate_fields: Vec<String>,
+    /// Compute the object the write would store without validating it:
+    /// what admission webhooks are sent, before the server validates.
+    pub skip_validation: bool,
+}
+
+/// `fieldValidation`: how a write treats fields the schema does not know.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FieldValidation {
+    /// Refuse the write (400, `strict decoding error: unknown field ...`).
+    Strict,
+    /// Drop them, and say so in warnings (the real server's default).
+    #[default]
+    Warn,
+    /// Drop them quietly.
+    Ignore,
+}
+
+impl FieldValidation {
+    /// The `fieldValidation` query parameter's value (`""` is the default).
+    pub fn parse(value: &str) -> Option<FieldValidation> {
+        match value {
+            "Strict" => Some(FieldValidation::Strict),
+            "Warn" | "" => Some(FieldValidation::Warn),
+            "Ignore" => Some(FieldValidation::Ignore),
+            _ => None,
+        }
+    }
+}
+
+/// Warnings collected during one request.
+#[derive(Clone, Debug, Default)]
+pub struct Warnings(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Warnings {
+    /// Adds one, unless it was said already.
+    pub fn add(&self, warning: impl Into<String>) {
+        let warning = warning.into();
+        let mut list = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if !list.contains(&warning) {
+            list.push(warning);
+        }
+    }
+
+    /// Every warning so far, in order.
+    pub fn list(&self) -> Vec<String> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
 /// The result of [`Store::delete`].

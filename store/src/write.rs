@@ -1,5 +1,7 @@
 //! Create, replace and update, with defaults, generation and status rules.
 
+use crate::kinds::custom as super_custom;
+use crate::kinds::crd::is_crd;
 use crate::prelude::*;
 
 impl Inner {
@@ -16,6 +18,7 @@ impl Inner {
                 res.kind
             )));
         }
+        self.decode_custom(res, &mut obj, opts)?;
         let mut name = meta(&obj, "name").unwrap_or_default();
         if name.is_empty() {
             match meta(&obj, "generateName").filter(|g| !g.is_empty()) {
@@ -34,7 +37,9 @@ impl Inner {
             }
         }
         let ns = self.resolve_ns(res, namespace, &obj, &name)?;
-        self.validate(res, &obj, &name)?;
+        if res.custom.is_none() {
+            self.validate(res, &obj, &name)?;
+        }
         self.check_namespace(res, &ns, &name)?;
         if self.find(res, &ns, &name).is_some() {
             return Err(Status::already_exists(res, &name));
@@ -71,6 +76,9 @@ impl Inner {
             m.remove("status");
         }
         self.defaults(res, &mut obj)?;
+        if !opts.skip_validation {
+            self.validate_custom(res, &obj, None, super_custom::Write::Create, opts)?;
+        }
         if obj.pointer("/metadata/managedFields").is_none() {
             let manager = opts
                 .field_manager
@@ -83,13 +91,22 @@ impl Inner {
             m.insert("apiVersion".into(), json!(res.api_version()));
             m.insert("kind".into(), json!(res.kind));
         }
+        if is_crd(res) {
+            Inner::prepare_crd(&mut full, None, opts)?;
+        }
         if opts.dry_run {
             return Ok(full);
         }
-        if res.group == "apiextensions.k8s.io" && res.kind == "CustomResourceDefinition" {
+        if is_crd(res) {
+            // Stored as the real server stores it, then established by
+            // its controller: ADDED, then MODIFIED with the conditions.
             self.register_crd(&full, None)?;
-            full = self.crd_status(full);
+            let created = self.commit(res, EventType::Added, Inner::crd_initial_status(full), None);
+            let established = self.crd_status(created.clone(), None);
+            self.commit(res, EventType::Modified, established, Some(created.clone()));
+            return Ok(created);
         }
+        res.check_stored(&full)?;
         Ok(self.commit(res, EventType::Added, full, None))
     }
 
@@ -149,7 +166,7 @@ impl Inner {
         res: &ResourceInfo,
         namespace: Option<&str>,
         name: &str,
-        obj: Value,
+        mut obj: Value,
         opts: &WriteOptions,
     ) -> Result<Value, Status> {
         if !obj.is_object() {
@@ -158,6 +175,7 @@ impl Inner {
                 res.kind
             )));
         }
+        self.decode_custom(res, &mut obj, opts)?;
         if let Some(n) = meta(&obj, "name").filter(|n| !n.is_empty())
             && n != name
         {
@@ -170,7 +188,21 @@ impl Inner {
             .find(res, &ns, name)
             .map(|o| res.view(o).into_owned())
             .ok_or_else(|| Status::not_found(res, name))?;
-        if let Some(rv) = meta(&obj, "resourceVersion").filter(|s| !s.is_empty()) {
+        let given = meta(&obj, "resourceVersion").filter(|s| !s.is_empty());
+        if given.is_none() && res.custom.is_some() {
+            // Custom resources allow no unconditional update.
+            return Err(Status::from_field_errors(
+                &res.group,
+                &res.plural,
+                name,
+                &[crate::field::FieldError::invalid(
+                    &crate::field::Path::new(["metadata", "resourceVersion"]),
+                    0i64,
+                    "must be specified for an update",
+                )],
+            ));
+        }
+        if let Some(rv) = given {
             if rv.parse::<u64>().is_err() {
                 return Err(Status::internal(format!(
                     "strconv.ParseUint: parsing \"{rv}\": invalid syntax"
@@ -200,7 +232,9 @@ impl Inner {
         {
             return Err(Status::not_found(res, &name));
         }
-        self.validate(res, &incoming, &name)?;
+        if res.custom.is_none() {
+            self.validate(res, &incoming, &name)?;
+        }
         let mut new = if subresource == Some("status") {
             let mut n = existing.clone();
             if let Some(m) = n.as_object_mut() {
@@ -328,13 +362,23 @@ impl Inner {
                 .unwrap_or(0);
             meta_mut(&mut new).insert("generation".into(), json!(g + 1));
         }
+        if !opts.skip_validation {
+            let write = if subresource == Some("status") {
+                super_custom::Write::Status
+            } else {
+                super_custom::Write::Update
+            };
+            self.validate_custom(res, &new, Some(&existing), write, opts)?;
+        }
+        if is_crd(res) && subresource.is_none() {
+            Inner::prepare_crd(&mut new, Some(&existing), opts)?;
+        }
         if opts.dry_run {
             return Ok(new);
         }
-        let is_crd = res.group == "apiextensions.k8s.io" && res.kind == "CustomResourceDefinition";
-        if is_crd {
+        if is_crd(res) {
             self.register_crd(&new, Some(&existing))?;
-            new = self.crd_status(new);
+            new = self.crd_status(new, Some(&existing));
         }
         if is_deleting(&new) && finalizers(&new).is_empty() {
             // The write that removes the last finalizer deletes the object;
@@ -348,6 +392,7 @@ impl Inner {
             self.collect_garbage();
             return Ok(out);
         }
+        res.check_stored(&new)?;
         let out = self.commit(res, EventType::Modified, new, Some(existing));
         if is_deleting(&out) {
             self.collect_garbage();

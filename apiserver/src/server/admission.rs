@@ -145,6 +145,10 @@ pub(crate) async fn review(
         field_manager: Some(default_manager(write.query, write.ua)),
         subresource: write.sub.map(str::to_string),
         dry_run: true,
+        // Webhooks see the object before the server validates it.
+        skip_validation: true,
+        field_validation: FieldValidation::Ignore,
+        ..WriteOptions::default()
     };
     // What the write would store.
     let (object, operation) = match (write.method.as_str(), write.name) {
@@ -275,8 +279,9 @@ pub(crate) fn patch_type(content_type: &str, query: &Query) -> Result<PatchType,
 /// (`Warning: 299 - "text"`).
 pub(crate) fn with_warnings(mut response: Response<Body>, warnings: &[String]) -> Response<Body> {
     for warning in warnings {
-        let text = warning.replace(['"', '\\'], "'");
-        if let Ok(value) = HeaderValue::from_str(&format!("299 - \"{text}\"")) {
+        // The text quoted as Go quotes it; a header holds no line breaks.
+        let quoted = rekon_store::field::go_quote(warning);
+        if let Ok(value) = HeaderValue::from_str(&format!("299 - {quoted}")) {
             response.headers_mut().append(header::WARNING, value);
         }
     }

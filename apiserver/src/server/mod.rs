@@ -30,8 +30,8 @@ mod prelude {
     pub(crate) use http_body_util::{BodyExt, Full, StreamBody};
     pub(crate) use hyper::body::{Frame, Incoming};
     pub(crate) use rekon_store::{
-        DeleteOutcome, ListOptions, PatchType, Propagation, ResourceInfo, Status, Store,
-        WatchEvent, WatchId, WriteOptions,
+        DeleteOutcome, FieldValidation, ListOptions, PatchType, Propagation, ResourceInfo, Status,
+        Store, WatchEvent, WatchId, WriteOptions,
     };
     pub(crate) use serde_json::{Map, Value, json};
     pub(crate) use tokio::time::Instant;

@@ -84,7 +84,62 @@ pub(crate) fn rest(
         field_manager: Some(default_manager(query, ua)),
         subresource: sub.clone().filter(|s| s == "status"),
         dry_run,
+        field_validation: field_validation(method, query)?,
+        duplicate_fields: match method.as_str() {
+            "POST" | "PUT" => rekon_store::duplicates::duplicate_fields(body),
+            _ => Vec::new(),
+        },
+        ..WriteOptions::default()
     };
+    // A refusal carries the warnings gathered before it, as a real
+    // server's does (`unknown field` with a 422).
+    let response = match write(state, res, namespace, name, method, content_type, body, query, ctx, &opts) {
+        Ok(response) => response,
+        Err(status) if !opts.warnings.list().is_empty() => super::respond::status_response(&status, ctx),
+        Err(status) => return Err(status),
+    };
+    Ok(super::admission::with_warnings(response, &opts.warnings.list()))
+}
+
+/// The `fieldValidation` query parameter, or the 422 a real server
+/// answers for a value it does not know.
+fn field_validation(method: &Method, query: &Query) -> Result<FieldValidation, Status> {
+    let value = query.get("fieldValidation").unwrap_or_default();
+    FieldValidation::parse(value).ok_or_else(|| {
+        let kind = match method.as_str() {
+            "POST" => "CreateOptions",
+            "PUT" => "UpdateOptions",
+            _ => "PatchOptions",
+        };
+        options_invalid(
+            kind,
+            &[(
+                "fieldValidation",
+                "FieldValueNotSupported",
+                &format!(
+                    "Unsupported value: \"{value}\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""
+                ),
+            )],
+        )
+    })
+}
+
+/// The verbs of `rest` once its options are read.
+#[allow(clippy::too_many_arguments)]
+fn write(
+    state: &State,
+    res: &ResourceInfo,
+    namespace: Option<&str>,
+    name: Option<&str>,
+    method: &Method,
+    content_type: &str,
+    body: &[u8],
+    query: &Query,
+    ctx: &Ctx,
+    opts: &WriteOptions,
+) -> Result<Response<Body>, Status> {
+    let store = &state.store;
+    let dry_run = opts.dry_run;
     let list_opts = || ListOptions {
         namespace: namespace.map(str::to_string),
         label_selector: query.get("labelSelector").map(str::to_string),
@@ -197,18 +252,18 @@ pub(crate) fn rest(
                 return Err(Status::resource_not_found());
             }
             let obj = parse_json(body, res)?;
-            let out = store.create(res, namespace, obj, &opts)?;
+            let out = store.create(res, namespace, obj, opts)?;
             Ok(json_response(201, &out, ctx))
         }
         ("POST", Some(_)) => Err(method_not_allowed()),
         ("PUT", Some(n)) => {
             let obj = parse_json(body, res)?;
-            let out = store.replace(res, namespace, n, obj, &opts)?;
+            let out = store.replace(res, namespace, n, obj, opts)?;
             Ok(json_response(200, &out, ctx))
         }
         ("PATCH", Some(n)) => {
             let ptype = super::admission::patch_type(content_type, query)?;
-            let mut opts = opts;
+            let mut opts = opts.clone();
             if matches!(ptype, PatchType::Apply { .. }) {
                 opts.field_manager = query.get("fieldManager").map(str::to_string);
             }

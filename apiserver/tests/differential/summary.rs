@@ -158,9 +158,11 @@ pub fn of(answer: &Response, namespace: &str, step: &Step) -> Value {
         .header("warning")
         .iter()
         .map(|w| {
-            w.trim_start_matches("299 - ")
-                .trim_matches('"')
-                .replace("\\\"", "\"")
+            // `299 - "text"`, the text's quotes escaped.
+            let text = w.trim_start_matches("299 - ");
+            let text = text.strip_prefix('"').unwrap_or(text);
+            let text = text.strip_suffix('"').unwrap_or(text);
+            text.replace("\\\"", "\"")
         })
         .collect();
     warnings.sort();

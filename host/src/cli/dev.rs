@@ -41,6 +41,55 @@ pub(super) struct Args {
     configmaps: ConfigMapArgs,
 }
 
+/// Applies `manifests` through the API server at `url` (server-side apply,
+/// field manager `rekon-dev`), as `kubectl apply --server-side` would:
+/// each write goes through the modules' webhooks.
+fn apply_through(
+    url: &str,
+    store: &rekon_apiserver::Store,
+    manifests: Vec<(PathBuf, serde_json::Value)>,
+) -> anyhow::Result<()> {
+    let client = rekon_envtest::http::Client::new(url, None, None);
+    for (path, document) in manifests {
+        let what = || format!("cannot apply an object of {}", path.display());
+        let api_version = document["apiVersion"].as_str().unwrap_or_default();
+        let kind = document["kind"].as_str().unwrap_or_default();
+        let name = document["metadata"]["name"].as_str().unwrap_or_default();
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        let res = store
+            .resource_for_kind(group, version, kind)
+            .with_context(|| format!("{api_version} {kind} is not served"))
+            .with_context(what)?;
+        let base = if group.is_empty() {
+            format!("/api/{version}")
+        } else {
+            format!("/apis/{group}/{version}")
+        };
+        let namespace = document["metadata"]["namespace"].as_str().unwrap_or("default");
+        let path = if res.namespaced {
+            format!("{base}/namespaces/{namespace}/{}/{name}", res.plural)
+        } else {
+            format!("{base}/{}/{name}", res.plural)
+        };
+        let answer = client
+            .request(
+                "PATCH",
+                &format!("{path}?fieldManager=rekon-dev&force=true"),
+                Some("application/apply-patch+yaml"),
+                Some(document.to_string().as_bytes()),
+            )
+            .with_context(what)?;
+        if !(200..300).contains(&answer.status) {
+            let message = answer.json()["message"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| String::from_utf8_lossy(&answer.body).into_owned());
+            return Err(anyhow::anyhow!("{message}")).with_context(what);
+        }
+    }
+    Ok(())
+}
+
 pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let stop = signals()?;
     let server = rekon_apiserver::ApiServer::builder()
@@ -60,29 +109,23 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    // CRDs and Namespaces first; the objects once the modules have
-    // installed the CRDs they ship.
+    // The CRDs first (the modules may watch their kinds); every other
+    // object once the modules serve their webhooks, through the API
+    // server, so the admission chain reviews it as on a cluster.
     let mut manifests = Vec::new();
     for path in &args.manifests {
         for document in read_documents(path)? {
-            manifests.push((path, document));
+            manifests.push((path.clone(), document));
         }
     }
-    let (first, objects): (Vec<_>, Vec<_>) = manifests.into_iter().partition(|(_, document)| {
-        matches!(
-            document["kind"].as_str(),
-            Some("CustomResourceDefinition" | "Namespace")
-        )
-    });
-    let apply = |manifests: Vec<(&PathBuf, serde_json::Value)>| -> anyhow::Result<()> {
-        for (path, document) in manifests {
-            store
-                .apply_object(document)
-                .with_context(|| format!("cannot apply an object of {}", path.display()))?;
-        }
-        Ok(())
-    };
-    apply(first)?;
+    let (crds, objects): (Vec<_>, Vec<_>) = manifests
+        .into_iter()
+        .partition(|(_, document)| document["kind"] == "CustomResourceDefinition");
+    for (path, document) in crds {
+        store
+            .apply_object(document)
+            .with_context(|| format!("cannot apply an object of {}", path.display()))?;
+    }
     let kubeconfig = match &args.write_kubeconfig {
         Some(path) => path.clone(),
         None => std::env::temp_dir().join(format!("rekon-dev-{}.kubeconfig", server.addr().port())),
@@ -127,21 +170,23 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         );
         let modules = host.webhook_modules();
         let store = server.store();
+        store.set_converter(Some(converter.clone()));
         tokio::spawn(async move {
             // What the converter converts changes with the modules.
             let mut changes = modules.subscribe();
-            loop {
+            while changes.changed().await.is_ok() {
                 store.set_converter(Some(converter.clone()));
-                if changes.changed().await.is_err() {
-                    return;
-                }
             }
         });
         Some(host)
     } else {
         None
     };
-    apply(objects)?;
+    let url = server.url();
+    let store = server.store();
+    tokio::task::spawn_blocking(move || apply_through(&url, &store, objects))
+        .await
+        .context("applying the manifests")??;
     stop.await;
     if let Some(host) = host {
         tracing::info!("shutting down: finishing reconciles in flight");

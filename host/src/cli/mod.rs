@@ -210,8 +210,55 @@ async fn cluster_of(module: &Module) -> anyhow::Result<rekon_host::MemoryCluster
             .map_err(|e| anyhow::anyhow!("{}", e.message))
             .with_context(|| format!("cannot install the CRD {}", crd["metadata"]["name"]))?;
     }
+    // Custom resources are kept in their storage version and converted by
+    // the module's conversions, as `rekon dev` and a cluster do.
+    if !module.webhooks().conversions.is_empty() {
+        let modules = rekon_host::webhook::WebhookModules::default();
+        modules.set(module);
+        let converter = rekon_host::webhook::DevConverter::new(
+            modules,
+            std::sync::Arc::new(rekon_host::Metrics::new()),
+        );
+        cluster
+            .store()
+            .set_converter(Some(std::sync::Arc::new(converter)));
+    }
     Ok(cluster)
 }
+
+/// The request's target and object in the version the module's manifest
+/// reconciles (an object given in another version of its primary kind is
+/// read back converted, as the host's informer would hand it over).
+async fn as_primary(
+    module: &Module,
+    cluster: &rekon_host::MemoryCluster,
+    target: ObjectRefOf,
+    object: Option<Value>,
+) -> anyhow::Result<(ObjectRefOf, Option<Value>)> {
+    use rekon_host::Cluster as _;
+    let primary = &module.manifest().primary;
+    let converts = target.kind.group == primary.group
+        && target.kind.kind == primary.kind
+        && target.kind.version != primary.version;
+    if !converts {
+        return Ok((target, object));
+    }
+    let mut target = target;
+    target.kind.version.clone_from(&primary.version);
+    let object = match object {
+        Some(_) => Some(serde_json::from_str(
+            &cluster
+                .get(&target)
+                .await
+                .map_err(|e| anyhow::anyhow!("{}", e.message))
+                .with_context(|| format!("cannot read the object as {}", primary.version))?,
+        )?),
+        None => None,
+    };
+    Ok((target, object))
+}
+
+type ObjectRefOf = rekon_host::ObjectRef;
 
 /// Reads YAML or JSON documents from a file (a `List` gives its items).
 fn read_documents(path: &Path) -> anyhow::Result<Vec<Value>> {

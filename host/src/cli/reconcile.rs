@@ -118,15 +118,18 @@ pub(super) async fn offline_request(
         )
     })?;
     let stored = if deleted {
-        document
+        None
     } else {
-        cluster
-            .seed(document)
-            .with_context(|| format!("cannot add the object of {}", object.display()))?
+        Some(
+            cluster
+                .seed(document)
+                .with_context(|| format!("cannot add the object of {}", object.display()))?,
+        )
     };
+    let (target, stored) = super::as_primary(module, &cluster, target, stored).await?;
     let request = Request {
         target,
-        object: (!deleted).then(|| stored.to_string()),
+        object: stored.map(|s| s.to_string()),
         reason: if deleted {
             Reason::Deleted
         } else {

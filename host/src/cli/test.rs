@@ -655,6 +655,7 @@ async fn run_case(module: &Module, case: &Case) -> anyhow::Result<Report> {
             (target, object)
         }
     };
+    let (target, object) = super::as_primary(module, &cluster, target, object).await?;
     let reason = request.reason.unwrap_or(match &object {
         None => Reason::Deleted,
         Some(object) if finalizing(module, object) => Reason::Finalizing,

@@ -1,6 +1,7 @@
-//! The modules' conversions, run by `rekon dev`'s API server: it keeps a
-//! custom resource in its storage version and asks this converter for the
-//! others, as kube-apiserver asks a CRD's conversion webhook.
+//! The modules' conversions, run by the in-memory store (`rekon dev`'s API
+//! server, `rekon test`, `rekon reconcile`): it keeps a custom resource in
+//! its storage version and asks this converter for the others, as
+//! kube-apiserver asks a CRD's conversion webhook.
 //!
 //! The store converts while it holds its lock, so a conversion runs to the
 //! end on a thread of its own, and its guest reads an empty cluster (a
@@ -64,7 +65,6 @@ impl DevConverter {
     }
 }
 
-#[cfg(feature = "dev")]
 impl rekon_store::Converter for DevConverter {
     fn converts(&self, group: &str, kind: &str) -> bool {
         self.modules.converting(group, kind).is_some()

@@ -20,7 +20,6 @@
 
 pub mod certs;
 pub mod chain;
-#[cfg(feature = "dev")]
 mod dev;
 pub(crate) mod members;
 pub mod publish;
@@ -30,7 +29,6 @@ pub(crate) mod serve;
 
 pub use certs::{CertError, ServingCert};
 pub use chain::{Chain, configuration_name};
-#[cfg(feature = "dev")]
 pub use dev::DevConverter;
 pub use publish::{CaSource, Endpoint};
 pub use registry::WebhookModules;

@@ -15,6 +15,11 @@ fn strings(value: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Whether `res` is the CustomResourceDefinitions resource.
+pub(crate) fn is_crd(res: &ResourceInfo) -> bool {
+    res.group == "apiextensions.k8s.io" && res.kind == "CustomResourceDefinition"
+}
+
 impl Inner {
     pub(crate) fn crd_resources(crd: &Value) -> Result<Vec<ResourceInfo>, String> {
         let spec = crd.get("spec").ok_or("spec: Required value")?;
@@ -113,20 +118,85 @@ impl Inner {
                 ));
             }
         }
+        let schemas = super::custom::CustomSchemas::of_crd(crd);
+        let schemas_changed = old.is_some_and(|old| {
+            old.pointer("/spec/versions") != crd.pointer("/spec/versions")
+        });
         if let Some(old) = old {
             self.unregister_crd(old);
         }
-        for info in infos {
+        let key = infos.first().map(ResourceInfo::key);
+        for mut info in infos {
+            info.custom = Some(schemas.clone());
             self.resources.retain(|r| {
                 !(r.group == info.group && r.version == info.version && r.plural == info.plural)
             });
             self.resources.push(info);
         }
         self.apply_converter();
+        // The stored objects read anew through the new schemas, as a real
+        // server's storage decodes them after its CRD changed.
+        if schemas_changed
+            && let Some(key) = key
+            && let Some(objects) = self.objects.get_mut(&key)
+        {
+            for object in objects.values_mut() {
+                schemas.redecode(object);
+            }
+        }
         Ok(())
     }
 
-    pub(crate) fn crd_status(&self, mut crd: Value) -> Value {
+    /// What the CRD strategy does before it validates a CRD: v1's
+    /// defaults, the stored versions (the old ones and the new storage
+    /// version); then the CRD's own checks, a 422 when they fail.
+    pub(crate) fn prepare_crd(
+        crd: &mut Value,
+        old: Option<&Value>,
+        opts: &WriteOptions,
+    ) -> Result<(), Status> {
+        crate::schema::crd::default_crd(crd);
+        let stored = crate::schema::crd::stored_versions(crd, old);
+        if let Some(m) = crd.as_object_mut() {
+            let status = m.entry("status").or_insert_with(|| json!({}));
+            if let Some(status) = status.as_object_mut() {
+                status.insert("storedVersions".into(), json!(stored));
+            }
+        }
+        let errors = crate::schema::crd::validate_crd(crd, old);
+        if errors.is_empty() {
+            for warning in crate::schema::crd::warnings(crd, old) {
+                opts.warnings.add(warning);
+            }
+            return Ok(());
+        }
+        let name = meta(crd, "name").unwrap_or_default();
+        Err(Status::from_field_errors(
+            "apiextensions.k8s.io",
+            "CustomResourceDefinition",
+            &name,
+            &errors,
+        ))
+    }
+
+    /// The status of a CRD just created, before it is established (what
+    /// the real server answers a create with).
+    pub(crate) fn crd_initial_status(mut crd: Value) -> Value {
+        let stored = crate::schema::crd::stored_versions(&crd, None);
+        if let Some(m) = crd.as_object_mut() {
+            m.insert(
+                "status".into(),
+                json!({
+                    "conditions": null,
+                    "acceptedNames": {"plural": "", "kind": ""},
+                    "storedVersions": stored,
+                }),
+            );
+        }
+        crd
+    }
+
+    pub(crate) fn crd_status(&self, mut crd: Value, old: Option<&Value>) -> Value {
         let names = crd
             .pointer("/spec/names")
             .cloned()
@@ -138,17 +208,11 @@ impl Inner {
         {
             m.insert("singular".into(), json!(k.to_ascii_lowercase()));
         }
-        let stored: Vec<Value> = crd
-            .pointer("/spec/versions")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
-                    .filter_map(|v| v.get("name").cloned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let t = now();
+        let stored = crate::schema::crd::stored_versions(&crd, old);
+        let t = old
+            .and_then(|o| o.pointer("/status/conditions/0/lastTransitionTime"))
+            .and_then(Value::as_str)
+            .map_or_else(now, str::to_string);
         if let Some(m) = crd.as_object_mut() {
             m.insert(
                 "status".into(),

@@ -1,6 +1,7 @@
 //! The kinds with rules of their own, one file each.
 
 pub(crate) mod crd;
+pub(crate) mod custom;
 pub(crate) mod event;
 pub(crate) mod lease;
 pub(crate) mod namespace;

@@ -3,15 +3,22 @@
 //! `pkg/apiserver/schema` keeps them apart.
 //!
 //! - [`props`]: the `openAPIV3Schema` read into [`Schema`];
-//! - `validate`: the OpenAPI validation of an object (kube-openapi's
+//! - [`validate`]: the OpenAPI validation of an object (kube-openapi's
 //!   validator: types, formats, enum, required, bounds, lengths, items,
-//!   properties), as field errors;
-//! - `listtype`: `x-kubernetes-list-type` set and map: no duplicates;
-//! - `objectmeta`: the metadata of embedded resources;
-//! - `cel`: `x-kubernetes-validations` rules;
-//! - `defaulting`, `pruning`: `default:` values, and unknown fields;
-//! - `crd`: the checks of the CustomResourceDefinition itself.
+//!   properties), as field errors, with ratcheting on update;
+//! - [`listtype`]: `x-kubernetes-list-type` set and map: no duplicates;
+//! - [`objectmeta`]: the metadata of embedded resources;
+//! - [`cel`]: `x-kubernetes-validations` rules;
+//! - [`defaulting`], [`pruning`]: `default:` values, and unknown fields;
+//! - [`crd`]: the checks of the CustomResourceDefinition itself.
 
+pub mod cel;
+pub mod crd;
+pub mod defaulting;
+pub mod listtype;
+pub mod objectmeta;
 pub mod props;
+pub mod pruning;
+pub mod validate;
 
 pub use props::{Additional, Rule, Schema};

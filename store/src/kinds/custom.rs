@@ -1,0 +1,394 @@
+//! Custom resources: what their CRD's schemas say of each write and read,
+//! in the order apiextensions-apiserver applies it.
+//!
+//! - Decoding a body in the version written (`decode`): fields the schema
+//!   does not know are pruned, and reported as `fieldValidation` says
+//!   (with the fields the body gave twice); nulls the schema does not
+//!   allow go; the embedded resources' metadata is coerced; `default:`
+//!   values fill what is absent.
+//! - Validating (`validate`): apiVersion and kind, the metadata, the
+//!   OpenAPI schema (with ratcheting on update: what did not change is not
+//!   refused again), the embedded resources, list types, then the CEL
+//!   rules unless a blocking error came first; on the status subresource,
+//!   `status` alone.
+//! - Storing: objects are kept in the storage version, pruned by its
+//!   schema; they read back in any served version, pruned by its schema
+//!   (`to_version`). A CRD whose schemas change re-reads the stored
+//!   objects, pruned and defaulted by the new storage schema, as a real
+//!   server decodes them anew.
+
+use crate::field::{ErrorList, FieldError, Path};
+use crate::prelude::*;
+use crate::schema::Schema;
+use crate::types::FieldValidation;
+
+/// The schemas of one version of a CRD.
+pub(crate) struct VersionSchema {
+    /// The `openAPIV3Schema` (none: anything goes).
+    pub schema: Option<Schema>,
+    /// Its compiled `x-kubernetes-validations` rules.
+    pub rules: Option<crate::schema::cel::Rules>,
+}
+
+/// The schemas of every version of one CRD. Cheap to clone.
+#[derive(Clone)]
+pub struct CustomSchemas(Arc<Schemas>);
+
+pub(crate) struct Schemas {
+    /// The storage version.
+    pub storage: String,
+    /// Each version's schemas.
+    pub versions: BTreeMap<String, VersionSchema>,
+}
+
+impl std::fmt::Debug for CustomSchemas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CustomSchemas")
+            .field("storage", &self.0.storage)
+            .field("versions", &self.0.versions.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl PartialEq for CustomSchemas {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl CustomSchemas {
+    /// The schemas of a CRD (`apiextensions.k8s.io/v1`), versions by name.
+    pub(crate) fn of_crd(crd: &Value) -> CustomSchemas {
+        let versions = crd
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let storage = versions
+            .iter()
+            .find(|v| v["storage"] == true)
+            .and_then(|v| v["name"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        let versions = versions
+            .iter()
+            .enumerate()
+            .filter_map(|(index, v)| {
+                let name = v["name"].as_str()?.to_string();
+                let schema = v.pointer("/schema/openAPIV3Schema").map(|raw| {
+                    let mut schema = Schema::from_json(raw);
+                    // The defaults themselves are pruned once, as the real
+                    // server does before it serves a version.
+                    let _ = crate::schema::defaulting::prune_defaults(&mut schema);
+                    schema
+                });
+                let base = Path::new(["spec"])
+                    .child(&format!("versions[{index}]"))
+                    .child("schema")
+                    .child("openAPIV3Schema");
+                let rules = schema
+                    .as_ref()
+                    .and_then(|s| crate::schema::cel::compile(s, &base).ok());
+                Some((name, VersionSchema { schema, rules }))
+            })
+            .collect();
+        CustomSchemas(Arc::new(Schemas { storage, versions }))
+    }
+
+    fn version(&self, version: &str) -> Option<&VersionSchema> {
+        self.0.versions.get(version)
+    }
+
+    /// The storage version.
+    pub(crate) fn storage(&self) -> &str {
+        &self.0.storage
+    }
+
+    /// `object` (in any version of the CRD) as version `version` reads it:
+    /// its apiVersion, and pruned by that version's schema, as the real
+    /// server converts with strategy `None`.
+    pub(crate) fn to_version(&self, mut object: Value, group: &str, version: &str) -> Value {
+        let api_version = format!("{group}/{version}");
+        if object.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str()) {
+            return object;
+        }
+        if let Some(m) = object.as_object_mut() {
+            m.insert("apiVersion".into(), json!(api_version));
+        }
+        if let Some(schema) = self.version(version).and_then(|v| v.schema.as_ref()) {
+            crate::schema::pruning::prune(&mut object, schema, true);
+        }
+        object
+    }
+
+    /// Prunes `object` by the schema of `version` (what a converter gave).
+    pub(crate) fn prune_as(&self, version: &str, object: &mut Value) {
+        if let Some(schema) = self.version(version).and_then(|v| v.schema.as_ref()) {
+            crate::schema::pruning::prune(object, schema, true);
+        }
+    }
+
+    /// The fields of `object` the schema of `version` does not declare.
+    pub(crate) fn undeclared(&self, version: &str, object: &Value) -> Vec<String> {
+        match self.version(version).and_then(|v| v.schema.as_ref()) {
+            Some(schema) => {
+                let mut copy = object.clone();
+                crate::schema::pruning::prune(&mut copy, schema, true)
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// A stored object decoded anew (after its CRD changed): pruned and
+    /// defaulted by the storage version's schema.
+    pub(crate) fn redecode(&self, object: &mut Value) {
+        if let Some(schema) = self.version(self.storage()).and_then(|v| v.schema.as_ref()) {
+            let options = crate::schema::pruning::DecodeOptions {
+                drop_invalid_metadata: true,
+                ..Default::default()
+            };
+            let _ = crate::schema::pruning::coerce_decoded(object, schema, options);
+            crate::schema::defaulting::default(object, schema);
+        }
+    }
+}
+
+/// Numbers as Go's JSON writes the float64s it decoded: a float with no
+/// fraction is written without one (`2.0` is stored, and read back, as
+/// `2`).
+pub(crate) fn go_numbers(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or_default();
+            if f.fract() == 0.0 && f.abs() < 9.0e18 {
+                *value = Value::from(f as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(go_numbers),
+        Value::Object(map) => map.values_mut().for_each(go_numbers),
+        _ => {}
+    }
+}
+
+/// The 400 of a body the decoder cannot read.
+fn cannot_handle(res: &ResourceInfo, why: &str) -> Status {
+    Status::bad_request(format!(
+        "{kind} in version \"{version}\" cannot be handled as a {kind}: {why}",
+        kind = res.kind,
+        version = res.version,
+    ))
+}
+
+/// The 400 of a body with unknown or duplicate fields under `Strict`.
+fn strict_error(res: &ResourceInfo, problems: &[String]) -> Status {
+    cannot_handle(res, &format!("strict decoding error: {}", problems.join(", ")))
+}
+
+/// Errors that stop the CEL rules from running (apiextensions'
+/// `hasBlockingErr`).
+fn blocking(errors: &ErrorList) -> bool {
+    use crate::field::ErrorType::*;
+    errors
+        .iter()
+        .any(|e| matches!(e.kind, NotSupported | Required | TooLong | TooMany | TypeInvalid))
+}
+
+/// What a write is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Write {
+    Create,
+    Update,
+    Status,
+}
+
+impl Inner {
+    /// The schemas of the custom resource `res`, if it is one.
+    pub(crate) fn custom(&self, res: &ResourceInfo) -> Option<CustomSchemas> {
+        res.custom.clone()
+    }
+
+    /// Decodes a body written in `res`'s version: prunes what the schema
+    /// does not know and reports it (and the duplicate fields) as
+    /// `fieldValidation` says, drops nulls the schema does not allow,
+    /// coerces embedded metadata, fills defaults.
+    pub(crate) fn decode_custom(
+        &self,
+        res: &ResourceInfo,
+        object: &mut Value,
+        opts: &WriteOptions,
+    ) -> Result<(), Status> {
+        let Some(custom) = self.custom(res) else {
+            return Ok(());
+        };
+        let Some(schema) = custom.version(&res.version).and_then(|v| v.schema.as_ref()) else {
+            return Ok(());
+        };
+        // An object of another group or kind is neither pruned nor
+        // defaulted (validation then refuses it).
+        let group_of = |api_version: &str| api_version.rsplit_once('/').map_or("", |(g, _)| g).to_string();
+        let kind = object.get("kind").and_then(Value::as_str).unwrap_or(&res.kind);
+        let group = object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .map_or_else(|| res.group.clone(), group_of);
+        if kind != res.kind || group != res.group {
+            return Ok(());
+        }
+        let options = crate::schema::pruning::DecodeOptions {
+            return_unknown_field_paths: opts.field_validation != FieldValidation::Ignore,
+            ..Default::default()
+        };
+        let unknown = crate::schema::pruning::coerce_decoded(object, schema, options)
+            .map_err(|why| cannot_handle(res, &why))?;
+        let problems: Vec<String> = opts
+            .duplicate_fields
+            .iter()
+            .map(|f| format!("duplicate field \"{f}\""))
+            .chain(crate::schema::pruning::unknown_field_messages(&unknown))
+            .collect();
+        match opts.field_validation {
+            FieldValidation::Strict if !problems.is_empty() => {
+                return Err(strict_error(res, &problems));
+            }
+            FieldValidation::Warn => {
+                for problem in problems {
+                    opts.warnings.add(problem);
+                }
+            }
+            _ => {}
+        }
+        crate::schema::defaulting::default(object, schema);
+        Ok(())
+    }
+
+    /// Validates a custom resource about to be stored in `res`'s version;
+    /// `old` is the object it replaces (update, status).
+    pub(crate) fn validate_custom(
+        &self,
+        res: &ResourceInfo,
+        new: &Value,
+        old: Option<&Value>,
+        write: Write,
+        opts: &WriteOptions,
+    ) -> Result<(), Status> {
+        let Some(custom) = self.custom(res) else {
+            return Ok(());
+        };
+        let name = meta(new, "name").unwrap_or_default();
+        let version = custom.version(&res.version);
+        let schema = version.and_then(|v| v.schema.as_ref());
+        let mut errors = type_meta(res, new);
+        if errors.is_empty() {
+            let metadata = Path::new(["metadata"]);
+            let meta_of = |o: &Value| o.get("metadata").cloned().unwrap_or(Value::Null);
+            errors.extend(match (write, old) {
+                (Write::Create, _) | (_, None) => {
+                    crate::metadata::validate_object_meta(&meta_of(new), res.namespaced, &metadata)
+                }
+                (_, Some(old)) => {
+                    crate::metadata::validate_object_meta_update(&meta_of(new), &meta_of(old), &metadata)
+                }
+            });
+            if let Some(schema) = schema {
+                errors.extend(schema_errors(schema, new, old, write));
+            }
+        }
+        if let Some(schema) = schema {
+            if write != Write::Status {
+                errors.extend(crate::schema::objectmeta::validate_embedded(new, schema));
+            }
+            let lists = crate::schema::listtype::validate_lists(new, schema);
+            let old_lists_fine = old
+                .is_none_or(|o| crate::schema::listtype::validate_lists(o, schema).is_empty());
+            if old_lists_fine {
+                errors.extend(lists);
+            }
+        }
+        if let Some(rules) = version.and_then(|v| v.rules.as_ref())
+            && !rules.is_empty()
+        {
+            if blocking(&errors) {
+                errors.push(FieldError::invalid(
+                    &Path::none(),
+                    Value::Null,
+                    "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+                ));
+            } else {
+                errors.extend(rules.validate(new, old));
+            }
+        }
+        if !errors.is_empty() {
+            // The error names the kind the body gave.
+            let kind = new
+                .get("kind")
+                .and_then(Value::as_str)
+                .filter(|k| !k.is_empty())
+                .unwrap_or(&res.kind);
+            return Err(Status::from_field_errors(&res.group, kind, &name, &errors));
+        }
+        if write != Write::Status {
+            let meta_of = |o: &Value| o.get("metadata").cloned().unwrap_or(Value::Null);
+            let old_meta = old.map(meta_of);
+            for warning in crate::metadata::finalizer_warnings(&meta_of(new), old_meta.as_ref()) {
+                opts.warnings.add(warning);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// apiVersion and kind, as the version's storage expects them.
+fn type_meta(res: &ResourceInfo, object: &Value) -> ErrorList {
+    let mut errors = ErrorList::new();
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
+    // A write without them (server-side apply builds its object) gets
+    // the resource's.
+    if !kind.is_empty() && kind != res.kind {
+        errors.push(FieldError::invalid(
+            &Path::new(["kind"]),
+            kind,
+            format!("must be {}", res.kind),
+        ));
+    }
+    let api_version = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !api_version.is_empty() && api_version != res.api_version() {
+        errors.push(FieldError::invalid(
+            &Path::new(["apiVersion"]),
+            api_version,
+            format!("must be {}", res.api_version()),
+        ));
+    }
+    errors
+}
+
+/// The OpenAPI schema's errors: the whole object (create, update with
+/// ratcheting), or `status` alone against its own schema.
+fn schema_errors(schema: &Schema, new: &Value, old: Option<&Value>, write: Write) -> ErrorList {
+    use crate::schema::validate::{validate, validate_update};
+    match (write, old) {
+        (Write::Status, old) => {
+            let Some(status) = new.get("status") else {
+                return ErrorList::new();
+            };
+            let Some(status_schema) = schema.properties.get("status") else {
+                return ErrorList::new();
+            };
+            let errors = match old.and_then(|o| o.get("status")) {
+                Some(old_status) => validate_update(status_schema, status, old_status),
+                None => validate(status_schema, status),
+            };
+            errors
+                .into_iter()
+                .map(|mut e| {
+                    e.field = Path::new(["status"]).join(&e.field);
+                    e
+                })
+                .collect()
+        }
+        (Write::Create, _) | (_, None) => validate(schema, new),
+        (Write::Update, Some(old)) => validate_update(schema, new, old),
+    }
+}

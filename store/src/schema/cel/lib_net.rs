@@ -1,0 +1,373 @@
+//! Kubernetes' IP and CIDR libraries (`library/ip.go`, `library/cidr.go`):
+//! `ip()`, `isIP()`, `ip.isCanonical()`, `family()`, the address classes,
+//! `cidr()`, `isCIDR()`, `containsIP()`, `containsCIDR()`, `ip()`,
+//! `prefixLength()`, `masked()`, and `string()` of both. Addresses parse as
+//! Go's `netip` parses them, without zones or IPv4-mapped IPv6 addresses.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use cel::common::types::{CelBool, CelInt, CelString, STRING_TYPE, Type};
+use cel::common::value::CowVal;
+use cel::{DeclarationError, Env, ExecutionError};
+
+use super::opaque::{Content, Opaque, arg, error, opaque_type, owned, text};
+
+static IP_TYPE: Type = opaque_type("net.IP");
+static CIDR_TYPE: Type = opaque_type("net.CIDR");
+
+impl Content for IpAddr {
+    const TYPE: &'static Type = &IP_TYPE;
+
+    fn same(&self, other: &Self) -> bool {
+        self == other
+    }
+}
+
+/// A network: an address and a prefix length.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Cidr {
+    addr: IpAddr,
+    bits: u8,
+}
+
+impl Content for Cidr {
+    const TYPE: &'static Type = &CIDR_TYPE;
+
+    fn same(&self, other: &Self) -> bool {
+        self == other
+    }
+}
+
+fn is_4_in_6(addr: &IpAddr) -> bool {
+    matches!(addr, IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some())
+}
+
+/// `parseIPAddr`.
+fn parse_ip(raw: &str) -> Result<IpAddr, String> {
+    if raw.contains('%') {
+        return Err(format!("IP address {raw:?} with zone value is not allowed"));
+    }
+    let addr: IpAddr = raw.parse().map_err(|_| {
+        format!("IP Address {raw:?} parse error during conversion from string: ParseAddr({raw:?}): unable to parse IP")
+    })?;
+    if is_4_in_6(&addr) {
+        return Err(format!("IPv4-mapped IPv6 address {raw:?} is not allowed"));
+    }
+    Ok(addr)
+}
+
+/// `parseCIDR`.
+fn parse_cidr(raw: &str) -> Result<Cidr, String> {
+    let bad = |why: &str| {
+        format!(
+            "network address parse error during conversion from string: netip.ParsePrefix({raw:?}): {why}"
+        )
+    };
+    let (addr, bits) = raw.rsplit_once('/').ok_or_else(|| bad("no '/'"))?;
+    if addr.contains('%') {
+        return Err(bad("IPv6 zones cannot be present in a prefix"));
+    }
+    let addr: IpAddr = addr
+        .parse()
+        .map_err(|_| bad(&format!("ParseAddr({addr:?}): unable to parse IP")))?;
+    let max = if addr.is_ipv4() { 32 } else { 128 };
+    if bits.len() > 1 && !(b'1'..=b'9').contains(&bits.as_bytes()[0]) {
+        return Err(bad(&format!("bad bits after slash: {bits:?}")));
+    }
+    let bits: u32 = bits
+        .parse()
+        .map_err(|_| bad(&format!("bad bits after slash: {bits:?}")))?;
+    if bits > max {
+        return Err(bad("prefix length out of range"));
+    }
+    let bits = bits as u8;
+    if is_4_in_6(&addr) {
+        return Err(format!("IPv4-mapped IPv6 address {raw:?} is not allowed"));
+    }
+    Ok(Cidr { addr, bits })
+}
+
+fn mask(addr: IpAddr, bits: u8) -> IpAddr {
+    match addr {
+        IpAddr::V4(v4) => {
+            let m = if bits == 0 {
+                0
+            } else {
+                u32::MAX << (32 - u32::from(bits))
+            };
+            IpAddr::V4(Ipv4Addr::from(u32::from(v4) & m))
+        }
+        IpAddr::V6(v6) => {
+            let m = if bits == 0 {
+                0
+            } else {
+                u128::MAX << (128 - u32::from(bits))
+            };
+            IpAddr::V6(Ipv6Addr::from(u128::from(v6) & m))
+        }
+    }
+}
+
+impl Cidr {
+    fn contains(&self, ip: &IpAddr) -> bool {
+        ip.is_ipv4() == self.addr.is_ipv4() && mask(*ip, self.bits) == mask(self.addr, self.bits)
+    }
+
+    fn text(&self) -> String {
+        format!("{}/{}", self.addr, self.bits)
+    }
+}
+
+fn is_link_local_unicast(ip: &IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.octets()[..2] == [169, 254],
+        IpAddr::V6(v6) => v6.segments()[0] & 0xffc0 == 0xfe80,
+    }
+}
+
+fn is_link_local_multicast(ip: &IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.octets()[..3] == [224, 0, 0],
+        IpAddr::V6(v6) => v6.segments()[0] & 0xff0f == 0xff02,
+    }
+}
+
+fn is_global_unicast(ip: &IpAddr) -> bool {
+    let broadcast = matches!(ip, IpAddr::V4(v4) if v4.is_broadcast());
+    !(ip.is_unspecified()
+        || ip.is_loopback()
+        || ip.is_multicast()
+        || broadcast
+        || is_link_local_unicast(ip))
+}
+
+/// Registers the functions on `env`.
+pub(crate) fn register(env: &mut Env) -> Result<(), DeclarationError> {
+    let ip = || std::borrow::ToOwned::to_owned(&IP_TYPE);
+    let cidr = || std::borrow::ToOwned::to_owned(&CIDR_TYPE);
+    env.add_type(ip())?;
+    env.add_type(cidr())?;
+    env.add_overload("ip", "string_to_ip", vec![STRING_TYPE], to_ip)?;
+    env.add_overload("isIP", "is_ip", vec![STRING_TYPE], is_ip)?;
+    env.add_overload(
+        "ip.isCanonical",
+        "ip_is_canonical",
+        vec![STRING_TYPE],
+        is_canonical,
+    )?;
+    env.add_overload("string", "ip_to_string", vec![ip()], ip_to_string)?;
+    env.add_member_overload("family", "ip_family", ip(), vec![], family)?;
+    env.add_member_overload(
+        "isUnspecified",
+        "ip_is_unspecified",
+        ip(),
+        vec![],
+        unspecified,
+    )?;
+    env.add_member_overload("isLoopback", "ip_is_loopback", ip(), vec![], loopback)?;
+    env.add_member_overload(
+        "isLinkLocalMulticast",
+        "ip_is_link_local_multicast",
+        ip(),
+        vec![],
+        ll_multicast,
+    )?;
+    env.add_member_overload(
+        "isLinkLocalUnicast",
+        "ip_is_link_local_unicast",
+        ip(),
+        vec![],
+        ll_unicast,
+    )?;
+    env.add_member_overload(
+        "isGlobalUnicast",
+        "ip_is_global_unicast",
+        ip(),
+        vec![],
+        global_unicast,
+    )?;
+    env.add_overload("cidr", "string_to_cidr", vec![STRING_TYPE], to_cidr)?;
+    env.add_overload("isCIDR", "is_cidr", vec![STRING_TYPE], is_cidr)?;
+    env.add_overload("string", "cidr_to_string", vec![cidr()], cidr_to_string)?;
+    env.add_member_overload(
+        "containsIP",
+        "cidr_contains_ip_string",
+        cidr(),
+        vec![STRING_TYPE],
+        contains_ip,
+    )?;
+    env.add_member_overload(
+        "containsIP",
+        "cidr_contains_ip_ip",
+        cidr(),
+        vec![ip()],
+        contains_ip,
+    )?;
+    env.add_member_overload(
+        "containsCIDR",
+        "cidr_contains_cidr_string",
+        cidr(),
+        vec![STRING_TYPE],
+        contains_cidr,
+    )?;
+    env.add_member_overload(
+        "containsCIDR",
+        "cidr_contains_cidr",
+        cidr(),
+        vec![cidr()],
+        contains_cidr,
+    )?;
+    env.add_member_overload("ip", "cidr_ip", cidr(), vec![], cidr_ip)?;
+    env.add_member_overload(
+        "prefixLength",
+        "cidr_prefix_length",
+        cidr(),
+        vec![],
+        prefix_length,
+    )?;
+    env.add_member_overload("masked", "cidr_masked", cidr(), vec![], masked)?;
+    Ok(())
+}
+
+type Out<'b, 'v> = Result<CowVal<'b, 'v>, ExecutionError>;
+
+fn to_ip<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    owned(Opaque(
+        parse_ip(text(&args, 0)?).map_err(|e| error("ip", e))?,
+    ))
+}
+
+fn is_ip<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    owned(CelBool::from(parse_ip(text(&args, 0)?).is_ok()))
+}
+
+fn is_canonical<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    let raw = text(&args, 0)?;
+    let addr = parse_ip(raw).map_err(|e| error("ip.isCanonical", e))?;
+    owned(CelBool::from(addr.to_string() == raw))
+}
+
+fn ip_to_string<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    owned(CelString::from(arg::<IpAddr>(&args, 0)?.to_string()))
+}
+
+fn family<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    owned(CelInt::from(if arg::<IpAddr>(&args, 0)?.is_ipv4() {
+        4
+    } else {
+        6
+    }))
+}
+
+fn test_ip<'b, 'v>(args: &[CowVal<'b, 'v>], f: fn(&IpAddr) -> bool) -> Out<'b, 'v> {
+    owned(CelBool::from(f(arg::<IpAddr>(args, 0)?)))
+}
+
+fn unspecified<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    test_ip(&args, IpAddr::is_unspecified)
+}
+
+fn loopback<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    test_ip(&args, IpAddr::is_loopback)
+}
+
+fn ll_multicast<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    test_ip(&args, is_link_local_multicast)
+}
+
+fn ll_unicast<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    test_ip(&args, is_link_local_unicast)
+}
+
+fn global_unicast<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    test_ip(&args, is_global_unicast)
+}
+
+fn to_cidr<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    let c = parse_cidr(text(&args, 0)?).map_err(|e| {
+        error(
+            "cidr",
+            format!("network address parse error during conversion from string: {e}"),
+        )
+    })?;
+    owned(Opaque(c))
+}
+
+fn is_cidr<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    owned(CelBool::from(parse_cidr(text(&args, 0)?).is_ok()))
+}
+
+fn cidr_to_string<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    owned(CelString::from(arg::<Cidr>(&args, 0)?.text()))
+}
+
+fn contains_ip<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    let c = arg::<Cidr>(&args, 0)?;
+    let ip = match text(&args, 1) {
+        Ok(s) => parse_ip(s).map_err(|e| error("containsIP", e))?,
+        Err(_) => *arg::<IpAddr>(&args, 1)?,
+    };
+    owned(CelBool::from(c.contains(&ip)))
+}
+
+fn contains_cidr<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    let c = arg::<Cidr>(&args, 0)?;
+    let other = match text(&args, 1) {
+        Ok(s) => parse_cidr(s).map_err(|e| {
+            error(
+                "containsCIDR",
+                format!("network address parse error during conversion from string: {e}"),
+            )
+        })?,
+        Err(_) => *arg::<Cidr>(&args, 1)?,
+    };
+    let overlaps = c.contains(&other.addr) || other.contains(&c.addr);
+    owned(CelBool::from(overlaps && c.bits <= other.bits))
+}
+
+fn cidr_ip<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    owned(Opaque(arg::<Cidr>(&args, 0)?.addr))
+}
+
+fn prefix_length<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    owned(CelInt::from(i64::from(arg::<Cidr>(&args, 0)?.bits)))
+}
+
+fn masked<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    let c = arg::<Cidr>(&args, 0)?;
+    owned(Opaque(Cidr {
+        addr: mask(c.addr, c.bits),
+        bits: c.bits,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_and_networks_parse_as_netip_parses_them() {
+        assert!(parse_ip("10.0.0.1").is_ok());
+        assert_eq!(
+            parse_ip("::ffff:1.2.3.4").unwrap_err(),
+            "IPv4-mapped IPv6 address \"::ffff:1.2.3.4\" is not allowed"
+        );
+        assert_eq!(
+            parse_ip("fe80::1%eth0").unwrap_err(),
+            "IP address \"fe80::1%eth0\" with zone value is not allowed"
+        );
+        let net = parse_cidr("192.168.0.0/16").expect("valid");
+        assert!(net.contains(&"192.168.3.4".parse().expect("an address")));
+        assert!(!net.contains(&"10.0.0.1".parse().expect("an address")));
+        assert!(parse_cidr("10.0.0.0/33").is_err());
+        assert!(parse_cidr("10.0.0.0/08").is_err());
+        assert_eq!(
+            mask("10.1.2.3".parse().expect("an address"), 8).to_string(),
+            "10.0.0.0"
+        );
+        assert!(is_global_unicast(&"10.1.2.3".parse().expect("an address")));
+        assert!(!is_global_unicast(
+            &"169.254.0.1".parse().expect("an address")
+        ));
+    }
+}

@@ -1,0 +1,359 @@
+//! A JSON value as CEL sees it, by its schema (apiserver's
+//! `UnstructuredToVal`, `common/valuesunstructured.go`): objects as maps of
+//! their schema's properties (by their escaped names, null fields left
+//! out), maps from `additionalProperties`, lists (sets and map-lists equal
+//! whatever their order), int-or-string as an `int` or a `string`, numbers
+//! as `double` and integers as `int`, strings of the `byte`, `duration`,
+//! `date` and `date-time` formats as bytes, durations and timestamps.
+
+use std::collections::HashMap;
+
+use cel::common::traits::{Adder, Container, Indexer, Iterable, Sizer, Zeroer};
+use cel::common::types::{
+    CelBool, CelBytes, CelDouble, CelDuration, CelInt, CelList, CelMap, CelMapKey, CelNull,
+    CelString, CelTimestamp, LIST_TYPE, Type,
+};
+use cel::common::value::{Builtin, BuiltinRef, Val};
+use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime};
+use serde_json::Value;
+
+use super::types::{RESERVED, additional_schema, escape, with_type_and_object_meta};
+use crate::schema::Schema;
+
+/// A CEL value.
+pub(crate) type CelValue = Box<dyn Val + 'static>;
+
+/// `value` as CEL sees it under `schema`; `resource_root` for the root of
+/// a resource, whose `apiVersion`, `kind` and `metadata` are typed.
+pub(crate) fn to_cel(value: &Value, schema: &Schema, resource_root: bool) -> CelValue {
+    if resource_root || (schema.embedded_resource && value.is_object()) {
+        return convert(value, &with_type_and_object_meta(schema));
+    }
+    convert(value, schema)
+}
+
+fn convert(value: &Value, schema: &Schema) -> CelValue {
+    if value.is_null() {
+        return Box::new(CelNull);
+    }
+    if schema.int_or_string {
+        return match value {
+            Value::String(s) => Box::new(CelString::from(s.clone())),
+            Value::Number(n) => number(n, true),
+            _ => Box::new(CelNull),
+        };
+    }
+    match (schema.type_.as_deref(), value) {
+        (Some("object"), Value::Object(map)) => {
+            let mut entries: HashMap<CelMapKey<'static>, CelValue> = HashMap::new();
+            if let Some(values) = additional_schema(schema) {
+                for (k, v) in map {
+                    entries.insert(CelMapKey::from(k.clone()), to_cel(v, values, false));
+                }
+            } else {
+                for (k, v) in map {
+                    let (Some(prop), Some(name)) = (schema.properties.get(k), escape(k)) else {
+                        continue;
+                    };
+                    if v.is_null() {
+                        continue;
+                    }
+                    if RESERVED.contains(&k.as_str()) {
+                        // Selected as `self.namespace` as well as `self.__namespace__`.
+                        entries.insert(CelMapKey::from(k.clone()), to_cel(v, prop, false));
+                    }
+                    entries.insert(CelMapKey::from(name), to_cel(v, prop, false));
+                }
+            }
+            Box::new(CelMap::from(entries))
+        }
+        (Some("array"), Value::Array(items)) => {
+            let Some(item) = schema.items.as_deref() else {
+                return Box::new(CelList::from(Vec::new()));
+            };
+            let elems: Vec<CelValue> = items.iter().map(|v| to_cel(v, item, false)).collect();
+            let list = CelList::from(elems);
+            match schema.list_type.as_deref() {
+                Some("set") => Box::new(KeyedList { list, keys: None }),
+                Some("map") => Box::new(KeyedList {
+                    list,
+                    keys: Some(
+                        schema
+                            .list_map_keys
+                            .iter()
+                            .map(|k| escape(k).unwrap_or_else(|| k.clone()))
+                            .collect(),
+                    ),
+                }),
+                _ => Box::new(list),
+            }
+        }
+        (Some("string"), Value::String(s)) => string(s, schema.format.as_deref()),
+        (Some("number"), Value::Number(n)) => {
+            Box::new(CelDouble::from(n.as_f64().unwrap_or_default()))
+        }
+        (Some("integer"), Value::Number(n)) => number(n, true),
+        (Some("boolean"), Value::Bool(b)) => Box::new(CelBool::from(*b)),
+        _ => Box::new(CelNull),
+    }
+}
+
+/// An integer as `int`, a fraction as `double`.
+fn number(n: &serde_json::Number, integral: bool) -> CelValue {
+    match n.as_i64() {
+        Some(i) => Box::new(CelInt::from(i)),
+        None => {
+            let f = n.as_f64().unwrap_or_default();
+            if integral && f.fract() == 0.0 && f.abs() < 9.2e18 {
+                Box::new(CelInt::from(f as i64))
+            } else {
+                Box::new(CelDouble::from(f))
+            }
+        }
+    }
+}
+
+fn string(s: &str, format: Option<&str>) -> CelValue {
+    let parsed: Option<CelValue> = match format {
+        Some("duration") => parse_duration(s)
+            .and_then(|nanos| i64::try_from(nanos).ok())
+            .map(|n| Box::new(CelDuration::from(chrono::Duration::nanoseconds(n))) as CelValue),
+        Some("date") => NaiveDate::parse_from_str(s, "%Y-%m-%d")
+            .ok()
+            .and_then(|d| d.and_hms_opt(0, 0, 0))
+            .map(|d| timestamp(d.and_utc().fixed_offset())),
+        Some("date-time") => parse_date_time(s).map(timestamp),
+        Some("byte") => {
+            use base64::Engine;
+            base64::engine::general_purpose::URL_SAFE
+                .decode(s)
+                .or_else(|_| base64::engine::general_purpose::STANDARD.decode(s))
+                .ok()
+                .map(|b| Box::new(CelBytes::from(b)) as CelValue)
+        }
+        _ => None,
+    };
+    parsed.unwrap_or_else(|| Box::new(CelString::from(s.to_string())))
+}
+
+fn timestamp(t: DateTime<FixedOffset>) -> CelValue {
+    Box::new(CelTimestamp::from(t))
+}
+
+/// A `date-time` as kube-openapi's `strfmt.ParseDateTime` reads it: RFC
+/// 3339, with or without fractions, or a local time taken as UTC.
+pub(crate) fn parse_date_time(s: &str) -> Option<DateTime<FixedOffset>> {
+    DateTime::parse_from_rfc3339(s).ok().or_else(|| {
+        NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S")
+            .ok()
+            .map(|t| t.and_utc().fixed_offset())
+    })
+}
+
+/// A duration in nanoseconds as Go's `time.ParseDuration` reads it
+/// (`1h30m`, `1.5s`, `-2ms`, `0`).
+pub(crate) fn parse_go_duration(s: &str) -> Option<i128> {
+    let (negative, mut rest) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if rest == "0" {
+        return Some(0);
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    let mut total: f64 = 0.0;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number = &rest[..digits];
+        if number.is_empty() || number == "." {
+            return None;
+        }
+        let value: f64 = number.parse().ok()?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale: f64 = match &rest[..unit_len] {
+            "ns" => 1.0,
+            "us" | "µs" | "μs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            _ => return None,
+        };
+        rest = &rest[unit_len..];
+        total += value * scale;
+    }
+    if total > 9.223_372_036_854_776e18 {
+        return None;
+    }
+    let nanos = total.round() as i128;
+    Some(if negative { -nanos } else { nanos })
+}
+
+/// A `duration` as kube-openapi's `strfmt.ParseDuration` reads it: Go's
+/// form, else numbers with units such as `3 days` or `1w`.
+pub(crate) fn parse_duration(s: &str) -> Option<i128> {
+    if let Some(d) = parse_go_duration(s) {
+        return Some(d);
+    }
+    const UNITS: &[(&[&str], i128)] = &[
+        (&["ns", "nano"], 1),
+        (&["us", "µs", "micro"], 1_000),
+        (&["ms", "milli"], 1_000_000),
+        (&["s", "sec"], 1_000_000_000),
+        (&["m", "min"], 60_000_000_000),
+        (&["h", "hr", "hour"], 3_600_000_000_000),
+        (&["d", "day"], 86_400_000_000_000),
+        (&["w", "wk", "week"], 604_800_000_000_000),
+    ];
+    let pattern = regex::Regex::new(r"((\d+)\s*([A-Za-zµ]+))").expect("a valid pattern");
+    let mut total: i128 = 0;
+    let mut matched = false;
+    for caps in pattern.captures_iter(s) {
+        let factor: i128 = caps[2].parse().ok()?;
+        let unit = caps[3].trim().to_lowercase();
+        for (variants, multiplier) in UNITS {
+            let last = variants.len() - 1;
+            for (i, variant) in variants.iter().enumerate() {
+                if (i == last && unit.starts_with(variant)) || variant.eq_ignore_ascii_case(&unit) {
+                    matched = true;
+                    total += factor * multiplier;
+                }
+            }
+        }
+    }
+    matched.then_some(total)
+}
+
+/// A list of `x-kubernetes-list-type` `set` (no keys) or `map` (its keys):
+/// equal to another list of the same elements in any order, as the real
+/// server compares them; a list otherwise.
+#[derive(Debug, Clone)]
+pub(crate) struct KeyedList {
+    list: CelList<'static>,
+    keys: Option<Vec<String>>,
+}
+
+impl KeyedList {
+    fn key_of<'a, 'v>(
+        keys: &[String],
+        elem: &'a (dyn Val + 'v),
+    ) -> Vec<Option<&'a (dyn Val + 'v)>> {
+        let map = elem.downcast_ref::<CelMap>();
+        keys.iter()
+            .map(|k| {
+                map.and_then(|m| m.inner().get(&CelMapKey::from(k.clone())))
+                    .map(|v| v.as_ref())
+            })
+            .collect()
+    }
+
+    fn same_key(a: &[Option<&(dyn Val + '_)>], b: &[Option<&(dyn Val + '_)>]) -> bool {
+        a.iter().zip(b).all(|(x, y)| match (x, y) {
+            (Some(x), Some(y)) => x.equals(*y),
+            (None, None) => true,
+            _ => false,
+        })
+    }
+}
+
+impl Val for KeyedList {
+    fn get_type(&self) -> &Type {
+        &LIST_TYPE
+    }
+
+    fn cel_type() -> &'static Type {
+        &LIST_TYPE
+    }
+
+    fn as_adder<'b, 'w>(&'b self) -> Option<&'b (dyn Adder + 'w)>
+    where
+        Self: 'w,
+    {
+        Some(&self.list)
+    }
+
+    fn as_container(&self) -> Option<&dyn Container> {
+        Some(&self.list)
+    }
+
+    fn as_indexer<'b, 'w>(&'b self) -> Option<&'b (dyn Indexer + 'w)>
+    where
+        Self: 'w,
+    {
+        Some(&self.list)
+    }
+
+    fn into_indexer<'w>(self: Box<Self>) -> Option<Box<dyn Indexer + 'w>>
+    where
+        Self: 'w,
+    {
+        Some(Box::new(self.list))
+    }
+
+    fn as_iterable<'b, 'w>(&'b self) -> Option<&'b (dyn Iterable + 'w)>
+    where
+        Self: 'w,
+    {
+        Some(&self.list)
+    }
+
+    fn as_sizer(&self) -> Option<&dyn Sizer> {
+        Some(&self.list)
+    }
+
+    fn as_zeroer(&self) -> Option<&dyn Zeroer> {
+        Some(&self.list)
+    }
+
+    fn equals(&self, other: &dyn Val) -> bool {
+        let Some(other) = other.downcast_ref::<CelList>() else {
+            return false;
+        };
+        if other.len() != self.list.len() {
+            return false;
+        }
+        match &self.keys {
+            None => other
+                .inner()
+                .iter()
+                .all(|o| self.list.inner().iter().any(|mine| mine.equals(o.as_ref()))),
+            Some(keys) => other.inner().iter().all(|o| {
+                let key = Self::key_of(keys, o.as_ref());
+                self.list
+                    .inner()
+                    .iter()
+                    .find(|mine| Self::same_key(&Self::key_of(keys, mine.as_ref()), &key))
+                    .is_some_and(|mine| mine.equals(o.as_ref()))
+            }),
+        }
+    }
+
+    fn clone_as_boxed<'w>(&self) -> Box<dyn Val + 'w>
+    where
+        Self: 'w,
+    {
+        Box::new(self.clone())
+    }
+
+    fn as_builtin<'b, 'w>(&'b self) -> BuiltinRef<'b, 'w>
+    where
+        Self: 'w,
+    {
+        BuiltinRef::List(&self.list)
+    }
+
+    fn into_builtin<'w>(self: Box<Self>) -> Option<Builtin<'w>>
+    where
+        Self: 'w,
+    {
+        Some(Builtin::List(self.list))
+    }
+}
