@@ -350,3 +350,59 @@ mod webhooks {
         assert!(cluster.successful_writes().is_empty());
     }
 }
+
+#[test]
+fn a_refused_finalizer_patch_is_the_refusal_not_a_conflict() {
+    // The server refuses a new finalizer on an object being deleted (422
+    // with its cause, as a real one does), which no retry can mend: the
+    // helper says so instead of calling it a conflict.
+    let cluster = FakeCluster::from_yaml(
+        r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gizmos.widgets.example.com}
+spec:
+  group: widgets.example.com
+  names: {kind: Gizmo, plural: gizmos}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+---
+apiVersion: widgets.example.com/v1
+kind: Gizmo
+metadata:
+  name: g
+  namespace: apps
+  finalizers: [other.example.com/keep]
+  deletionTimestamp: "2026-01-01T00:00:00Z"
+spec: {size: 3}
+"#,
+    )
+    .expect("fixtures");
+    let read = cluster
+        .object(
+            &Gvk::new("widgets.example.com", "v1", "Gizmo"),
+            Some("apps"),
+            "g",
+        )
+        .expect("g");
+    cluster.run(|| {
+        let refused = api::add_finalizer(&read, "mine.example.com/f").expect_err("refused");
+        assert_eq!(refused.code, 422, "{refused}");
+        assert!(!refused.is_conflict(), "{refused}");
+        assert!(
+            refused
+                .message
+                .contains("no new finalizers can be added if the object is being deleted"),
+            "{refused}"
+        );
+        assert!(!Error::from(refused).retry);
+    });
+}

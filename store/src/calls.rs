@@ -93,9 +93,18 @@ pub fn decode_object(body: &[u8], res: &ResourceInfo) -> Result<Value, Status> {
             "unexpected end of JSON input".to_string()
         } else {
             let text = String::from_utf8_lossy(body);
-            let line = text.lines().nth(json_error.line().saturating_sub(1)).unwrap_or_default();
-            let c = line.chars().nth(json_error.column().saturating_sub(1)).unwrap_or(' ');
-            format!("invalid character {} looking for beginning of value", go_char(c))
+            let line = text
+                .lines()
+                .nth(json_error.line().saturating_sub(1))
+                .unwrap_or_default();
+            let c = line
+                .chars()
+                .nth(json_error.column().saturating_sub(1))
+                .unwrap_or(' ');
+            format!(
+                "invalid character {} looking for beginning of value",
+                go_char(c)
+            )
         };
         let summary = if body.len() > 30 {
             format!("{} ...", String::from_utf8_lossy(&body[..30]))
@@ -361,11 +370,9 @@ pub fn seed(store: &Store, object: Value) -> Result<Value, Status> {
     let stored = store.seed_object(object.clone())?;
     match object.get("status").filter(|s| !s.is_null()) {
         Some(status) if res.status_subresource => {
+            // Written over what was just stored (its resourceVersion).
             let mut with_status = stored;
             with_status["status"] = status.clone();
-            if let Some(meta) = with_status["metadata"].as_object_mut() {
-                meta.remove("resourceVersion");
-            }
             let name = meta(&with_status, "name").unwrap_or_default();
             let ns = res
                 .namespaced

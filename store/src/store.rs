@@ -405,9 +405,15 @@ impl Store {
         };
         let mut g = self.lock();
         let nsr = ns.clone().unwrap_or_default();
-        let out = if !name.is_empty() && g.find(&res, &nsr, &name).is_some() {
+        let current = (!name.is_empty())
+            .then(|| g.find(&res, &nsr, &name))
+            .flatten()
+            .and_then(|o| o.pointer("/metadata/resourceVersion").cloned());
+        let out = if let Some(current) = current {
+            // Replaces whatever is there: the current resourceVersion (a
+            // custom resource allows no unconditional update).
             let mut object = object;
-            meta_mut(&mut object).remove("resourceVersion");
+            meta_mut(&mut object).insert("resourceVersion".into(), current);
             g.replace(&res, ns.as_deref(), &name, object, &opts)?
         } else {
             g.create(&res, ns.as_deref(), object, &opts)?

@@ -128,7 +128,12 @@ async fn crd_status_subresource_and_generation() {
         .create(&PostParams::default(), &widget_crd())
         .await
         .unwrap();
-    let established = crd.status.and_then(|s| s.conditions).unwrap_or_default();
+    // The create answers as a real server's does: stored, not yet
+    // established; its controller establishes it right after.
+    let created = crd.status.and_then(|s| s.conditions).unwrap_or_default();
+    assert!(created.is_empty(), "{created:?}");
+    let read = crds.get("widgets.demo.example.com").await.unwrap();
+    let established = read.status.and_then(|s| s.conditions).unwrap_or_default();
     assert!(
         established
             .iter()

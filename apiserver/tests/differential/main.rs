@@ -10,6 +10,7 @@
 //! binaries writes them again). The suite prints `N/M cases agree` and each
 //! disagreement; it fails when a case disagrees that `known.txt` does not
 //! list (a regression), and says which listed cases agree now.
+//! `REKON_DIFFERENTIAL_CORPUS=DIR` runs another corpus laid out the same way.
 
 // Tests may unwrap: a panic is a failed test with its message.
 #![allow(clippy::unwrap_used)]
@@ -25,8 +26,14 @@ use serde_json::{Value, json};
 
 use corpus::Case;
 
+/// The corpus: this folder, or the one `REKON_DIFFERENTIAL_CORPUS` names
+/// (with the same `cases/`, `crds/`, `recorded/` and `known.txt`), to run
+/// a corpus kept outside the repository the same way.
 fn here() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/differential")
+    match std::env::var_os("REKON_DIFFERENTIAL_CORPUS") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/differential"),
+    }
 }
 
 /// The two servers, or the embedded one and the recordings.

@@ -227,14 +227,30 @@ fn deletion_cleans_up_records_an_event_and_releases_the_finalizer() {
     assert!(cluster.writes().is_empty());
 }
 
+const NO_IMAGE: &str = "apiVersion: demo.rekon.dev/v1\nkind: App\nmetadata: {name: bad, namespace: default}\nspec: {replicas: 1}\n";
+
+#[test]
+fn an_app_without_image_is_refused_by_the_schema() {
+    let cluster = FakeCluster::from_yaml(CRD).expect("CRD");
+    let refused = cluster.seed_yaml(NO_IMAGE).expect_err("image is required");
+    assert_eq!(refused.code, 422, "{refused}");
+    assert!(
+        refused.message.contains("spec.image: Required value"),
+        "{refused}"
+    );
+}
+
 #[test]
 fn invalid_spec_is_a_permanent_error() {
-    let cluster = FakeCluster::from_yaml(CRD).expect("CRD");
+    // An App stored before the CRD required an image (the server keeps it
+    // when its CRD changes) reaches the reconciler as it is.
+    let older_crd = CRD.replacen("            required:\n            - image\n", "", 1);
+    assert_ne!(older_crd, CRD);
+    let cluster = FakeCluster::from_yaml(&older_crd).expect("CRD");
+    cluster.seed_yaml(NO_IMAGE).expect("App");
     cluster
-        .seed_yaml(
-            "apiVersion: demo.rekon.dev/v1\nkind: App\nmetadata: {name: bad, namespace: default}\nspec: {replicas: 1}\n",
-        )
-        .expect("App");
+        .seed_yaml(CRD)
+        .expect("the CRD now requires an image");
     let err = cluster
         .reconcile::<AppReconciler>(Some("default"), "bad")
         .expect_err("image is required");

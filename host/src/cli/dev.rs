@@ -65,7 +65,18 @@ fn apply_through(
         } else {
             format!("/apis/{group}/{version}")
         };
-        let namespace = document["metadata"]["namespace"].as_str().unwrap_or("default");
+        if !res.serves("patch") {
+            // A read-only kind (an aggregated API's metrics): its objects
+            // are fixtures, put straight in the store.
+            store
+                .seed_object(document)
+                .map_err(|e| anyhow::anyhow!("{}", e.message))
+                .with_context(what)?;
+            continue;
+        }
+        let namespace = document["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("default");
         let path = if res.namespaced {
             format!("{base}/namespaces/{namespace}/{}/{name}", res.plural)
         } else {

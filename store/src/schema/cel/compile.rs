@@ -1,130 +1,18 @@
 //! The checks of a CRD's `x-kubernetes-validations` when the CRD is
 //! created or updated, as `ValidateCustomResourceDefinitionOpenAPISchema`
 //! makes them (`apis/apiextensions/validation/validation.go`): each rule's
-//! fields, then, where the schema around it is sound, its compilation; and
-//! the tree of compiled rules that validates objects (`NewValidator`).
-
-use std::collections::BTreeMap;
+//! fields ([`rulefields`](super::rulefields)), then, where the schema
+//! around it is sound, its compilation and the estimate of its cost.
 
 use serde_json::Value;
 
-use super::fieldpath::valid_field_path;
-use super::rule::{self, Compiled};
+use super::rule;
+use super::rulefields::rule_field_errors;
 use super::sizes::{bounds, cardinality_from_size, max_elements};
-use super::types::{Ty, additional_schema, decl_type, escape};
+use super::tree::self_type_name;
+use super::types::{additional_schema, decl_type};
 use crate::field::{BadValue, ErrorList, ErrorType, FieldError, Path, go_json};
 use crate::schema::{Rule, Schema};
-
-/// The reasons a rule may give, in the order the real server lists them.
-const REASONS: &[&str] = &[
-    "FieldValueDuplicate",
-    "FieldValueForbidden",
-    "FieldValueInvalid",
-    "FieldValueRequired",
-];
-
-/// The compiled rules of one schema node and of the nodes below it that
-/// have rules (the real server's `Validator`).
-#[derive(Debug, Default)]
-pub(crate) struct Node {
-    /// The node is the root of a resource (the object, or an embedded one).
-    pub resource_root: bool,
-    /// The rules of this node.
-    pub rules: Vec<Compiled>,
-    /// Why no rule of this node could be compiled.
-    pub init_error: Option<String>,
-    /// The nodes of properties, by property name.
-    pub properties: BTreeMap<String, Node>,
-    /// The node of a map's values.
-    pub additional: Option<Box<Node>>,
-    /// The node of a list's items.
-    pub items: Option<Box<Node>>,
-    /// The rules of `allOf` entries, compiled against this node.
-    pub all_of: Vec<Node>,
-}
-
-/// A name for the type of `self` that rules cannot rely on
-/// (`generateUniqueSelfTypeName`).
-fn self_type_name() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    format!("selfType{nanos}")
-}
-
-fn has_rules(schema: &Schema) -> bool {
-    !schema.validations.is_empty()
-        || schema.items.as_deref().is_some_and(has_rules)
-        || additional_schema(schema).is_some_and(has_rules)
-        || schema.properties.values().any(has_rules)
-}
-
-/// The compiled rules below the root of a resource, or `None` without any
-/// (`NewValidator`).
-pub(crate) fn runtime_tree(schema: &Schema) -> Option<Node> {
-    if !has_rules(schema) {
-        return None;
-    }
-    let ty = decl_type(schema, true, &self_type_name());
-    runtime_node(schema, schema, true, ty)
-}
-
-/// The node for the rules of `validation` over the values of `node`
-/// (`validator`): `validation` is `node` itself, or one of its `allOf`.
-fn runtime_node(validation: &Schema, node: &Schema, root: bool, ty: Option<Ty>) -> Option<Node> {
-    let mut out = Node {
-        resource_root: root,
-        ..Node::default()
-    };
-    if !validation.validations.is_empty() {
-        match &ty {
-            None => {
-                out.init_error =
-                    Some("failed to convert to declType for CEL validation rules".into());
-            }
-            Some(t) => {
-                out.rules = validation
-                    .validations
-                    .iter()
-                    .map(|r| rule::compile(r, t, node, None))
-                    .collect();
-            }
-        }
-    }
-    let name = self_type_name();
-    if let (Some(v), Some(n)) = (validation.items.as_deref(), node.items.as_deref()) {
-        let elem = decl_type(n, n.embedded_resource, &name);
-        out.items = runtime_node(v, n, n.embedded_resource, elem).map(Box::new);
-    }
-    for (key, v) in &validation.properties {
-        let Some(n) = node.properties.get(key) else {
-            continue;
-        };
-        let field = decl_type(n, n.embedded_resource, &name);
-        if field.is_none() && escape(key).is_some() {
-            continue;
-        }
-        if let Some(child) = runtime_node(v, n, n.embedded_resource, field) {
-            out.properties.insert(key.clone(), child);
-        }
-    }
-    if let (Some(v), Some(n)) = (additional_schema(validation), additional_schema(node)) {
-        let elem = decl_type(n, n.embedded_resource, &name);
-        out.additional = runtime_node(v, n, n.embedded_resource, elem).map(Box::new);
-    }
-    for entry in &validation.all_of {
-        if let Some(child) = runtime_node(entry, node, root, ty.clone()) {
-            out.all_of.push(child);
-        }
-    }
-    let empty = out.rules.is_empty()
-        && out.init_error.is_none()
-        && out.items.is_none()
-        && out.additional.is_none()
-        && out.properties.is_empty()
-        && out.all_of.is_empty();
-    (!empty).then_some(out)
-}
 
 /// The rule as the error shows it: Go's JSON of the internal
 /// `ValidationRule`, its fields in declaration order.
@@ -258,7 +146,7 @@ impl Errors {
             return;
         }
         self.most_expensive.push((path, cost));
-        self.most_expensive.sort_by(|a, b| b.1.cmp(&a.1));
+        self.most_expensive.sort_by_key(|e| std::cmp::Reverse(e.1));
         self.most_expensive.truncate(4);
     }
 }
@@ -389,79 +277,5 @@ fn walk(schema: &Schema, path: &Path, context: &Context, errors: &mut Errors) {
                 "may not be set if oldSelf is not used in rule",
             ));
         }
-    }
-}
-
-/// Line breaks as the CRD's checks see them (`[\n\r]+`).
-fn has_newlines(text: &str) -> bool {
-    text.contains(['\n', '\r'])
-}
-
-/// The checks of a rule's own fields (before any compilation).
-fn rule_field_errors(rule: &Rule, schema: &Schema, at: &Path, out: &mut ErrorList) {
-    let trimmed_rule = rule.rule.trim();
-    let message = rule.message.as_deref().unwrap_or_default();
-    let trimmed_message = message.trim();
-    if trimmed_rule.is_empty() {
-        out.push(FieldError::required(
-            &at.child("rule"),
-            "rule is not specified",
-        ));
-    } else if !message.is_empty() && trimmed_message.is_empty() {
-        out.push(FieldError::invalid(
-            &at.child("message"),
-            message,
-            "must be non-empty if specified",
-        ));
-    } else if has_newlines(trimmed_message) {
-        out.push(FieldError::invalid(
-            &at.child("message"),
-            message,
-            "must not contain line breaks",
-        ));
-    } else if has_newlines(trimmed_rule) && trimmed_message.is_empty() {
-        out.push(FieldError::required(
-            &at.child("message"),
-            "message must be specified if rule contains line breaks",
-        ));
-    }
-    let expression = rule.message_expression.as_deref().unwrap_or_default();
-    if !expression.is_empty() && expression.trim().is_empty() {
-        out.push(FieldError::required(
-            &at.child("messageExpression"),
-            "messageExpression must be non-empty if specified",
-        ));
-    }
-    if let Some(reason) = rule.reason.as_deref()
-        && !REASONS.contains(&reason)
-    {
-        let supported: Vec<String> = REASONS.iter().map(|r| r.to_string()).collect();
-        out.push(FieldError::not_supported(
-            &at.child("reason"),
-            reason,
-            &supported,
-        ));
-    }
-    let field_path = rule.field_path.as_deref().unwrap_or_default();
-    if !field_path.is_empty() && field_path.trim().is_empty() {
-        out.push(FieldError::invalid(
-            &at.child("fieldPath"),
-            field_path,
-            "must be non-empty if specified",
-        ));
-    }
-    if has_newlines(field_path) {
-        out.push(FieldError::invalid(
-            &at.child("fieldPath"),
-            field_path,
-            "must not contain line breaks",
-        ));
-    }
-    if !field_path.is_empty() && valid_field_path(field_path, schema).is_err() {
-        out.push(FieldError::invalid(
-            &at.child("fieldPath"),
-            field_path,
-            "must be a valid path",
-        ));
     }
 }

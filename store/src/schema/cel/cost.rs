@@ -10,82 +10,10 @@ use cel::IdedExpr;
 use cel::common::ast::{EntryExpr, Expr, LiteralValue};
 
 use super::cost_calls;
+use super::cost_std;
+use super::est::{Entries, Est, UNKNOWN};
 use super::sizes::Bounds;
 use super::types::Ty;
-
-/// A range of sizes or costs.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Est {
-    /// The least.
-    pub min: u64,
-    /// The most.
-    pub max: u64,
-}
-
-/// Nothing known.
-pub(crate) const UNKNOWN: Est = Est {
-    min: 0,
-    max: u64::MAX,
-};
-
-impl Est {
-    /// Exactly `n`.
-    pub const fn fixed(n: u64) -> Est {
-        Est { min: n, max: n }
-    }
-
-    /// The sum, saturating.
-    pub fn add(self, o: Est) -> Est {
-        Est {
-            min: self.min.saturating_add(o.min),
-            max: self.max.saturating_add(o.max),
-        }
-    }
-
-    /// The product, saturating.
-    pub fn mul(self, o: Est) -> Est {
-        Est {
-            min: self.min.saturating_mul(o.min),
-            max: self.max.saturating_mul(o.max),
-        }
-    }
-
-    /// Times a cost factor, rounded up (`MultiplyByCostFactor`).
-    pub fn factor(self, f: f64) -> Est {
-        let by = |x: u64| {
-            let xf = x as f64;
-            if xf > 0.0 && f > 0.0 && xf > u64::MAX as f64 / f {
-                return u64::MAX;
-            }
-            let ceil = (xf * f).ceil();
-            if ceil >= 18_446_744_073_709_551_616.0 {
-                u64::MAX
-            } else {
-                ceil as u64
-            }
-        };
-        Est {
-            min: by(self.min),
-            max: by(self.max),
-        }
-    }
-
-    /// The smallest least and the largest most.
-    pub fn union(self, o: Est) -> Est {
-        Est {
-            min: self.min.min(o.min),
-            max: self.max.max(o.max),
-        }
-    }
-}
-
-/// The sizes of a container's keys and values.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Entries {
-    list: bool,
-    key: Est,
-    val: Est,
-}
 
 #[derive(Clone, Debug)]
 struct Local {
@@ -486,109 +414,18 @@ impl<'a> Coster<'a> {
         {
             return (c.add(arg_sum), size);
         }
-        let or_unknown = |n: &Node<'_>| n.size.unwrap_or(UNKNOWN);
-        match id {
-            "string_format" if target.is_some() => {
-                let t = target.map(or_unknown).unwrap_or(UNKNOWN);
-                (t.factor(0.1).add(arg_sum), None)
-            }
-            "string_to_bytes" if nodes.len() == 1 => {
-                let s = or_unknown(&nodes[0]);
-                (
-                    s.factor(0.1).add(arg_sum),
-                    Some(Est {
-                        min: s.min,
-                        max: s.max.saturating_mul(4),
-                    }),
-                )
-            }
-            "bytes_to_string" if nodes.len() == 1 => {
-                let s = or_unknown(&nodes[0]);
-                (
-                    s.factor(0.1).add(arg_sum),
-                    Some(Est {
-                        min: s.min / 4,
-                        max: s.max,
-                    }),
-                )
-            }
-            "strings_quote" if nodes.len() == 1 => {
-                let s = or_unknown(&nodes[0]);
-                let size = Est {
-                    min: s.min.saturating_add(2),
-                    max: s.max.saturating_mul(2).saturating_add(2),
-                };
-                (s.factor(0.1).add(arg_sum), Some(size))
-            }
-            "starts_with_string" | "ends_with_string" if nodes.len() == 1 => {
-                (or_unknown(&nodes[0]).factor(0.1).add(arg_sum), None)
-            }
-            "in_list" if nodes.len() == 2 => (or_unknown(&nodes[1]).factor(1.0).add(arg_sum), None),
-            "matches_string" if target.is_some() && nodes.len() == 1 => {
-                let t = target.map(or_unknown).unwrap_or(UNKNOWN);
-                let s = t.add(Est::fixed(1)).factor(0.1);
-                (s.mul(or_unknown(&nodes[0]).factor(0.25)).add(arg_sum), None)
-            }
-            "contains_string" if target.is_some() && nodes.len() == 1 => {
-                let t = target.map(or_unknown).unwrap_or(UNKNOWN).factor(0.1);
-                (t.mul(or_unknown(&nodes[0]).factor(0.1)).add(arg_sum), None)
-            }
-            "logical_or" | "logical_and" if costs.len() == 2 => (
-                Est {
-                    min: costs[0].min,
-                    max: costs[0].add(costs[1]).max,
-                },
-                None,
-            ),
-            "conditional" if nodes.len() == 3 => {
-                let size = or_unknown(&nodes[1]).union(or_unknown(&nodes[2]));
-                if let (Some(a), Some(b)) = (self.entries_of(&args[1]), self.entries_of(&args[2])) {
-                    let en = Entries {
-                        list: a.list,
-                        key: a.key.union(b.key),
-                        val: a.val.union(b.val),
-                    };
-                    self.entries.insert(e.id, en);
-                }
-                (costs[0].add(costs[1].union(costs[2])), Some(size))
-            }
-            "add_string" | "add_bytes" | "add_list" if nodes.len() == 2 => {
-                let size = or_unknown(&nodes[0]).add(or_unknown(&nodes[1]));
-                if let (Some(a), Some(b)) = (self.entries_of(&args[0]), self.entries_of(&args[1])) {
-                    let en = Entries {
-                        list: a.list,
-                        key: a.key.union(b.key),
-                        val: a.val.union(b.val),
-                    };
-                    self.entries.insert(e.id, en);
-                }
-                if id == "add_list" {
-                    (Est::fixed(1).add(arg_sum), Some(size))
-                } else {
-                    (size.factor(0.1).add(arg_sum), Some(size))
-                }
-            }
-            "less_string"
-            | "greater_string"
-            | "less_equals_string"
-            | "greater_equals_string"
-            | "less_bytes"
-            | "greater_bytes"
-            | "less_equals_bytes"
-            | "greater_equals_bytes"
-            | "equals"
-            | "not_equals"
-                if nodes.len() == 2 =>
-            {
-                let smallest = or_unknown(&nodes[0]).max.min(or_unknown(&nodes[1]).max);
-                let c = Est {
-                    min: u64::from(smallest > 0),
-                    max: smallest,
-                };
-                (c.factor(0.1).add(arg_sum), None)
-            }
-            _ => (Est::fixed(1).add(arg_sum), None),
+        let entries = [1, 2].map(|i| args.get(i - 1).and_then(|a| self.entries_of(a)));
+        let conditional = [1, 2].map(|i| args.get(i).and_then(|a| self.entries_of(a)));
+        let entries = if id == "conditional" {
+            conditional
+        } else {
+            entries
+        };
+        let (cost, size, result_entries) = cost_std::standard(id, target, nodes, costs, entries);
+        if let Some(en) = result_entries {
+            self.entries.insert(e.id, en);
         }
+        (cost, size)
     }
 }
 

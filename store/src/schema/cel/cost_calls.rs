@@ -4,7 +4,8 @@
 //! name). Each gives the call's own cost and, where known, its result's
 //! size; `None` leaves the call to cel-go's defaults.
 
-use super::cost::{Est, Node};
+use super::cost::Node;
+use super::est::Est;
 use super::types::Ty;
 use cel::common::ast::{Expr, LiteralValue};
 

@@ -5,10 +5,13 @@
 //! (version 3), and the Kubernetes libraries of `apiserver/pkg/cel/library`
 //! (lists, regex, URLs, quantities, IPs, CIDRs, named formats, semver).
 //!
-//! Each line is a function and one overload, written as cel-go writes a
-//! signature: `string.(string) -> bool` for a member overload,
-//! `(int, int) -> int` for a global one. `A`, `B`, `K`, `V` are type
-//! parameters.
+//! Each line of `decls.txt` is a function and one overload, written as
+//! cel-go writes a signature: `string.(string) -> bool` for a member
+//! overload, `(int, int) -> int` for a global one; `A`, `B`, `K`, `V` are
+//! type parameters, and `#id` gives cel-go's overload id where the cost
+//! estimate depends on it. The overloads of the comparable types
+//! (`isSorted`, `min`, `sort`, `<`, ...) are generated. `@keys` and
+//! `@mapInsert` serve the expansion of two-variable comprehensions.
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;

@@ -4,20 +4,35 @@
 //! apiserver/schema/cel`).
 //!
 //! Rules run on the `cel` crate's interpreter. The crate has no type
-//! checker: [`check`] walks the parsed expression against the schema's
-//! types ([`types`]) and the functions the real server declares
-//! ([`decls`]), so that a rule naming a field the schema does not have, or
+//! checker: `check` walks the parsed expression against the schema's
+//! types (`types`) and the functions the real server declares
+//! (`decls`), so that a rule naming a field the schema does not have, or
 //! calling a function no overload accepts, or not giving a `bool`, is
-//! refused with the real server's message. The Kubernetes functions the
-//! crate lacks are added as overloads on its environment ([`env`]).
+//! refused with the real server's message; `literals` adds the real
+//! server's validations of literals, and `cost` its estimate of a rule's
+//! worst-case cost, which refuses rules that may cost too much. The
+//! Kubernetes functions the crate lacks are added as overloads on its
+//! environment (`env`).
+//!
+//! - CRD side: `compile` (the walk and its errors), `rulefields` (a
+//!   rule's own fields), `rule` (one rule), `fieldpath`, `sizes`,
+//!   `cost`, `cost_calls`, `cost_std`, `est`;
+//! - object side: `tree` (the compiled rules by schema node),
+//!   `validate` (their evaluation, ratcheting), `values` (JSON as CEL
+//!   values), `render` (messages);
+//! - the functions: `lib_lists`, `lib_quantity`, `lib_net`,
+//!   `lib_url`, `lib_format`, `lib_semver`, `comprehensions`
+//!   (two-variable comprehensions), over `opaque` values.
 
 mod check;
 mod compile;
 mod comprehensions;
 mod cost;
 mod cost_calls;
+mod cost_std;
 mod decls;
 mod env;
+mod est;
 mod fieldpath;
 mod formatcheck;
 mod lib_format;
@@ -30,7 +45,9 @@ mod literals;
 mod opaque;
 mod render;
 mod rule;
+mod rulefields;
 mod sizes;
+mod tree;
 mod types;
 mod unify;
 mod validate;
@@ -46,7 +63,7 @@ use crate::schema::Schema;
 /// The compiled rules of one CRD version's schema.
 #[derive(Debug, Clone, Default)]
 pub struct Rules {
-    tree: Option<Arc<(compile::Node, Schema)>>,
+    tree: Option<Arc<(tree::Node, Schema)>>,
 }
 
 /// Compiles every `x-kubernetes-validations` rule of `schema`; the errors
@@ -62,7 +79,7 @@ pub fn compile(schema: &Schema, base: &Path) -> Result<Rules, ErrorList> {
         return Err(errors);
     }
     Ok(Rules {
-        tree: compile::runtime_tree(schema).map(|node| Arc::new((node, schema.clone()))),
+        tree: tree::runtime_tree(schema).map(|node| Arc::new((node, schema.clone()))),
     })
 }
 
@@ -89,6 +106,5 @@ impl Rules {
 
 #[cfg(test)]
 mod tests;
-
 #[cfg(test)]
-mod difftmp;
+mod tests_eval;

@@ -108,7 +108,9 @@ fn value_text(value: &Value) -> String {
 
 /// An evaluation error as cel-go words it: `no such key: x`,
 /// `index out of bounds: 3`, `division by zero`, `integer overflow`,
-/// `no such overload`, or the message of a library function.
+/// `no such overload` (`no such overload: size`, and
+/// `no such overload: lowerAscii(int)` for the functions dispatched by
+/// signature), or the message of a library function.
 pub(crate) fn runtime_message(error: &ExecutionError) -> String {
     match error {
         ExecutionError::NoSuchKey(key) => format!("no such key: {key}"),
@@ -123,8 +125,22 @@ pub(crate) fn runtime_message(error: &ExecutionError) -> String {
             Value::Timestamp(_) => "timestamp overflow".into(),
             _ => "integer overflow".into(),
         },
-        ExecutionError::NoSuchOverload(_)
-        | ExecutionError::UnsupportedBinaryOperator(..)
+        ExecutionError::NoSuchOverload(overload) => {
+            let function = overload.function();
+            if function == "size" {
+                "no such overload: size".into()
+            } else if function.starts_with(['_', '!', '-', '@'])
+                || matches!(function, "contains" | "startsWith" | "endsWith" | "matches")
+            {
+                // Operators and the standard library's string functions
+                // check their operands themselves.
+                "no such overload".into()
+            } else {
+                let types = overload.argument_types().join(", ");
+                format!("no such overload: {function}({types})")
+            }
+        }
+        ExecutionError::UnsupportedBinaryOperator(..)
         | ExecutionError::ValuesNotComparable(..)
         | ExecutionError::UnexpectedType { .. }
         | ExecutionError::UnsupportedTargetType { .. }

@@ -5,7 +5,8 @@
 //! messageExpression, which must be a `string`; and normalise its
 //! `fieldPath`.
 
-use cel::Program;
+use cel::IdedExpr;
+use cel::common::ast::Expr;
 
 use super::check::{self, Issue};
 use super::cost;
@@ -23,11 +24,11 @@ pub(crate) struct Compiled {
     /// The rule as written.
     pub rule: Rule,
     /// The program, unless the rule is empty or failed to compile.
-    pub program: Option<Program>,
+    pub program: Option<IdedExpr>,
     /// Why the rule failed to compile (`compilation failed: ...`).
     pub error: Option<String>,
     /// The messageExpression's program.
-    pub message: Option<Program>,
+    pub message: Option<IdedExpr>,
     /// Why the messageExpression failed to compile.
     pub message_error: Option<String>,
     /// Whether the rule refers to `oldSelf`.
@@ -43,7 +44,7 @@ pub(crate) struct Compiled {
 /// An expression compiled for one type of `self`: its program and type,
 /// or the issues, as cel-go displays them.
 struct Expression {
-    program: Program,
+    program: IdedExpr,
     output: Ty,
     uses_old_self: bool,
     cost: u64,
@@ -87,9 +88,6 @@ fn compile_expression(
             .collect();
         return Err(render::display(source, &located));
     }
-    let program = ENV
-        .compile(source)
-        .map_err(|e| render::display(source, &render::parse_issues(source, &e)))?;
     let cost = bounds.map_or(0, |b| {
         let view = cost::Checked {
             types: &checked.types,
@@ -98,6 +96,8 @@ fn compile_expression(
         };
         cost::estimate(&expr, &view, b).max
     });
+    let mut program = expr;
+    first_error_first(&mut program);
     Ok(Expression {
         program,
         output: checked.output,
@@ -167,4 +167,59 @@ pub(crate) fn compile(
         compiled.field_path = Some(steps_text(&steps)).filter(|p| !p.is_empty());
     }
     compiled
+}
+
+/// Swaps the operands of `&&` and `||` written in the rule, so that when
+/// both fail, the interpreter (which reports its right operand's error)
+/// reports the error of the one written first, as cel-go does. The
+/// operators are commutative; the steps of `all()` and `exists()` are left
+/// as the macros wrote them.
+fn first_error_first(e: &mut IdedExpr) {
+    match &mut e.expr {
+        Expr::Call(call) => {
+            let accumulator = call
+                .args
+                .iter()
+                .any(|a| matches!(&a.expr, Expr::Ident(n) if n == "@result"));
+            if (call.func_name == "_||_" || call.func_name == "_&&_")
+                && call.args.len() == 2
+                && !accumulator
+            {
+                call.args.swap(0, 1);
+            }
+            if let Some(t) = call.target.as_deref_mut() {
+                first_error_first(t);
+            }
+            call.args.iter_mut().for_each(first_error_first);
+        }
+        Expr::Select(s) => first_error_first(&mut s.operand),
+        Expr::List(l) => l.elements.iter_mut().for_each(first_error_first),
+        Expr::Map(m) => {
+            for entry in &mut m.entries {
+                if let cel::common::ast::EntryExpr::MapEntry(me) = &mut entry.expr {
+                    first_error_first(&mut me.key);
+                    first_error_first(&mut me.value);
+                }
+            }
+        }
+        Expr::Struct(s) => {
+            for entry in &mut s.entries {
+                if let cel::common::ast::EntryExpr::StructField(f) = &mut entry.expr {
+                    first_error_first(&mut f.value);
+                }
+            }
+        }
+        Expr::Comprehension(c) => {
+            for part in [
+                &mut c.iter_range,
+                &mut c.accu_init,
+                &mut c.loop_cond,
+                &mut c.loop_step,
+                &mut c.result,
+            ] {
+                first_error_first(part);
+            }
+        }
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+    }
 }

@@ -10,10 +10,10 @@ use cel::common::types::CelOptional;
 use cel::{Context, Value as CelResult};
 use serde_json::Value;
 
-use super::compile::Node;
 use super::env::ENV;
 use super::render::runtime_message;
 use super::rule::Compiled;
+use super::tree::Node;
 use super::types::additional_schema;
 use super::values::{CelValue, to_cel};
 use crate::field::{BadValue, ErrorList, FieldError, Path};
@@ -294,6 +294,9 @@ fn expressions(
     }
     let self_value = to_cel(value, schema, node.resource_root);
     let old_value = old.map(|o| to_cel(o, schema, node.resource_root));
+    // One context for the rules of the node, one for those with an
+    // optional `oldSelf`, made when first needed.
+    let mut contexts: [Option<Context<'static, 'static>>; 2] = [None, None];
     for compiled in &node.rules {
         if let Some(error) = &compiled.error {
             errors.push(FieldError::invalid(
@@ -310,8 +313,9 @@ fn expressions(
         if compiled.uses_old_self && old_value.is_none() && !optional {
             continue;
         }
-        let ctx = context(&self_value, old_value.as_ref(), optional);
-        match program.execute(&ctx) {
+        let ctx = contexts[usize::from(optional)]
+            .get_or_insert_with(|| context(&self_value, old_value.as_ref(), optional));
+        match CelResult::resolve(program, ctx) {
             Ok(CelResult::Bool(true)) => continue,
             Ok(CelResult::Bool(false)) => {}
             Ok(_) => {
@@ -341,7 +345,7 @@ fn expressions(
             None => path.clone(),
         };
         let detail =
-            message(compiled, &ctx).unwrap_or_else(|| match compiled.rule.message.as_deref() {
+            message(compiled, ctx).unwrap_or_else(|| match compiled.rule.message.as_deref() {
                 Some(m) if !m.is_empty() => m.trim().to_string(),
                 _ => format!("failed rule: {}", rule_text(compiled)),
             });
@@ -366,7 +370,7 @@ fn expressions(
 /// or has line breaks (`evalMessageExpression`).
 fn message(compiled: &Compiled, ctx: &Context) -> Option<String> {
     let program = compiled.message.as_ref()?;
-    let CelResult::String(text) = program.execute(ctx).ok()? else {
+    let CelResult::String(text) = CelResult::resolve(program, ctx).ok()? else {
         return None;
     };
     let trimmed = text.trim();

@@ -1,7 +1,8 @@
 //! A JSON value as CEL sees it, by its schema (apiserver's
 //! `UnstructuredToVal`, `common/valuesunstructured.go`): objects as maps of
 //! their schema's properties (by their escaped names, null fields left
-//! out), maps from `additionalProperties`, lists (sets and map-lists equal
+//! out, the fields of `x-kubernetes-preserve-unknown-fields` kept for
+//! comparisons), maps from `additionalProperties`, lists (sets and map-lists equal
 //! whatever their order), int-or-string as an `int` or a `string`, numbers
 //! as `double` and integers as `int`, strings of the `byte`, `duration`,
 //! `date` and `date-time` formats as bytes, durations and timestamps.
@@ -51,8 +52,12 @@ fn convert(value: &Value, schema: &Schema) -> CelValue {
                     entries.insert(CelMapKey::from(k.clone()), to_cel(v, values, false));
                 }
             } else {
+                let mut unknown = Vec::new();
                 for (k, v) in map {
                     let (Some(prop), Some(name)) = (schema.properties.get(k), escape(k)) else {
+                        if !schema.properties.contains_key(k) && schema.preserves_unknown_fields() {
+                            unknown.push((k, v));
+                        }
                         continue;
                     };
                     if v.is_null() {
@@ -63,6 +68,14 @@ fn convert(value: &Value, schema: &Schema) -> CelValue {
                         entries.insert(CelMapKey::from(k.clone()), to_cel(v, prop, false));
                     }
                     entries.insert(CelMapKey::from(name), to_cel(v, prop, false));
+                }
+                // Fields the schema does not name are out of reach of a
+                // rule, but count in comparing objects, as on the real
+                // server.
+                for (k, v) in unknown {
+                    entries
+                        .entry(CelMapKey::from(k.clone()))
+                        .or_insert_with(|| plain(v));
                 }
             }
             Box::new(CelMap::from(entries))
@@ -95,6 +108,23 @@ fn convert(value: &Value, schema: &Schema) -> CelValue {
         (Some("integer"), Value::Number(n)) => number(n, true),
         (Some("boolean"), Value::Bool(b)) => Box::new(CelBool::from(*b)),
         _ => Box::new(CelNull),
+    }
+}
+
+/// A value of no schema, for comparisons: maps, lists, numbers, strings,
+/// booleans and nulls.
+fn plain(value: &Value) -> CelValue {
+    match value {
+        Value::Null => Box::new(CelNull),
+        Value::Bool(b) => Box::new(CelBool::from(*b)),
+        Value::Number(n) => number(n, false),
+        Value::String(s) => Box::new(CelString::from(s.clone())),
+        Value::Array(items) => Box::new(CelList::from(items.iter().map(plain).collect::<Vec<_>>())),
+        Value::Object(map) => Box::new(CelMap::from(
+            map.iter()
+                .map(|(k, v)| (CelMapKey::from(k.clone()), plain(v)))
+                .collect::<HashMap<_, _>>(),
+        )),
     }
 }
 
