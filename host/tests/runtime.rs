@@ -526,6 +526,49 @@ mod app {
         assert!(ready["status"].is_string());
     }
 
+    /// An App given in v2 reaches the module in v1, the version its
+    /// manifest reconciles, converted by the module's conversion webhook as
+    /// `rekon dev` and a cluster convert it.
+    #[test]
+    fn rekon_reconcile_converts_an_object_of_another_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let v2 = json!({
+            "apiVersion": "demo.rekon.dev/v2",
+            "kind": "App",
+            "metadata": { "name": "web", "namespace": "default" },
+            "spec": { "replicas": 3, "container": { "image": "nginx:1.28", "port": 8080 } },
+        });
+        let object = write(dir.path(), "app.yaml", serde_yaml::to_string(&v2).unwrap());
+        let output = rekon(
+            &["reconcile", rekon_test_artifacts::APP, "--object", &object],
+            dir.path(),
+        );
+        assert!(
+            output.status.success(),
+            "{}\n{}",
+            stdout(&output),
+            stderr(&output)
+        );
+        let lines: Vec<Value> = stdout(&output)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("every line is JSON"))
+            .collect();
+        let deployment = lines
+            .iter()
+            .find(|l| l["call"] == "patch" && l["args"]["kind"] == "Deployment")
+            .unwrap_or_else(|| panic!("no Deployment applied: {lines:#?}"));
+        let deployment = &deployment["result"]["ok"];
+        assert_eq!(deployment["spec"]["replicas"], 3);
+        assert_eq!(
+            deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+            "nginx:1.28"
+        );
+        assert!(
+            lines.last().unwrap()["result"]["ok"].is_string()
+                || lines.last().unwrap()["result"]["ok"].is_object()
+        );
+    }
+
     /// `rekon reconcile` runs the paths a live reconcile can: an object
     /// being deleted, with the module's finalizer, is reconciled as
     /// `finalizing`; timestamps given in the object are kept.
@@ -822,6 +865,43 @@ mod dev {
             std::thread::sleep(Duration::from_millis(50));
         }
         sigterm_and_wait(&mut child);
+    }
+
+    /// `rekon dev -f` applies its objects through the API server once the
+    /// modules' webhooks serve, as `kubectl apply` would: an App the
+    /// module's validating webhook denies is refused, and `rekon dev` says
+    /// so and stops.
+    #[test]
+    fn dev_applies_its_objects_through_the_modules_webhooks() {
+        let dir = tempfile::tempdir().unwrap();
+        let app = write(
+            dir.path(),
+            "big.yaml",
+            "apiVersion: demo.rekon.dev/v1\nkind: App\nmetadata: {name: big, namespace: default}\nspec: {image: \"nginx:1.27\", replicas: 500}\n",
+        );
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .args(["dev", rekon_test_artifacts::APP, "-f", &app])
+            .env("REKON_CACHE_DIR", dir.path().join("cache"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("rekon dev applied an App its webhook denies and kept running");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert!(!status.success(), "{err}");
+        assert!(err.contains("big.yaml"), "{err}");
+        assert!(err.contains("denied the request"), "{err}");
     }
 
     /// A module owning built-in kinds beyond Deployments (Namespace,

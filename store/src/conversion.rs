@@ -61,9 +61,15 @@ impl Conversion {
     }
 }
 
-/// The 500 of a conversion that failed during a request.
+/// The 500 of a conversion that failed during a request: no reason, the
+/// converter's words alone, as kube-apiserver answers it.
 pub(crate) fn conversion_failed(message: String) -> Status {
-    Status::internal(message)
+    Status {
+        code: 500,
+        reason: String::new(),
+        message,
+        details: None,
+    }
 }
 
 impl Inner {

@@ -836,3 +836,70 @@ fn a_converter_serves_every_version_from_the_storage_version() {
         json!({"size": 5})
     );
 }
+
+/// A converter that cannot convert a Widget whose size is "odd".
+struct Picky;
+
+impl crate::Converter for Picky {
+    fn converts(&self, group: &str, kind: &str) -> bool {
+        Widgets.converts(group, kind)
+    }
+
+    fn convert(&self, object: &Value, api_version: &str) -> Result<Value, String> {
+        let size = object
+            .pointer("/spec/size")
+            .or(object.pointer("/spec/dimensions/size"));
+        if size == Some(&json!("odd")) {
+            return Err("odd sizes do not convert".into());
+        }
+        Widgets.convert(object, api_version)
+    }
+}
+
+#[test]
+fn a_failed_conversion_refuses_the_write_and_fails_the_read() {
+    let s = store();
+    let mut crd = widget_crd();
+    let mut v2 = crd["spec"]["versions"][0].clone();
+    v2["name"] = json!("v2");
+    v2["storage"] = json!(false);
+    crd["spec"]["versions"].as_array_mut().unwrap().push(v2);
+    s.apply_object(crd).unwrap();
+    s.set_converter(Some(std::sync::Arc::new(Picky)));
+    let r1 = s
+        .resource_for_plural("demo.example.com", "v1", "widgets")
+        .unwrap();
+    let r2 = s
+        .resource_for_plural("demo.example.com", "v2", "widgets")
+        .unwrap();
+
+    // Written in v2, it cannot be stored in v1: refused, nothing stored.
+    let odd = json!({"apiVersion": "demo.example.com/v2", "kind": "Widget", "metadata": {"name": "o"}, "spec": {"dimensions": {"size": "odd"}}});
+    let refused = s.create(&r2, Some("default"), odd, &opts("t")).unwrap_err();
+    assert_eq!(refused.code, 500);
+    assert_eq!(
+        refused.message,
+        "conversion webhook for demo.example.com/v2, Kind=Widget failed: odd sizes do not convert"
+    );
+    assert!(s.get(&r1, Some("default"), "o").is_err(), "nothing stored");
+
+    // Stored in v1, it cannot be read in v2: the read fails, and so does a
+    // list in v2 as a whole, never an object under the wrong version.
+    let w = json!({"apiVersion": "demo.example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": "odd"}});
+    s.create(&r1, Some("default"), w, &opts("t")).unwrap();
+    let read = s.get(&r2, Some("default"), "w").unwrap_err();
+    assert_eq!(read.code, 500);
+    assert!(
+        read.message
+            .contains("conversion webhook for demo.example.com/v1, Kind=Widget failed"),
+        "{}",
+        read.message
+    );
+    let listed = s.list(&r2, &ListOptions::default()).unwrap_err();
+    assert_eq!(listed.code, 500, "{}", listed.message);
+    // In its own version it reads as stored.
+    assert_eq!(
+        s.get(&r1, Some("default"), "w").unwrap()["spec"]["size"],
+        "odd"
+    );
+}

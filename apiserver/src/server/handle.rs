@@ -312,7 +312,15 @@ pub(crate) async fn dispatch(
                     ctx,
                 );
             }
-            let mut warnings = Vec::new();
+            // Every request to a deprecated version of a custom resource
+            // is warned about, as the real server's CRD handler does.
+            let mut warnings: Vec<String> = res
+                .custom
+                .as_ref()
+                .and_then(|custom| custom.deprecation_warning(&res.version))
+                .map(str::to_string)
+                .into_iter()
+                .collect();
             let (mut method, mut ct, mut body) = (method, ct, body.to_vec());
             if let Some(admission) = state.admission.get() {
                 let write = super::admission::Write {
@@ -331,7 +339,7 @@ pub(crate) async fn dispatch(
                     Ok(Some(reviewed)) => {
                         (method, ct, body) =
                             (reviewed.method, reviewed.content_type, reviewed.body);
-                        warnings = reviewed.warnings;
+                        warnings.extend(reviewed.warnings);
                     }
                     Err(st) => return status_response(&st, ctx),
                 }

@@ -27,7 +27,7 @@ pub(crate) fn scale(
     opts: &WriteOptions,
 ) -> Result<Value, Status> {
     let object = store.get(res, namespace, name)?;
-    let current = scale_of(&object);
+    let current = scale_of(&object, res);
     let wanted = match method.as_str() {
         "GET" => return Ok(current),
         "PUT" => parse_json(body, res)?,
@@ -51,7 +51,12 @@ pub(crate) fn scale(
     };
     let mut opts = opts.clone();
     opts.subresource = None;
-    let patch = json!({"spec": {"replicas": replicas}}).to_string();
+    let spec_path = res
+        .custom
+        .as_ref()
+        .and_then(|custom| custom.scale(&res.version))
+        .map_or_else(|| ".spec.replicas".to_string(), |p| p.spec_replicas_path.clone());
+    let patch = rekon_store::CustomSchemas::scale_patch(&spec_path, json!(replicas)).to_string();
     let updated = store.patch(
         res,
         namespace,
@@ -60,11 +65,45 @@ pub(crate) fn scale(
         patch.as_bytes(),
         &opts,
     )?;
-    Ok(scale_of(&updated))
+    Ok(scale_of(&updated, res))
 }
 
-/// The Scale of an object.
-fn scale_of(object: &Value) -> Value {
+/// The value at a simple JSON path (`.spec.replicas`).
+fn at_path<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
+    let pointer = path.replace('.', "/");
+    object.pointer(&pointer)
+}
+
+/// The Scale of an object: for a custom resource, at its CRD's paths
+/// (`scaleFromCustomResource`).
+fn scale_of(object: &Value, res: &ResourceInfo) -> Value {
+    if let Some(paths) = res.custom.as_ref().and_then(|custom| custom.scale(&res.version)) {
+        let meta = &object["metadata"];
+        let mut metadata = Map::new();
+        for field in ["name", "namespace", "uid", "resourceVersion", "creationTimestamp"] {
+            if let Some(value) = meta.get(field) {
+                metadata.insert(field.into(), value.clone());
+            }
+        }
+        let replicas = |path: &str| at_path(object, path).and_then(Value::as_i64).unwrap_or(0);
+        let mut status = json!({"replicas": replicas(&paths.status_replicas_path)});
+        if let Some(selector) = paths
+            .label_selector_path
+            .as_deref()
+            .and_then(|p| at_path(object, p))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+        {
+            status["selector"] = json!(selector);
+        }
+        return json!({
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": metadata,
+            "spec": {"replicas": replicas(&paths.spec_replicas_path)},
+            "status": status,
+        });
+    }
     let meta = &object["metadata"];
     let mut metadata = Map::new();
     for field in [

@@ -74,6 +74,13 @@ fn the_configmap_sync_cases_pass_for_the_rust_guest() {
     );
 }
 
+/// The app's cases: one gives its App in v2, which the module's conversion
+/// turns into the v1 the reconciler asks for.
+#[test]
+fn the_app_cases_pass_with_an_app_written_in_another_version() {
+    example_cases_pass("guests/app/tests/cases.yaml", rekon_test_artifacts::APP);
+}
+
 #[test]
 fn the_configmap_sync_cases_pass_for_the_javascript_guest() {
     example_cases_pass(

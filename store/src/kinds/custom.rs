@@ -28,6 +28,94 @@ pub(crate) struct VersionSchema {
     pub schema: Option<Schema>,
     /// Its compiled `x-kubernetes-validations` rules.
     pub rules: Option<crate::schema::cel::Rules>,
+    /// The warning every request to a deprecated version gets.
+    pub deprecation: Option<String>,
+    /// Its `scale` subresource.
+    pub scale: Option<Scale>,
+}
+
+/// The `scale` subresource of a version: where the replicas and the
+/// label selector are in its objects (`.spec.replicas`...).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scale {
+    /// `specReplicasPath`.
+    pub spec_replicas_path: String,
+    /// `statusReplicasPath`.
+    pub status_replicas_path: String,
+    /// `labelSelectorPath`, when set.
+    pub label_selector_path: Option<String>,
+}
+
+impl Scale {
+    fn of(scale: &Value) -> Scale {
+        let text = |key: &str| scale.get(key).and_then(Value::as_str).map(str::to_string);
+        Scale {
+            spec_replicas_path: text("specReplicasPath").unwrap_or_default(),
+            status_replicas_path: text("statusReplicasPath").unwrap_or_default(),
+            label_selector_path: text("labelSelectorPath"),
+        }
+    }
+
+    /// The fields of a simple JSON path (`.spec.replicas`).
+    pub fn fields(path: &str) -> Vec<&str> {
+        path.strip_prefix('.').unwrap_or(path).split('.').collect()
+    }
+}
+
+/// Kubernetes' version priority (`CompareKubeAwareVersionStrings`), as a
+/// sort key: GA, then beta, then alpha, the higher numbers first; other
+/// strings last, alphabetically.
+fn version_priority(version: &str) -> (u8, std::cmp::Reverse<u64>, std::cmp::Reverse<u64>, String) {
+    let parsed = version.strip_prefix('v').and_then(|rest| {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let major: u64 = rest[..digits].parse().ok()?;
+        let tail = &rest[digits..];
+        let (level, minor) = if tail.is_empty() {
+            (0, 0)
+        } else if let Some(n) = tail.strip_prefix("beta") {
+            (1, n.parse().ok()?)
+        } else if let Some(n) = tail.strip_prefix("alpha") {
+            (2, n.parse().ok()?)
+        } else {
+            return None;
+        };
+        Some((level, major, minor))
+    });
+    match parsed {
+        Some((level, major, minor)) => {
+            (level, std::cmp::Reverse(major), std::cmp::Reverse(minor), String::new())
+        }
+        None => (3, std::cmp::Reverse(0), std::cmp::Reverse(0), version.to_string()),
+    }
+}
+
+/// The warning of a deprecated version: its `deprecationWarning`, or
+/// `<group>/<version> <Kind> is deprecated` and the served version of
+/// higher priority to use instead (`defaultDeprecationWarning`).
+fn deprecation_warning(crd: &Value, version: &Value) -> Option<String> {
+    if version["deprecated"] != true {
+        return None;
+    }
+    if let Some(warning) = version.get("deprecationWarning").and_then(Value::as_str) {
+        return Some(warning.to_string());
+    }
+    let group = crd.pointer("/spec/group").and_then(Value::as_str).unwrap_or_default();
+    let kind = crd.pointer("/spec/names/kind").and_then(Value::as_str).unwrap_or_default();
+    let name = version["name"].as_str().unwrap_or_default();
+    let mut message = format!("{group}/{name} {kind} is deprecated");
+    let instead = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|v| v["served"] == true && v["deprecated"] != true)
+        .filter_map(|v| v["name"].as_str())
+        .filter(|v| version_priority(v) < version_priority(name))
+        .min_by_key(|v| version_priority(v));
+    if let Some(instead) = instead {
+        message.push_str(&format!("; use {group}/{instead} {kind}"));
+    }
+    Some(message)
 }
 
 /// The schemas of every version of one CRD. Cheap to clone.
@@ -89,7 +177,17 @@ impl CustomSchemas {
                 let rules = schema
                     .as_ref()
                     .and_then(|s| crate::schema::cel::compile(s, &base).ok());
-                Some((name, VersionSchema { schema, rules }))
+                let deprecation = deprecation_warning(crd, v);
+                let scale = v.pointer("/subresources/scale").map(Scale::of);
+                Some((
+                    name,
+                    VersionSchema {
+                        schema,
+                        rules,
+                        deprecation,
+                        scale,
+                    },
+                ))
             })
             .collect();
         CustomSchemas(Arc::new(Schemas { storage, versions }))
@@ -104,9 +202,41 @@ impl CustomSchemas {
         &self.0.storage
     }
 
+    /// The warning every request to `version` gets when it is deprecated.
+    pub fn deprecation_warning(&self, version: &str) -> Option<&str> {
+        self.version(version).and_then(|v| v.deprecation.as_deref())
+    }
+
+    /// The `scale` subresource of `version`, when it has one.
+    pub fn scale(&self, version: &str) -> Option<&Scale> {
+        self.version(version).and_then(|v| v.scale.as_ref())
+    }
+
+    /// A merge patch setting `value` at a simple JSON path
+    /// (`.spec.replicas`): what a write to the scale subresource changes.
+    pub fn scale_patch(path: &str, value: Value) -> Value {
+        Scale::fields(path)
+            .iter()
+            .rev()
+            .fold(value, |inner, field| json!({ *field: inner }))
+    }
+
+    /// Prunes `object` by the schema of `version`; in the storage version,
+    /// fills its defaults too, as a real server's storage decodes every
+    /// object it reads with the storage version's defaults.
+    fn prune_and_default(&self, version: &str, object: &mut Value) {
+        if let Some(schema) = self.version(version).and_then(|v| v.schema.as_ref()) {
+            crate::schema::pruning::prune(object, schema, true);
+            if version == self.storage() {
+                crate::schema::defaulting::default(object, schema);
+            }
+        }
+    }
+
     /// `object` (in any version of the CRD) as version `version` reads it:
     /// its apiVersion, and pruned by that version's schema, as the real
-    /// server converts with strategy `None`.
+    /// server converts with strategy `None` (into the storage version, with
+    /// its defaults: what is stored reads back defaulted by it).
     pub(crate) fn to_version(&self, mut object: Value, group: &str, version: &str) -> Value {
         let api_version = format!("{group}/{version}");
         if object.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str()) {
@@ -115,17 +245,14 @@ impl CustomSchemas {
         if let Some(m) = object.as_object_mut() {
             m.insert("apiVersion".into(), json!(api_version));
         }
-        if let Some(schema) = self.version(version).and_then(|v| v.schema.as_ref()) {
-            crate::schema::pruning::prune(&mut object, schema, true);
-        }
+        self.prune_and_default(version, &mut object);
         object
     }
 
-    /// Prunes `object` by the schema of `version` (what a converter gave).
+    /// Prunes `object` by the schema of `version` (what a converter gave;
+    /// into the storage version, with its defaults).
     pub(crate) fn prune_as(&self, version: &str, object: &mut Value) {
-        if let Some(schema) = self.version(version).and_then(|v| v.schema.as_ref()) {
-            crate::schema::pruning::prune(object, schema, true);
-        }
+        self.prune_and_default(version, object);
     }
 
     /// The fields of `object` the schema of `version` does not declare.
@@ -292,6 +419,9 @@ impl Inner {
             if let Some(schema) = schema {
                 errors.extend(schema_errors(schema, new, old, write));
             }
+            if let Some(scale) = custom.scale(&res.version) {
+                errors.extend(scale_errors(scale, new, write));
+            }
         }
         if let Some(schema) = schema {
             if write != Write::Status {
@@ -335,6 +465,110 @@ impl Inner {
         }
         Ok(())
     }
+}
+
+/// Go's `%T` of a JSON value as `unstructured` holds it.
+fn go_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "float64",
+        Value::Number(_) => "int64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
+/// Go's `%v` of a scalar JSON value.
+fn go_value(value: &Value) -> String {
+    match value {
+        Value::Null => "<nil>".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `unstructured.NestedFieldNoCopy` at a scale path: the value (none when
+/// absent or null on the way), or the accessor error.
+fn nested<'a>(object: &'a Value, path: &str) -> Result<Option<&'a Value>, String> {
+    let fields = Scale::fields(path);
+    let mut current = object;
+    for (i, field) in fields.iter().enumerate() {
+        match current {
+            Value::Null => return Ok(None),
+            Value::Object(map) => match map.get(*field) {
+                Some(value) => current = value,
+                None => return Ok(None),
+            },
+            other => {
+                return Err(format!(
+                    ".{} accessor error: {} is of the type {}, expected map[string]interface{{}}",
+                    fields[..=i].join("."),
+                    go_value(other),
+                    go_type(other)
+                ));
+            }
+        }
+    }
+    Ok(Some(current))
+}
+
+/// `unstructured.NestedInt64`: the integer (0 when absent), or the
+/// accessor error.
+fn nested_int(object: &Value, path: &str) -> Result<i64, String> {
+    match nested(object, path)? {
+        None => Ok(0),
+        Some(Value::Number(n)) if n.is_i64() => Ok(n.as_i64().unwrap_or_default()),
+        Some(other) => Err(format!(
+            ".{} accessor error: {} is of the type {}, expected int64",
+            Scale::fields(path).join("."),
+            go_value(other),
+            go_type(other)
+        )),
+    }
+}
+
+/// The replicas at a scale path (`ValidateScaleSpec`, `ValidateScaleStatus`):
+/// an integer from 0 to the largest int32.
+fn replicas_errors(object: &Value, path: &str) -> ErrorList {
+    let at = Path::new([path]);
+    match nested_int(object, path) {
+        Err(why) => vec![FieldError::invalid(&at, 0i64, why)],
+        Ok(n) if n < 0 => vec![FieldError::invalid(&at, n, "should be a non-negative integer")],
+        Ok(n) if n > i64::from(i32::MAX) => vec![FieldError::invalid(
+            &at,
+            n,
+            format!("should be less than or equal to {}", i32::MAX),
+        )],
+        Ok(_) => Vec::new(),
+    }
+}
+
+/// The checks of the scale subresource's fields on every write: spec
+/// replicas (not on the status subresource), status replicas, and the
+/// label selector a string.
+fn scale_errors(scale: &Scale, object: &Value, write: Write) -> ErrorList {
+    let mut errors = ErrorList::new();
+    if write != Write::Status {
+        errors.extend(replicas_errors(object, &scale.spec_replicas_path));
+    }
+    errors.extend(replicas_errors(object, &scale.status_replicas_path));
+    if let Some(path) = &scale.label_selector_path {
+        let found = nested(object, path).and_then(|value| match value {
+            None | Some(Value::String(_)) => Ok(()),
+            Some(other) => Err(format!(
+                ".{} accessor error: {} is of the type {}, expected string",
+                Scale::fields(path).join("."),
+                go_value(other),
+                go_type(other)
+            )),
+        });
+        if let Err(why) = found {
+            errors.push(FieldError::invalid(&Path::new([path.as_str()]), "", why));
+        }
+    }
+    errors
 }
 
 /// apiVersion and kind, as the version's storage expects them.
