@@ -47,7 +47,10 @@ impl Conversion {
     /// error as kube-apiserver words a failed conversion webhook:
     /// `conversion webhook for group/v1, Kind=App failed: why`.
     pub(crate) fn to(&self, object: &Value, api_version: &str) -> Result<Option<Value>, String> {
-        let from = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+        let from = object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if from == api_version {
             return Ok(None);
         }
@@ -55,7 +58,10 @@ impl Conversion {
             .convert(object, api_version)
             .map(Some)
             .map_err(|why| {
-                let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
+                let kind = object
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 format!("conversion webhook for {from}, Kind={kind} failed: {why}")
             })
     }

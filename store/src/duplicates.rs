@@ -61,7 +61,8 @@ impl Scanner<'_> {
                         b'b' => bytes.push(8),
                         b'f' => bytes.push(12),
                         b'u' => {
-                            let hex = std::str::from_utf8(self.text.get(self.at..self.at + 4)?).ok()?;
+                            let hex =
+                                std::str::from_utf8(self.text.get(self.at..self.at + 4)?).ok()?;
                             self.at += 4;
                             let code = u32::from_str_radix(hex, 16).ok()?;
                             let c = char::from_u32(code).unwrap_or('\u{fffd}');
@@ -161,7 +162,10 @@ mod tests {
             ["spec.ports[0].name", "spec.size", "a"]
         );
         assert!(duplicate_fields(br#"{"a": {"b": 1}, "c": {"b": 2}}"#).is_empty());
-        assert!(duplicate_fields(b"a: 1\na: 2\n").is_empty(), "YAML is not checked");
+        assert!(
+            duplicate_fields(b"a: 1\na: 2\n").is_empty(),
+            "YAML is not checked"
+        );
         assert!(duplicate_fields(br#"{"a": "\"x\\", "b": [1, -2.5e3, true, null]}"#).is_empty());
     }
 }

@@ -162,7 +162,9 @@ impl Path {
         match (&self.0, &rest.0) {
             (_, None) => self.clone(),
             (None, Some(_)) => rest.clone(),
-            (Some(parent), Some(child)) if child.starts_with('[') => Path(Some(format!("{parent}{child}"))),
+            (Some(parent), Some(child)) if child.starts_with('[') => {
+                Path(Some(format!("{parent}{child}")))
+            }
             (Some(_), Some(child)) => self.child(child),
         }
     }

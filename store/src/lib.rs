@@ -54,15 +54,14 @@ mod write;
 mod tests;
 
 pub use conversion::{Conversion, Converter};
+pub use kinds::custom::CustomSchemas;
 pub use kinds::review::answer as answer_review;
 pub use meta::is_builtin;
 pub use resource::{ResourceInfo, Subresource, builtin_resources};
 pub use selector::{FieldSelector, LabelSelector};
 pub use status::Status;
 pub use store::Store;
-pub use kinds::custom::CustomSchemas;
 pub use types::{
-
     DeleteOutcome, EventType, FieldValidation, ListOptions, ObjectList, PatchType, Propagation,
     StoreConfig, Warnings, WatchEvent, WatchId, WatchSink, WriteOptions,
 };

@@ -11,10 +11,9 @@
 //! absent. The name formats ([`is_dns1123_subdomain`], [`is_qualified_name`],
 //! ...) and name generation ([`generate_name`]) are here too.
 //!
-//! A limit of the field errors: a Go struct as a bad value (an owner
-//! reference, `Only one reference can have Controller set to true`) prints
-//! its fields in the struct's order; [`FieldError`] prints objects with
-//! their keys sorted.
+//! A Go struct as a bad value (an owner reference, `Only one reference can
+//! have Controller set to true`) prints its fields in the struct's order,
+//! as the real server's messages show them.
 
 mod fields;
 mod names;

@@ -1,7 +1,7 @@
 //! Create, replace and update, with defaults, generation and status rules.
 
-use crate::kinds::custom as super_custom;
 use crate::kinds::crd::is_crd;
+use crate::kinds::custom as super_custom;
 use crate::prelude::*;
 
 impl Inner {

@@ -93,12 +93,28 @@ pub(crate) fn rest(
     };
     // A refusal carries the warnings gathered before it, as a real
     // server's does (`unknown field` with a 422).
-    let response = match write(state, res, namespace, name, method, content_type, body, query, ctx, &opts) {
+    let response = match write(
+        state,
+        res,
+        namespace,
+        name,
+        method,
+        content_type,
+        body,
+        query,
+        ctx,
+        &opts,
+    ) {
         Ok(response) => response,
-        Err(status) if !opts.warnings.list().is_empty() => super::respond::status_response(&status, ctx),
+        Err(status) if !opts.warnings.list().is_empty() => {
+            super::respond::status_response(&status, ctx)
+        }
         Err(status) => return Err(status),
     };
-    Ok(super::admission::with_warnings(response, &opts.warnings.list()))
+    Ok(super::admission::with_warnings(
+        response,
+        &opts.warnings.list(),
+    ))
 }
 
 /// The `fieldValidation` query parameter, or the 422 a real server
@@ -122,6 +138,105 @@ fn field_validation(method: &Method, query: &Query) -> Result<FieldValidation, S
             )],
         )
     })
+}
+
+/// The 400 of a custom resource created or replaced with a body of
+/// another apiVersion than the path's (the real handlers'
+/// `AcceptsGroupVersion`; the CRD handler's decoder reads any version of
+/// the group, and the handler refuses all but its own).
+fn check_api_version(res: &ResourceInfo, obj: &Value) -> Result<(), Status> {
+    if res.custom.is_none() {
+        return Ok(());
+    }
+    let given = obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if given == res.api_version() {
+        return Ok(());
+    }
+    Err(Status::bad_request(format!(
+        "the API version in the data ({given}) does not match the expected API version ({})",
+        res.api_version()
+    )))
+}
+
+/// The name Go's JSON errors give a value's type (`cannot unmarshal
+/// array into ...`).
+fn go_json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        Value::Null => "null",
+    }
+}
+
+/// What the real patch handler refuses before it patches (400): a merge
+/// or JSON patch of an existing object that is not JSON of the right
+/// shape (`error decoding patch: ...`, in Go's words), and for a custom
+/// resource an apply configuration of another apiVersion or kind
+/// (`invalid object type: dbs.acme.io/v1alpha1, Kind=Database`).
+fn check_patch(
+    store: &rekon_store::Store,
+    res: &ResourceInfo,
+    namespace: Option<&str>,
+    name: &str,
+    ptype: &PatchType,
+    body: &[u8],
+) -> Result<(), Status> {
+    let decoding = |why: String| Status::bad_request(format!("error decoding patch: {why}"));
+    match ptype {
+        PatchType::Merge | PatchType::Json => {
+            if store.get(res, namespace, name).is_err() {
+                return Ok(());
+            }
+            if let Some(why) = super::gojson::syntax_error(body) {
+                return Err(decoding(why));
+            }
+            let patch: Value = serde_json::from_slice(body).map_err(|e| decoding(e.to_string()))?;
+            let (fits, go_type) = match ptype {
+                PatchType::Merge => (
+                    patch.is_object() || patch.is_null(),
+                    "map[string]interface {}",
+                ),
+                _ => (
+                    patch.is_array() || patch.is_null(),
+                    "[]handlers.jsonPatchOp",
+                ),
+            };
+            if !fits {
+                return Err(decoding(format!(
+                    "json: cannot unmarshal {} into Go value of type {go_type}",
+                    go_json_kind(&patch)
+                )));
+            }
+            Ok(())
+        }
+        PatchType::Apply { .. } if res.custom.is_some() => {
+            let Ok(config) = serde_yaml::from_slice::<Value>(body) else {
+                return Ok(());
+            };
+            let api_version = config
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let kind = config
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if api_version == res.api_version() && kind == res.kind {
+                return Ok(());
+            }
+            let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+            Err(Status::bad_request(format!(
+                "invalid object type: {group}/{version}, Kind={kind}"
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The verbs of `rest` once its options are read.
@@ -252,12 +367,14 @@ fn write(
                 return Err(Status::resource_not_found());
             }
             let obj = parse_json(body, res)?;
+            check_api_version(res, &obj)?;
             let out = store.create(res, namespace, obj, opts)?;
             Ok(json_response(201, &out, ctx))
         }
         ("POST", Some(_)) => Err(method_not_allowed()),
         ("PUT", Some(n)) => {
             let obj = parse_json(body, res)?;
+            check_api_version(res, &obj)?;
             let out = store.replace(res, namespace, n, obj, opts)?;
             Ok(json_response(200, &out, ctx))
         }
@@ -267,6 +384,7 @@ fn write(
             if matches!(ptype, PatchType::Apply { .. }) {
                 opts.field_manager = query.get("fieldManager").map(str::to_string);
             }
+            check_patch(store, res, namespace, n, &ptype, body)?;
             let (out, created) = store.patch_created(res, namespace, n, &ptype, body, &opts)?;
             Ok(json_response(if created { 201 } else { 200 }, &out, ctx))
         }

@@ -55,7 +55,10 @@ pub(crate) fn scale(
         .custom
         .as_ref()
         .and_then(|custom| custom.scale(&res.version))
-        .map_or_else(|| ".spec.replicas".to_string(), |p| p.spec_replicas_path.clone());
+        .map_or_else(
+            || ".spec.replicas".to_string(),
+            |p| p.spec_replicas_path.clone(),
+        );
     let patch = rekon_store::CustomSchemas::scale_patch(&spec_path, json!(replicas)).to_string();
     let updated = store.patch(
         res,
@@ -77,10 +80,20 @@ fn at_path<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
 /// The Scale of an object: for a custom resource, at its CRD's paths
 /// (`scaleFromCustomResource`).
 fn scale_of(object: &Value, res: &ResourceInfo) -> Value {
-    if let Some(paths) = res.custom.as_ref().and_then(|custom| custom.scale(&res.version)) {
+    if let Some(paths) = res
+        .custom
+        .as_ref()
+        .and_then(|custom| custom.scale(&res.version))
+    {
         let meta = &object["metadata"];
         let mut metadata = Map::new();
-        for field in ["name", "namespace", "uid", "resourceVersion", "creationTimestamp"] {
+        for field in [
+            "name",
+            "namespace",
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+        ] {
             if let Some(value) = meta.get(field) {
                 metadata.insert(field.into(), value.clone());
             }

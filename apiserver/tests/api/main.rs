@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+mod custom;
 mod discovery;
 mod faults;
 mod kube_client;

@@ -15,6 +15,189 @@ fn strings(value: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The fields `apiextensions.k8s.io/v1` knows, by where they are (`*` an
+/// object's fields, `[]` a list's items): the others are unknown fields,
+/// dropped as its decoder drops them, and reported as `fieldValidation`
+/// says. The schemas (`openAPIV3Schema`) are read by their own rules.
+const CRD_FIELDS: &[(&str, &[&str])] = &[
+    ("", &["apiVersion", "kind", "metadata", "spec", "status"]),
+    (
+        "spec",
+        &[
+            "group",
+            "names",
+            "scope",
+            "versions",
+            "conversion",
+            "preserveUnknownFields",
+        ],
+    ),
+    (
+        "spec.names",
+        &[
+            "plural",
+            "singular",
+            "shortNames",
+            "kind",
+            "listKind",
+            "categories",
+        ],
+    ),
+    (
+        "spec.versions[]",
+        &[
+            "name",
+            "served",
+            "storage",
+            "deprecated",
+            "deprecationWarning",
+            "schema",
+            "subresources",
+            "additionalPrinterColumns",
+            "selectableFields",
+        ],
+    ),
+    ("spec.versions[].schema", &["openAPIV3Schema"]),
+    ("spec.versions[].subresources", &["status", "scale"]),
+    (
+        "spec.versions[].subresources.scale",
+        &[
+            "specReplicasPath",
+            "statusReplicasPath",
+            "labelSelectorPath",
+        ],
+    ),
+    (
+        "spec.versions[].additionalPrinterColumns[]",
+        &[
+            "name",
+            "type",
+            "format",
+            "description",
+            "priority",
+            "jsonPath",
+        ],
+    ),
+    ("spec.versions[].selectableFields[]", &["jsonPath"]),
+    ("spec.conversion", &["strategy", "webhook"]),
+    (
+        "spec.conversion.webhook",
+        &["clientConfig", "conversionReviewVersions"],
+    ),
+    (
+        "spec.conversion.webhook.clientConfig",
+        &["url", "caBundle", "service"],
+    ),
+    (
+        "spec.conversion.webhook.clientConfig.service",
+        &["namespace", "name", "path", "port"],
+    ),
+];
+
+/// Drops the fields of a CRD that `apiextensions.k8s.io/v1` does not
+/// know (outside its schemas and metadata), and names them as the strict
+/// decoder does (`spec.subresources`, `spec.versions[0].validation`).
+fn drop_unknown_crd_fields(crd: &mut Value) -> Vec<String> {
+    fn walk(value: &mut Value, shape: &str, path: &str, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                let Some((_, known)) = CRD_FIELDS.iter().find(|(s, _)| *s == shape) else {
+                    return;
+                };
+                let unknown: Vec<String> = map
+                    .keys()
+                    .filter(|k| !known.contains(&k.as_str()))
+                    .cloned()
+                    .collect();
+                for key in unknown {
+                    map.remove(&key);
+                    out.push(if path.is_empty() {
+                        key
+                    } else {
+                        format!("{path}.{key}")
+                    });
+                }
+                for (key, child) in map.iter_mut() {
+                    let child_shape = if shape.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{shape}.{key}")
+                    };
+                    let child_path = if path.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{path}.{key}")
+                    };
+                    walk(child, &child_shape, &child_path, out);
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter_mut().enumerate() {
+                    walk(item, &format!("{shape}[]"), &format!("{path}[{i}]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(crd, "", "", &mut out);
+    out
+}
+
+/// Go's `base64.StdEncoding` decoding of a `[]byte` field: why it fails
+/// (`illegal base64 data at input byte 3`), if it does.
+fn go_base64_error(text: &str) -> Option<String> {
+    let src = text.as_bytes();
+    let valid = |c: u8| c.is_ascii_alphanumeric() || c == b'+' || c == b'/';
+    let corrupt = |at: usize| Some(format!("illegal base64 data at input byte {at}"));
+    let mut si = 0;
+    loop {
+        // One quantum of four characters (`decodeQuantum`).
+        let mut j = 0;
+        while j < 4 {
+            if si == src.len() {
+                return match j {
+                    0 => None,
+                    _ => corrupt(si - j),
+                };
+            }
+            let c = src[si];
+            si += 1;
+            if valid(c) {
+                j += 1;
+                continue;
+            }
+            if c == b'\n' || c == b'\r' {
+                continue;
+            }
+            if c != b'=' {
+                return corrupt(si - 1);
+            }
+            // Padding: the end.
+            match j {
+                0 | 1 => return corrupt(si - 1),
+                2 => {
+                    while si < src.len() && (src[si] == b'\n' || src[si] == b'\r') {
+                        si += 1;
+                    }
+                    if si == src.len() {
+                        return corrupt(src.len());
+                    }
+                    if src[si] != b'=' {
+                        return corrupt(si - 1);
+                    }
+                    si += 1;
+                }
+                _ => {}
+            }
+            while si < src.len() && (src[si] == b'\n' || src[si] == b'\r') {
+                si += 1;
+            }
+            return if si < src.len() { corrupt(si) } else { None };
+        }
+    }
+}
+
 /// Whether `res` is the CustomResourceDefinitions resource.
 pub(crate) fn is_crd(res: &ResourceInfo) -> bool {
     res.group == "apiextensions.k8s.io" && res.kind == "CustomResourceDefinition"
@@ -119,9 +302,8 @@ impl Inner {
             }
         }
         let schemas = super::custom::CustomSchemas::of_crd(crd);
-        let schemas_changed = old.is_some_and(|old| {
-            old.pointer("/spec/versions") != crd.pointer("/spec/versions")
-        });
+        let schemas_changed =
+            old.is_some_and(|old| old.pointer("/spec/versions") != crd.pointer("/spec/versions"));
         if let Some(old) = old {
             self.unregister_crd(old);
         }
@@ -155,6 +337,41 @@ impl Inner {
         old: Option<&Value>,
         opts: &WriteOptions,
     ) -> Result<(), Status> {
+        // Decoding: a caBundle that is not base64 fails it; the fields v1
+        // does not know are dropped and reported as fieldValidation says.
+        if let Some(why) = crd
+            .pointer("/spec/conversion/webhook/clientConfig/caBundle")
+            .and_then(Value::as_str)
+            .and_then(go_base64_error)
+        {
+            return Err(Status::bad_request(format!(
+                "CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: {why}"
+            )));
+        }
+        let problems: Vec<String> = opts
+            .duplicate_fields
+            .iter()
+            .map(|f| format!("duplicate field \"{f}\""))
+            .chain(
+                drop_unknown_crd_fields(crd)
+                    .iter()
+                    .map(|f| format!("unknown field \"{f}\"")),
+            )
+            .collect();
+        match opts.field_validation {
+            crate::types::FieldValidation::Strict if !problems.is_empty() => {
+                return Err(Status::bad_request(format!(
+                    "CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: strict decoding error: {}",
+                    problems.join(", ")
+                )));
+            }
+            crate::types::FieldValidation::Warn => {
+                for problem in problems {
+                    opts.warnings.add(problem);
+                }
+            }
+            _ => {}
+        }
         crate::schema::crd::default_crd(crd);
         let stored = crate::schema::crd::stored_versions(crd, old);
         if let Some(m) = crd.as_object_mut() {
@@ -208,7 +425,15 @@ impl Inner {
         {
             m.insert("singular".into(), json!(k.to_ascii_lowercase()));
         }
-        let stored = crate::schema::crd::stored_versions(&crd, old);
+        // The stored versions the write gave (a status write may set them,
+        // as a storage migration does), or, when none, the storage version
+        // (v1's default).
+        let given = strings(crd.pointer("/status/storedVersions"));
+        let stored = if given.is_empty() {
+            crate::schema::crd::stored_versions(&crd, None)
+        } else {
+            given
+        };
         let t = old
             .and_then(|o| o.pointer("/status/conditions/0/lastTransitionTime"))
             .and_then(Value::as_str)
@@ -253,5 +478,128 @@ impl Inner {
         for o in objs {
             self.commit(&info, EventType::Deleted, o.clone(), Some(o));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Store, StoreConfig, types::FieldValidation, types::PatchType};
+
+    fn crd() -> Value {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "gadgets.example.org"},
+            "spec": {"group": "example.org", "scope": "Namespaced",
+                "names": {"kind": "Gadget", "plural": "gadgets"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object"}}}]}
+        })
+    }
+
+    fn crds(store: &Store) -> ResourceInfo {
+        store
+            .resource_for_plural("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            .unwrap()
+    }
+
+    #[test]
+    fn a_status_write_sets_the_stored_versions_it_gives() {
+        let store = Store::new(StoreConfig::default());
+        let res = crds(&store);
+        store
+            .create(&res, None, crd(), &WriteOptions::default())
+            .unwrap();
+        let status = WriteOptions {
+            subresource: Some("status".into()),
+            ..WriteOptions::default()
+        };
+        let name = "gadgets.example.org";
+        let written = store
+            .patch(
+                &res,
+                None,
+                name,
+                &PatchType::Merge,
+                br#"{"status":{"storedVersions":["v0","v1"]}}"#,
+                &status,
+            )
+            .unwrap();
+        assert_eq!(written["status"]["storedVersions"], json!(["v0", "v1"]));
+        // None given: v1's default, the storage version.
+        let written = store
+            .patch(
+                &res,
+                None,
+                name,
+                &PatchType::Merge,
+                br#"{"status":{"storedVersions":[]}}"#,
+                &status,
+            )
+            .unwrap();
+        assert_eq!(written["status"]["storedVersions"], json!(["v1"]));
+    }
+
+    #[test]
+    fn fields_v1_does_not_know_are_dropped_and_reported() {
+        let store = Store::new(StoreConfig::default());
+        let res = crds(&store);
+        let mut body = crd();
+        body["spec"]["subresources"] = json!({"status": {}});
+        body["spec"]["versions"][0]["validation"] = json!({});
+        let strict = WriteOptions {
+            field_validation: FieldValidation::Strict,
+            ..WriteOptions::default()
+        };
+        let refused = store.create(&res, None, body.clone(), &strict).unwrap_err();
+        assert_eq!(refused.code, 400);
+        assert_eq!(
+            refused.message,
+            "CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: strict decoding error: unknown field \"spec.subresources\", unknown field \"spec.versions[0].validation\""
+        );
+        let warn = WriteOptions::default();
+        let created = store.create(&res, None, body, &warn).unwrap();
+        assert!(created["spec"].get("subresources").is_none());
+        assert_eq!(
+            warn.warnings.list(),
+            [
+                "unknown field \"spec.subresources\"",
+                "unknown field \"spec.versions[0].validation\""
+            ]
+        );
+    }
+
+    #[test]
+    fn a_ca_bundle_that_is_not_base64_cannot_be_decoded() {
+        assert_eq!(go_base64_error("Y2VydGlmaWNhdGU="), None);
+        assert_eq!(go_base64_error("Y2Vy\ndGlm"), None);
+        assert_eq!(
+            go_base64_error("not base64!").as_deref(),
+            Some("illegal base64 data at input byte 3")
+        );
+        assert_eq!(
+            go_base64_error("abc").as_deref(),
+            Some("illegal base64 data at input byte 0")
+        );
+        assert_eq!(
+            go_base64_error("ab=").as_deref(),
+            Some("illegal base64 data at input byte 3")
+        );
+        let store = Store::new(StoreConfig::default());
+        let mut body = crd();
+        body["spec"]["versions"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"name": "v2", "served": true, "storage": false,
+            "schema": {"openAPIV3Schema": {"type": "object"}}}));
+        body["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+            "clientConfig": {"url": "https://hook.example.org", "caBundle": "not base64!"}}});
+        let refused = store
+            .create(&crds(&store), None, body, &WriteOptions::default())
+            .unwrap_err();
+        assert_eq!(
+            refused.message,
+            "CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: illegal base64 data at input byte 3"
+        );
     }
 }

@@ -10,12 +10,17 @@
 //!   OpenAPI schema (with ratcheting on update: what did not change is not
 //!   refused again), the embedded resources, list types, then the CEL
 //!   rules unless a blocking error came first; on the status subresource,
-//!   `status` alone.
-//! - Storing: objects are kept in the storage version, pruned by its
-//!   schema; they read back in any served version, pruned by its schema
+//!   `status` alone. A version with a scale subresource has its replicas
+//!   checked on every write. On update the metadata errors are listed as
+//!   often as the real server checks them (three times).
+//! - Storing: objects are kept in the storage version, pruned and
+//!   defaulted by its schema (what a real server's storage reads back);
+//!   they read back in any served version, pruned by its schema
 //!   (`to_version`). A CRD whose schemas change re-reads the stored
 //!   objects, pruned and defaulted by the new storage schema, as a real
 //!   server decodes them anew.
+//! - Every request to a deprecated version is warned about
+//!   ([`CustomSchemas::deprecation_warning`]).
 
 use crate::field::{ErrorList, FieldError, Path};
 use crate::prelude::*;
@@ -67,7 +72,9 @@ impl Scale {
 /// strings last, alphabetically.
 fn version_priority(version: &str) -> (u8, std::cmp::Reverse<u64>, std::cmp::Reverse<u64>, String) {
     let parsed = version.strip_prefix('v').and_then(|rest| {
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
         let major: u64 = rest[..digits].parse().ok()?;
         let tail = &rest[digits..];
         let (level, minor) = if tail.is_empty() {
@@ -82,10 +89,18 @@ fn version_priority(version: &str) -> (u8, std::cmp::Reverse<u64>, std::cmp::Rev
         Some((level, major, minor))
     });
     match parsed {
-        Some((level, major, minor)) => {
-            (level, std::cmp::Reverse(major), std::cmp::Reverse(minor), String::new())
-        }
-        None => (3, std::cmp::Reverse(0), std::cmp::Reverse(0), version.to_string()),
+        Some((level, major, minor)) => (
+            level,
+            std::cmp::Reverse(major),
+            std::cmp::Reverse(minor),
+            String::new(),
+        ),
+        None => (
+            3,
+            std::cmp::Reverse(0),
+            std::cmp::Reverse(0),
+            version.to_string(),
+        ),
     }
 }
 
@@ -99,8 +114,14 @@ fn deprecation_warning(crd: &Value, version: &Value) -> Option<String> {
     if let Some(warning) = version.get("deprecationWarning").and_then(Value::as_str) {
         return Some(warning.to_string());
     }
-    let group = crd.pointer("/spec/group").and_then(Value::as_str).unwrap_or_default();
-    let kind = crd.pointer("/spec/names/kind").and_then(Value::as_str).unwrap_or_default();
+    let group = crd
+        .pointer("/spec/group")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let kind = crd
+        .pointer("/spec/names/kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let name = version["name"].as_str().unwrap_or_default();
     let mut message = format!("{group}/{name} {kind} is deprecated");
     let instead = crd
@@ -308,16 +329,22 @@ fn cannot_handle(res: &ResourceInfo, why: &str) -> Status {
 
 /// The 400 of a body with unknown or duplicate fields under `Strict`.
 fn strict_error(res: &ResourceInfo, problems: &[String]) -> Status {
-    cannot_handle(res, &format!("strict decoding error: {}", problems.join(", ")))
+    cannot_handle(
+        res,
+        &format!("strict decoding error: {}", problems.join(", ")),
+    )
 }
 
 /// Errors that stop the CEL rules from running (apiextensions'
 /// `hasBlockingErr`).
 fn blocking(errors: &ErrorList) -> bool {
     use crate::field::ErrorType::*;
-    errors
-        .iter()
-        .any(|e| matches!(e.kind, NotSupported | Required | TooLong | TooMany | TypeInvalid))
+    errors.iter().any(|e| {
+        matches!(
+            e.kind,
+            NotSupported | Required | TooLong | TooMany | TypeInvalid
+        )
+    })
 }
 
 /// What a write is.
@@ -352,8 +379,16 @@ impl Inner {
         };
         // An object of another group or kind is neither pruned nor
         // defaulted (validation then refuses it).
-        let group_of = |api_version: &str| api_version.rsplit_once('/').map_or("", |(g, _)| g).to_string();
-        let kind = object.get("kind").and_then(Value::as_str).unwrap_or(&res.kind);
+        let group_of = |api_version: &str| {
+            api_version
+                .rsplit_once('/')
+                .map_or("", |(g, _)| g)
+                .to_string()
+        };
+        let kind = object
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or(&res.kind);
         let group = object
             .get("apiVersion")
             .and_then(Value::as_str)
@@ -413,7 +448,23 @@ impl Inner {
                     crate::metadata::validate_object_meta(&meta_of(new), res.namespaced, &metadata)
                 }
                 (_, Some(old)) => {
-                    crate::metadata::validate_object_meta_update(&meta_of(new), &meta_of(old), &metadata)
+                    // `rest.BeforeUpdate` checks the common fields (the
+                    // metadata as on create, its name a path segment, then
+                    // as an update), and the strategy the update again: an
+                    // error of the labels is listed three times.
+                    let (new_meta, old_meta) = (meta_of(new), meta_of(old));
+                    let update = crate::metadata::validate_object_meta_update(
+                        &new_meta, &old_meta, &metadata,
+                    );
+                    let mut errors = crate::metadata::validate_object_meta_with(
+                        &new_meta,
+                        res.namespaced,
+                        crate::metadata::name_is_path_segment,
+                        &metadata,
+                    );
+                    errors.extend(update.iter().cloned());
+                    errors.extend(update);
+                    errors
                 }
             });
             if let Some(schema) = schema {
@@ -428,8 +479,8 @@ impl Inner {
                 errors.extend(crate::schema::objectmeta::validate_embedded(new, schema));
             }
             let lists = crate::schema::listtype::validate_lists(new, schema);
-            let old_lists_fine = old
-                .is_none_or(|o| crate::schema::listtype::validate_lists(o, schema).is_empty());
+            let old_lists_fine =
+                old.is_none_or(|o| crate::schema::listtype::validate_lists(o, schema).is_empty());
             if old_lists_fine {
                 errors.extend(lists);
             }
@@ -535,7 +586,11 @@ fn replicas_errors(object: &Value, path: &str) -> ErrorList {
     let at = Path::new([path]);
     match nested_int(object, path) {
         Err(why) => vec![FieldError::invalid(&at, 0i64, why)],
-        Ok(n) if n < 0 => vec![FieldError::invalid(&at, n, "should be a non-negative integer")],
+        Ok(n) if n < 0 => vec![FieldError::invalid(
+            &at,
+            n,
+            "should be a non-negative integer",
+        )],
         Ok(n) if n > i64::from(i32::MAX) => vec![FieldError::invalid(
             &at,
             n,
@@ -574,7 +629,10 @@ fn scale_errors(scale: &Scale, object: &Value, write: Write) -> ErrorList {
 /// apiVersion and kind, as the version's storage expects them.
 fn type_meta(res: &ResourceInfo, object: &Value) -> ErrorList {
     let mut errors = ErrorList::new();
-    let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let kind = object
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     // A write without them (server-side apply builds its object) gets
     // the resource's.
     if !kind.is_empty() && kind != res.kind {
@@ -624,5 +682,167 @@ fn schema_errors(schema: &Schema, new: &Value, old: Option<&Value>, write: Write
         }
         (Write::Create, _) | (_, None) => validate(schema, new),
         (Write::Update, Some(old)) => validate_update(schema, new, old),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Store, StoreConfig, types::PatchType};
+
+    /// A Gadget CRD: `v1` stored (spec.size defaults to 1, a scale
+    /// subresource), `v2` served, `v1beta1` and `v1alpha1` deprecated.
+    fn gadgets() -> Value {
+        let schema = |with_default: bool| {
+            let mut size = json!({"type": "integer"});
+            if with_default {
+                size["default"] = json!(1);
+            }
+            json!({"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "properties": {"size": size, "replicas": {"type": "integer"}}},
+                "status": {"type": "object", "properties": {"replicas": {"type": "integer"}, "selector": {"type": "string"}}},
+            }}})
+        };
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "gadgets.example.org"},
+            "spec": {"group": "example.org", "scope": "Namespaced",
+                "names": {"kind": "Gadget", "plural": "gadgets", "singular": "gadget"},
+                "versions": [
+                    {"name": "v1", "served": true, "storage": true, "schema": schema(true),
+                     "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas",
+                         "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.selector"}}},
+                    {"name": "v2", "served": true, "storage": false, "schema": schema(false)},
+                    {"name": "v1beta1", "served": true, "storage": false, "deprecated": true, "schema": schema(false)},
+                    {"name": "v1alpha1", "served": true, "storage": false, "deprecated": true,
+                     "deprecationWarning": "v1alpha1 is going away", "schema": schema(false)},
+                ]}
+        })
+    }
+
+    fn store() -> (Store, impl Fn(&str) -> ResourceInfo) {
+        let store = Store::new(StoreConfig::default());
+        store.apply_object(gadgets()).unwrap();
+        let lookup = store.clone();
+        (store, move |version: &str| {
+            lookup
+                .resource_for_plural("example.org", version, "gadgets")
+                .unwrap()
+        })
+    }
+
+    #[test]
+    fn deprecated_versions_warn_as_the_crd_says_or_name_a_better_version() {
+        let schemas = CustomSchemas::of_crd(&gadgets());
+        assert_eq!(schemas.deprecation_warning("v1"), None);
+        assert_eq!(schemas.deprecation_warning("v2"), None);
+        // The served, not deprecated version of highest priority.
+        assert_eq!(
+            schemas.deprecation_warning("v1beta1"),
+            Some("example.org/v1beta1 Gadget is deprecated; use example.org/v2 Gadget")
+        );
+        assert_eq!(
+            schemas.deprecation_warning("v1alpha1"),
+            Some("v1alpha1 is going away")
+        );
+    }
+
+    #[test]
+    fn an_object_written_in_another_version_reads_back_with_the_storage_defaults() {
+        let (store, res) = store();
+        let gadget = json!({"apiVersion": "example.org/v2", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {}});
+        let created = store
+            .create(
+                &res("v2"),
+                Some("default"),
+                gadget,
+                &WriteOptions::default(),
+            )
+            .unwrap();
+        assert_eq!(created["spec"], json!({"size": 1}));
+        let read = store.get(&res("v1"), Some("default"), "g").unwrap();
+        assert_eq!(read["spec"], json!({"size": 1}));
+    }
+
+    #[test]
+    fn the_scale_paths_are_checked_on_every_write() {
+        let (store, res) = store();
+        let gadget = json!({"apiVersion": "example.org/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"replicas": -2}});
+        let refused = store
+            .create(
+                &res("v1"),
+                Some("default"),
+                gadget,
+                &WriteOptions::default(),
+            )
+            .unwrap_err();
+        assert_eq!(
+            refused.message,
+            "Gadget.example.org \"g\" is invalid: .spec.replicas: Invalid value: -2: should be a non-negative integer"
+        );
+        let gadget = json!({"apiVersion": "example.org/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"replicas": 1}});
+        store
+            .create(
+                &res("v1"),
+                Some("default"),
+                gadget,
+                &WriteOptions::default(),
+            )
+            .unwrap();
+        let status = WriteOptions {
+            subresource: Some("status".into()),
+            ..WriteOptions::default()
+        };
+        let refused = store
+            .patch(
+                &res("v1"),
+                Some("default"),
+                "g",
+                &PatchType::Merge,
+                br#"{"status":{"replicas":3000000000,"selector":"a=b"}}"#,
+                &status,
+            )
+            .unwrap_err();
+        assert_eq!(
+            refused.message,
+            "Gadget.example.org \"g\" is invalid: .status.replicas: Invalid value: 3000000000: should be less than or equal to 2147483647"
+        );
+    }
+
+    #[test]
+    fn a_metadata_error_on_update_is_listed_as_often_as_the_real_server_checks_it() {
+        let (store, res) = store();
+        let gadget = json!({"apiVersion": "example.org/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {}});
+        store
+            .create(
+                &res("v1"),
+                Some("default"),
+                gadget,
+                &WriteOptions::default(),
+            )
+            .unwrap();
+        let refused = store
+            .patch(
+                &res("v1"),
+                Some("default"),
+                "g",
+                &PatchType::Merge,
+                br#"{"metadata":{"labels":{"a/b/c":"x"}}}"#,
+                &WriteOptions::default(),
+            )
+            .unwrap_err();
+        let causes = refused
+            .details
+            .as_ref()
+            .and_then(|d| d["causes"].as_array())
+            .map_or(0, Vec::len);
+        assert_eq!(causes, 3, "{refused:?}");
+        // The message says it once.
+        assert_eq!(
+            refused.message.matches("a/b/c").count(),
+            1,
+            "{}",
+            refused.message
+        );
     }
 }

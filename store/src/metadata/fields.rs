@@ -75,6 +75,38 @@ pub fn validate_annotations(meta: &Value, path: &Path) -> ErrorList {
     errors
 }
 
+/// An owner reference as Go's JSON writes a `metav1.OwnerReference`: the
+/// fields in the struct's order (`apiVersion`, `kind`, `name`, `uid`,
+/// then `controller` and `blockOwnerDeletion` when set).
+fn go_owner_reference(reference: &Value) -> String {
+    let mut fields: Vec<String> = ["apiVersion", "kind", "name", "uid"]
+        .iter()
+        .map(|key| {
+            let text = reference[*key].as_str().unwrap_or_default();
+            format!(
+                "\"{key}\":{}",
+                crate::field::go_json(&Value::String(text.to_string()))
+            )
+        })
+        .collect();
+    for key in ["controller", "blockOwnerDeletion"] {
+        if let Some(flag) = reference.get(key).and_then(Value::as_bool) {
+            fields.push(format!("\"{key}\":{flag}"));
+        }
+    }
+    format!("{{{}}}", fields.join(","))
+}
+
+/// An invalid value Go prints as the JSON of a struct (`rendered`).
+fn invalid_struct(path: &Path, rendered: String, detail: String) -> FieldError {
+    FieldError {
+        kind: crate::field::ErrorType::Invalid,
+        field: path.clone(),
+        value: crate::field::BadValue::Omit,
+        detail: format!("{rendered}: {detail}"),
+    }
+}
+
 /// `ValidateOwnerReferences`: each reference complete, not to an Event,
 /// and at most one controller. The errors point at `ownerReferences`
 /// itself, not at an item.
@@ -109,22 +141,25 @@ pub fn validate_owner_references(meta: &Value, path: &Path) -> ErrorList {
             }
         }
         if group.is_empty() && version == "v1" && kind == "Event" {
-            errors.push(FieldError::invalid(
+            errors.push(invalid_struct(
                 path,
-                reference.clone(),
+                go_owner_reference(reference),
                 format!("{group}/{version}, Kind={kind} is disallowed from being an owner"),
             ));
         }
         if reference.get("controller") == Some(&Value::Bool(true)) {
             let name = format!("{kind}/{}", field("name"));
             match &first_controller {
-                Some(first) => errors.push(FieldError::invalid(
-                    path,
-                    Value::Array(references.clone()),
-                    format!(
-                        "Only one reference can have Controller set to true. Found \"true\" in references for {first} and {name}"
-                    ),
-                )),
+                Some(first) => {
+                    let all: Vec<String> = references.iter().map(go_owner_reference).collect();
+                    errors.push(invalid_struct(
+                        path,
+                        format!("[{}]", all.join(",")),
+                        format!(
+                            "Only one reference can have Controller set to true. Found \"true\" in references for {first} and {name}"
+                        ),
+                    ));
+                }
                 None => first_controller = Some(name),
             }
         }

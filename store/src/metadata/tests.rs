@@ -195,13 +195,14 @@ fn owner_references_must_be_complete_and_have_one_controller() {
     assert_eq!(
         details,
         [
+            // Go prints the references as structs: their fields in order.
             (
                 "metadata.ownerReferences".to_string(),
-                "/v1, Kind=Event is disallowed from being an owner"
+                "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"name\":\"a\",\"uid\":\"1\",\"controller\":true}: /v1, Kind=Event is disallowed from being an owner"
             ),
             (
                 "metadata.ownerReferences".to_string(),
-                "Only one reference can have Controller set to true. Found \"true\" in references for Event/a and A/b"
+                "[{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"name\":\"a\",\"uid\":\"1\",\"controller\":true},{\"apiVersion\":\"x/v1\",\"kind\":\"A\",\"name\":\"b\",\"uid\":\"2\",\"controller\":true}]: Only one reference can have Controller set to true. Found \"true\" in references for Event/a and A/b"
             ),
         ]
     );

@@ -70,7 +70,8 @@ const ROOT_WITH_STATUS: [&str; 22] = [
 /// The annotation protected groups (`*.k8s.io`, `*.kubernetes.io`) need.
 const API_APPROVED: &str = "api-approved.kubernetes.io";
 
-/// Fills in what `apiextensions.k8s.io/v1` defaults: `names.singular`
+/// Fills in what `apiextensions.k8s.io/v1` defaults (and drops what its
+/// decoding drops: `default: null` in a schema): `names.singular`
 /// (the kind in lower case), `names.listKind` (the kind + `List`), the
 /// conversion strategy `None`, port 443 of a conversion webhook's
 /// service, and `status.storedVersions` (the storage version) when empty.
@@ -84,11 +85,27 @@ pub fn default_crd(crd: &mut Value) {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        if names.get("singular").and_then(Value::as_str).is_none_or(str::is_empty) {
+        if names
+            .get("singular")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
             names.insert("singular".into(), json!(kind.to_lowercase()));
         }
-        if names.get("listKind").and_then(Value::as_str).is_none_or(str::is_empty) && !kind.is_empty() {
+        if names
+            .get("listKind")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+            && !kind.is_empty()
+        {
             names.insert("listKind".into(), json!(format!("{kind}List")));
+        }
+    }
+    if let Some(Value::Array(versions)) = spec.get_mut("versions") {
+        for version in versions {
+            if let Some(schema) = version.pointer_mut("/schema/openAPIV3Schema") {
+                drop_null_defaults(schema);
+            }
         }
     }
     match spec.get_mut("conversion") {
@@ -132,7 +149,11 @@ pub fn stored_versions(crd: &Value, old: Option<&Value>) -> Vec<String> {
     let mut stored: Vec<String> = old
         .and_then(|o| o.pointer("/status/storedVersions"))
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     let storage = crd
         .pointer("/spec/versions")
@@ -148,13 +169,20 @@ pub fn stored_versions(crd: &Value, old: Option<&Value>) -> Vec<String> {
 }
 
 fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
-    value.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 fn strings(value: Option<&Value>) -> Vec<String> {
     value
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -208,7 +236,8 @@ pub fn validate_crd(crd: &Value, old: Option<&Value>) -> ErrorList {
         }
     }
     let options = Options {
-        require_schema: old.is_none_or(|old| all_versions_have_schemas(old.get("spec").unwrap_or(&Value::Null))),
+        require_schema: old
+            .is_none_or(|old| all_versions_have_schemas(old.get("spec").unwrap_or(&Value::Null))),
     };
     errors.extend(validate_spec(&spec, options));
     if let Some(old) = old {
@@ -233,22 +262,32 @@ pub fn validate_crd(crd: &Value, old: Option<&Value>) -> ErrorList {
 fn established(crd: &Value) -> bool {
     crd.pointer("/status/conditions")
         .and_then(Value::as_array)
-        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Established" && c["status"] == "True"))
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "Established" && c["status"] == "True")
+        })
 }
 
 fn versions(spec: &Value) -> &[Value] {
-    spec.get("versions").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+    spec.get("versions")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
 }
 
 fn all_versions_have_schemas(spec: &Value) -> bool {
-    versions(spec).iter().all(|v| v.pointer("/schema/openAPIV3Schema").is_some())
+    versions(spec)
+        .iter()
+        .all(|v| v.pointer("/schema/openAPIV3Schema").is_some())
 }
 
 /// Whether every version has the same value at `key` (the real server
 /// then moves it to the top of its internal form).
 fn identical(spec: &Value, key: &str) -> bool {
     let versions = versions(spec);
-    versions.first().is_some_and(|first| versions.iter().all(|v| v.get(key) == first.get(key)))
+    versions
+        .first()
+        .is_some_and(|first| versions.iter().all(|v| v.get(key) == first.get(key)))
 }
 
 fn validate_spec_update(spec: &Value, old: &Value, established: bool) -> ErrorList {
@@ -256,15 +295,27 @@ fn validate_spec_update(spec: &Value, old: &Value, established: bool) -> ErrorLi
     let at = Path::new(["spec"]);
     let mut immutable = |field: Path, new: &Value, old: &Value| {
         if new != old {
-            errors.push(FieldError::invalid(&field, new.clone(), "field is immutable"));
+            errors.push(FieldError::invalid(
+                &field,
+                new.clone(),
+                "field is immutable",
+            ));
         }
     };
     if established {
         immutable(at.child("scope"), &spec["scope"], &old["scope"]);
-        immutable(at.child("names").child("kind"), &spec["names"]["kind"], &old["names"]["kind"]);
+        immutable(
+            at.child("names").child("kind"),
+            &spec["names"]["kind"],
+            &old["names"]["kind"],
+        );
     }
     immutable(at.child("group"), &spec["group"], &old["group"]);
-    immutable(at.child("names").child("plural"), &spec["names"]["plural"], &old["names"]["plural"]);
+    immutable(
+        at.child("names").child("plural"),
+        &spec["names"]["plural"],
+        &old["names"]["plural"],
+    );
     errors
 }
 
@@ -277,7 +328,11 @@ fn validate_spec(spec: &Value, options: Options) -> ErrorList {
     } else {
         let problems = is_dns1123_subdomain(group);
         if !problems.is_empty() {
-            errors.push(FieldError::invalid(&at.child("group"), group, problems.join(",")));
+            errors.push(FieldError::invalid(
+                &at.child("group"),
+                group,
+                problems.join(","),
+            ));
         } else if !group.contains('.') {
             errors.push(FieldError::invalid(
                 &at.child("group"),
@@ -297,13 +352,20 @@ fn validate_spec(spec: &Value, options: Options) -> ErrorList {
     let schema_on_top = identical(spec, "schema") && versions[0].get("schema").is_some();
     let subresources_on_top = identical(spec, "subresources");
     let columns_on_top = identical(spec, "additionalPrinterColumns");
-    let any_status = versions.iter().any(|v| v.pointer("/subresources/status").is_some());
+    let selectable_on_top =
+        identical(spec, "selectableFields") && !selectable_fields(&versions[0]).is_empty();
+    let any_status = versions
+        .iter()
+        .any(|v| v.pointer("/subresources/status").is_some());
 
     if options.require_schema && !schema_on_top {
         for (i, v) in versions.iter().enumerate() {
             if v.pointer("/schema/openAPIV3Schema").is_none() {
                 errors.push(FieldError::required(
-                    &at.child("versions").index(i).child("schema").child("openAPIV3Schema"),
+                    &at.child("versions")
+                        .index(i)
+                        .child("schema")
+                        .child("openAPIV3Schema"),
                     "",
                 ));
             }
@@ -335,7 +397,11 @@ fn validate_spec(spec: &Value, options: Options) -> ErrorList {
         }
         let problems = is_dns1035_label(name);
         if !problems.is_empty() {
-            errors.push(FieldError::invalid(&vat.child("name"), name, problems.join(",")));
+            errors.push(FieldError::invalid(
+                &vat.child("name"),
+                name,
+                problems.join(","),
+            ));
         }
         errors.extend(validate_deprecation(version, &vat));
         let status = version.pointer("/subresources/status").is_some();
@@ -343,10 +409,33 @@ fn validate_spec(spec: &Value, options: Options) -> ErrorList {
             errors.extend(validate_schema(schema, &vat.child("schema"), status));
         }
         if !subresources_on_top && let Some(subresources) = version.get("subresources") {
-            errors.extend(validate_subresources(subresources, &vat.child("subresources")));
+            errors.extend(validate_subresources(
+                subresources,
+                &vat.child("subresources"),
+            ));
         }
         if !columns_on_top {
-            errors.extend(validate_columns(version, &vat.child("additionalPrinterColumns")));
+            errors.extend(validate_columns(
+                version,
+                &vat.child("additionalPrinterColumns"),
+            ));
+        }
+        if !selectable_on_top && !selectable_fields(version).is_empty() {
+            match version
+                .pointer("/schema/openAPIV3Schema")
+                .filter(|_| !schema_on_top)
+            {
+                None => errors.push(FieldError::invalid(
+                    &vat.child("selectableFields"),
+                    "",
+                    "may only be set when `version.schema.openAPIV3Schema` is not included",
+                )),
+                Some(schema) => errors.extend(validate_selectable_fields(
+                    selectable_fields(version),
+                    &Schema::from_json(schema),
+                    &vat.child("selectableFields"),
+                )),
+            }
         }
     }
     if !unique {
@@ -363,16 +452,56 @@ fn validate_spec(spec: &Value, options: Options) -> ErrorList {
             "must have exactly one version marked as storage version",
         ));
     }
+    // The internal form's `spec.version` is the first version's name.
+    if let Some(first) = versions
+        .first()
+        .map(|v| text(v, "/name"))
+        .filter(|n| !n.is_empty())
+    {
+        let problems = is_dns1035_label(first);
+        if !problems.is_empty() {
+            errors.push(FieldError::invalid(
+                &at.child("version"),
+                first,
+                problems.join(","),
+            ));
+        }
+    }
 
     errors.extend(validate_names(&spec["names"], &at.child("names")));
     if schema_on_top && let Some(schema) = versions[0].pointer("/schema/openAPIV3Schema") {
         errors.extend(validate_schema(schema, &at.child("validation"), any_status));
     }
-    if subresources_on_top && let Some(subresources) = versions.first().and_then(|v| v.get("subresources")) {
-        errors.extend(validate_subresources(subresources, &at.child("subresources")));
+    if subresources_on_top
+        && let Some(subresources) = versions.first().and_then(|v| v.get("subresources"))
+    {
+        errors.extend(validate_subresources(
+            subresources,
+            &at.child("subresources"),
+        ));
     }
     if columns_on_top && let Some(first) = versions.first() {
-        errors.extend(validate_columns(first, &at.child("additionalPrinterColumns")));
+        errors.extend(validate_columns(
+            first,
+            &at.child("additionalPrinterColumns"),
+        ));
+    }
+    if selectable_on_top && let Some(first) = versions.first() {
+        match first
+            .pointer("/schema/openAPIV3Schema")
+            .filter(|_| schema_on_top)
+        {
+            None => errors.push(FieldError::invalid(
+                &at.child("selectableFields"),
+                "",
+                "may only be set when validations.schema is included",
+            )),
+            Some(schema) => errors.extend(validate_selectable_fields(
+                selectable_fields(first),
+                &Schema::from_json(schema),
+                &at.child("selectableFields"),
+            )),
+        }
     }
 
     let strategy = text(spec, "/conversion/strategy");
@@ -448,9 +577,11 @@ fn validate_deprecation(version: &Value, at: &Path) -> ErrorList {
         if warning.is_empty() {
             problems.push("must not be an empty string".into());
         }
-        if let Some((i, _)) = warning.char_indices().find(|(_, c)| c.is_control()) {
+        // Go checks `unicode.IsPrint` first: a control character is not
+        // printable either.
+        if let Some((i, _)) = warning.char_indices().find(|(_, c)| !go_is_print(*c)) {
             problems.push(format!(
-                "must only contain printable UTF-8 characters; control character found at index {i}"
+                "must only contain printable UTF-8 characters; non-printable character found at index {i}"
             ));
         }
     }
@@ -458,6 +589,18 @@ fn validate_deprecation(version: &Value, at: &Path) -> ErrorList {
         .into_iter()
         .map(|p| FieldError::invalid(&at.child("deprecationWarning"), warning, p))
         .collect()
+}
+
+/// Go's `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols
+/// and the ASCII space; not control or format characters, nor other
+/// spaces.
+fn go_is_print(c: char) -> bool {
+    if c == ' ' {
+        return true;
+    }
+    let format = matches!(c as u32, 0xad | 0x600..=0x605 | 0x61c | 0x6dd | 0x70f | 0x180e | 0x200b..=0x200f | 0x202a..=0x202e | 0x2060..=0x2064 | 0x2066..=0x206f | 0xfeff | 0xfff9..=0xfffb);
+    let private_or_surrogate = matches!(c as u32, 0xe000..=0xf8ff | 0xf0000..=0x10ffff);
+    !c.is_control() && !c.is_whitespace() && !format && !private_or_surrogate
 }
 
 fn validate_names(names: &Value, at: &Path) -> ErrorList {
@@ -472,7 +615,11 @@ fn validate_names(names: &Value, at: &Path) -> ErrorList {
         let value = get(key);
         let problems = is_dns1035_label(value);
         if !value.is_empty() && !problems.is_empty() {
-            errors.push(FieldError::invalid(&at.child(key), value, problems.join(",")));
+            errors.push(FieldError::invalid(
+                &at.child(key),
+                value,
+                problems.join(","),
+            ));
         }
     }
     for key in ["kind", "listKind"] {
@@ -482,7 +629,10 @@ fn validate_names(names: &Value, at: &Path) -> ErrorList {
             errors.push(FieldError::invalid(
                 &at.child(key),
                 value,
-                format!("may have mixed case, but should otherwise match: {}", problems.join(",")),
+                format!(
+                    "may have mixed case, but should otherwise match: {}",
+                    problems.join(",")
+                ),
             ));
         }
     }
@@ -512,7 +662,12 @@ fn validate_stored_versions(stored: &[String], spec: &Value) -> ErrorList {
     let at = Path::new(["status", "storedVersions"]);
     let value = json!(stored);
     if stored.is_empty() {
-        return vec![FieldError::invalid(&at, value, "must have at least one stored version")];
+        // What the strategy gathered: nothing is Go's nil slice, `null`.
+        return vec![FieldError::invalid(
+            &at,
+            Value::Null,
+            "must have at least one stored version",
+        )];
     }
     let mut errors = ErrorList::new();
     let mut left: Vec<(usize, &String)> = stored.iter().enumerate().collect();
@@ -543,21 +698,28 @@ fn validate_stored_versions(stored: &[String], spec: &Value) -> ErrorList {
 }
 
 fn approval_state(annotations: &Value) -> (u8, String) {
-    let annotation = annotations.get(API_APPROVED).and_then(Value::as_str).unwrap_or_default();
-    let url_like = annotation
-        .split_once("://")
-        .is_some_and(|(scheme, rest)| !scheme.is_empty() && !rest.is_empty() && !rest.starts_with('/'));
+    let annotation = annotations
+        .get(API_APPROVED)
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let url_like = annotation.split_once("://").is_some_and(|(scheme, rest)| {
+        !scheme.is_empty() && !rest.is_empty() && !rest.starts_with('/')
+    });
     if annotation.is_empty() {
         (
             0,
-            format!("protected groups must have approval annotation \"{API_APPROVED}\", see https://github.com/kubernetes/enhancements/pull/1111"),
+            format!(
+                "protected groups must have approval annotation \"{API_APPROVED}\", see https://github.com/kubernetes/enhancements/pull/1111"
+            ),
         )
     } else if annotation.starts_with("unapproved") || url_like {
         (1, String::new())
     } else {
         (
             2,
-            format!("protected groups must have approval annotation \"{API_APPROVED}\" with either a URL or a reason starting with \"unapproved\", see https://github.com/kubernetes/enhancements/pull/1111"),
+            format!(
+                "protected groups must have approval annotation \"{API_APPROVED}\" with either a URL or a reason starting with \"unapproved\", see https://github.com/kubernetes/enhancements/pull/1111"
+            ),
         )
     }
 }
@@ -570,10 +732,16 @@ fn validate_api_approval(crd: &Value, old: Option<&Value>) -> ErrorList {
     if !protected {
         return Vec::new();
     }
-    let annotations = crd.pointer("/metadata/annotations").cloned().unwrap_or(Value::Null);
+    let annotations = crd
+        .pointer("/metadata/annotations")
+        .cloned()
+        .unwrap_or(Value::Null);
     let (state, reason) = approval_state(&annotations);
     if let Some(old) = old {
-        let old_annotations = old.pointer("/metadata/annotations").cloned().unwrap_or(Value::Null);
+        let old_annotations = old
+            .pointer("/metadata/annotations")
+            .cloned()
+            .unwrap_or(Value::Null);
         if approval_state(&old_annotations).0 == state {
             return Vec::new();
         }
@@ -581,7 +749,11 @@ fn validate_api_approval(crd: &Value, old: Option<&Value>) -> ErrorList {
     let at = Path::new(["metadata", "annotations"]).key(API_APPROVED);
     match state {
         0 => vec![FieldError::required(&at, reason)],
-        2 => vec![FieldError::invalid(&at, text(&annotations, &format!("/{API_APPROVED}")), reason)],
+        2 => vec![FieldError::invalid(
+            &at,
+            text(&annotations, &format!("/{API_APPROVED}")),
+            reason,
+        )],
         _ => Vec::new(),
     }
 }
@@ -590,7 +762,11 @@ fn simple_json_path(value: &str, at: &Path) -> ErrorList {
     if value.is_empty() {
         vec![FieldError::invalid(at, value, "must not be empty")]
     } else if !value.starts_with('.') {
-        vec![FieldError::invalid(at, value, "must be a simple json path starting with .")]
+        vec![FieldError::invalid(
+            at,
+            value,
+            "must be a simple json path starting with .",
+        )]
     } else {
         Vec::new()
     }
@@ -602,8 +778,16 @@ fn validate_subresources(subresources: &Value, at: &Path) -> ErrorList {
         return errors;
     };
     for (key, prefix, words) in [
-        ("specReplicasPath", ".spec.", "should be a json path under .spec"),
-        ("statusReplicasPath", ".status.", "should be a json path under .status"),
+        (
+            "specReplicasPath",
+            ".spec.",
+            "should be a json path under .spec",
+        ),
+        (
+            "statusReplicasPath",
+            ".status.",
+            "should be a json path under .status",
+        ),
     ] {
         let field = at.child(&format!("scale.{key}"));
         let value = text(scale, &format!("/{key}"));
@@ -672,10 +856,130 @@ fn validate_columns(version: &Value, at: &Path) -> ErrorList {
     errors
 }
 
+/// The `selectableFields` of a version.
+fn selectable_fields(version: &Value) -> &[Value] {
+    version
+        .get("selectableFields")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+/// `MaxSelectableFields`.
+const MAX_SELECTABLE_FIELDS: i64 = 8;
+
+/// `cel.ValidFieldPath` without array notation, as selectable fields use
+/// it: the path's field names and the schema it points to (none under
+/// `additionalProperties: true`), or why it is not valid.
+fn selectable_path<'a>(
+    path: &str,
+    schema: &'a Schema,
+) -> Result<(Vec<String>, Option<&'a Schema>), String> {
+    let mut tokens = Vec::new();
+    let mut start = 0;
+    for (i, c) in path.char_indices() {
+        if matches!(c, '.' | '[' | ']') {
+            if i > start {
+                tokens.push(&path[start..i]);
+            }
+            tokens.push(&path[i..=i]);
+            start = i + 1;
+        }
+    }
+    if start < path.len() {
+        tokens.push(&path[start..]);
+    }
+    let not_valid = || "does not refer to a valid field".to_string();
+    let mut names = Vec::new();
+    let mut node = Some(schema);
+    let mut tokens = tokens.into_iter();
+    while let Some(token) = tokens.next() {
+        match token {
+            "[" => return Err("array notation is not allowed".into()),
+            "." => {
+                let name = tokens.next().ok_or("unexpected end of JSON path")?;
+                let current = node.ok_or_else(not_valid)?;
+                if !current.properties.is_empty() {
+                    node = Some(current.properties.get(name).ok_or_else(not_valid)?);
+                } else if let Some(additional) = &current.additional_properties {
+                    node = match additional {
+                        Additional::Schema(schema) => Some(schema),
+                        _ => None,
+                    };
+                } else {
+                    return Err(not_valid());
+                }
+                names.push(name.to_string());
+            }
+            other => return Err(format!("expected [ or . but got: {other}")),
+        }
+    }
+    Ok((names, node))
+}
+
+/// `ValidateCustomResourceSelectableFields`: each a path to a string,
+/// boolean or integer field outside metadata, once, at most eight.
+fn validate_selectable_fields(fields: &[Value], schema: &Schema, at: &Path) -> ErrorList {
+    let mut errors = ErrorList::new();
+    let mut seen = BTreeSet::new();
+    for (i, field) in fields.iter().enumerate() {
+        let fat = at.index(i).child("jsonPath");
+        let path = text(field, "/jsonPath");
+        if path.is_empty() {
+            errors.push(FieldError::required(&fat, ""));
+            continue;
+        }
+        let (names, found) = match selectable_path(path, schema) {
+            Ok(found) => found,
+            Err(why) => {
+                errors.push(FieldError::invalid(
+                    &fat,
+                    path,
+                    format!("is an invalid path: {why}"),
+                ));
+                continue;
+            }
+        };
+        if names.first().is_some_and(|n| n == "metadata") {
+            errors.push(FieldError::invalid(
+                &fat,
+                path,
+                "must not point to fields in metadata",
+            ));
+        }
+        let allowed = found
+            .and_then(|s| s.type_.as_deref())
+            .is_some_and(|t| matches!(t, "string" | "boolean" | "integer"));
+        if !allowed {
+            errors.push(FieldError::invalid(
+                &fat,
+                path,
+                "must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.",
+            ));
+        }
+        if !seen.insert(names.join(".")) {
+            errors.push(FieldError::duplicate(&fat, path));
+        }
+    }
+    if seen.len() as i64 > MAX_SELECTABLE_FIELDS {
+        errors.push(FieldError::too_many(
+            at,
+            seen.len() as i64,
+            MAX_SELECTABLE_FIELDS,
+        ));
+    }
+    errors
+}
+
 fn validate_conversion(conversion: &Value, at: &Path) -> ErrorList {
     let mut errors = ErrorList::new();
     let strategy = text(conversion, "/strategy");
-    errors.extend(enum_string(&at.child("strategy"), strategy, &["None", "Webhook"], true));
+    errors.extend(enum_string(
+        &at.child("strategy"),
+        strategy,
+        &["None", "Webhook"],
+        true,
+    ));
     let config = conversion.pointer("/webhook/clientConfig");
     let review_versions = conversion.pointer("/webhook/conversionReviewVersions");
     // The internal form keeps the client config and review versions at
@@ -684,16 +988,27 @@ fn validate_conversion(conversion: &Value, at: &Path) -> ErrorList {
     let versions_at = at.child("conversionReviewVersions");
     if strategy == "Webhook" {
         match config {
-            None => errors.push(FieldError::required(&config_at, "required when strategy is set to Webhook")),
+            None => errors.push(FieldError::required(
+                &config_at,
+                "required when strategy is set to Webhook",
+            )),
             Some(config) => {
                 let url = config.get("url").and_then(Value::as_str);
                 let service = config.get("service");
                 match (url, service) {
-                    (Some(url), None) => errors.extend(validate_webhook_url(url, &config_at.child("url"))),
-                    (None, Some(service)) => {
-                        errors.extend(validate_webhook_service(service, &config_at.child("service")));
+                    (Some(url), None) => {
+                        errors.extend(validate_webhook_url(url, &config_at.child("url")))
                     }
-                    _ => errors.push(FieldError::required(&config_at, "exactly one of url or service is required")),
+                    (None, Some(service)) => {
+                        errors.extend(validate_webhook_service(
+                            service,
+                            &config_at.child("service"),
+                        ));
+                    }
+                    _ => errors.push(FieldError::required(
+                        &config_at,
+                        "exactly one of url or service is required",
+                    )),
                 }
             }
         }
@@ -705,11 +1020,19 @@ fn validate_conversion(conversion: &Value, at: &Path) -> ErrorList {
             let mut accepted = false;
             for (i, v) in versions.iter().enumerate() {
                 if !seen.insert(v) {
-                    errors.push(FieldError::invalid(&versions_at.index(i), v.as_str(), "duplicate version"));
+                    errors.push(FieldError::invalid(
+                        &versions_at.index(i),
+                        v.as_str(),
+                        "duplicate version",
+                    ));
                     continue;
                 }
                 for problem in is_dns1035_label(v) {
-                    errors.push(FieldError::invalid(&versions_at.index(i), v.as_str(), problem));
+                    errors.push(FieldError::invalid(
+                        &versions_at.index(i),
+                        v.as_str(),
+                        problem,
+                    ));
                 }
                 accepted |= v == "v1" || v == "v1beta1";
             }
@@ -723,61 +1046,199 @@ fn validate_conversion(conversion: &Value, at: &Path) -> ErrorList {
         }
     } else {
         if config.is_some() {
-            errors.push(FieldError::forbidden(&config_at, "should not be set when strategy is not set to Webhook"));
+            errors.push(FieldError::forbidden(
+                &config_at,
+                "should not be set when strategy is not set to Webhook",
+            ));
         }
         if !strings(review_versions).is_empty() {
-            errors.push(FieldError::forbidden(&versions_at, "should not be set when strategy is not set to Webhook"));
+            errors.push(FieldError::forbidden(
+                &versions_at,
+                "should not be set when strategy is not set to Webhook",
+            ));
         }
     }
     errors
+}
+
+/// What Go's `url.Parse` finds in a URL, as far as webhook URLs are
+/// checked.
+#[derive(Debug, Default, PartialEq)]
+struct GoUrl {
+    scheme: String,
+    user: Option<String>,
+    host: String,
+    fragment: String,
+    raw_query: String,
+}
+
+/// Go's `url.Parse`, to the parts [`validate_webhook_url`] looks at: the
+/// fragment after `#`, the scheme before the first `:` (letters, then
+/// digits, `+`, `-`, `.`), the query after `?`, and the authority after
+/// `//` (user information before its last `@`).
+fn parse_go_url(raw: &str) -> Result<GoUrl, String> {
+    let failed = |why: &str| format!("parse {}: {why}", go_json(&json!(raw)));
+    let mut url = GoUrl::default();
+    let (rest, fragment) = match raw.split_once('#') {
+        Some((rest, fragment)) => (rest, fragment),
+        None => (raw, ""),
+    };
+    url.fragment = fragment.to_string();
+    if rest.chars().any(|c| (c as u32) < 0x20 || c as u32 == 0x7f) {
+        return Err(failed("net/url: invalid control character in URL"));
+    }
+    let mut rest = rest;
+    for (i, c) in rest.char_indices() {
+        if c.is_ascii_alphabetic() {
+            continue;
+        }
+        if i > 0 && (c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) {
+            continue;
+        }
+        if c == ':' {
+            if i == 0 {
+                return Err(failed("missing protocol scheme"));
+            }
+            url.scheme = rest[..i].to_ascii_lowercase();
+            rest = &rest[i + 1..];
+        }
+        break;
+    }
+    if let Some((before, query)) = rest.split_once('?') {
+        url.raw_query = query.to_string();
+        rest = before;
+    }
+    if !rest.starts_with('/') && !url.scheme.is_empty() {
+        // An opaque URL (`https:host`): no host.
+        return Ok(url);
+    }
+    if let Some(after) = rest.strip_prefix("//")
+        && !after.starts_with('/')
+    {
+        let authority = after.split('/').next().unwrap_or_default();
+        match authority.rsplit_once('@') {
+            Some((user, host)) => {
+                url.user = Some(user.to_string());
+                url.host = host.to_string();
+            }
+            None => url.host = authority.to_string(),
+        }
+    }
+    Ok(url)
 }
 
 /// `webhook.ValidateWebhookURL` with https required.
 fn validate_webhook_url(url: &str, at: &Path) -> ErrorList {
-    let mut errors = ErrorList::new();
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return vec![FieldError::invalid(at, url, "host must be specified")];
+    const FORM: &str = "; desired format: https://host[/path]";
+    let parsed = match parse_go_url(url) {
+        Ok(parsed) => parsed,
+        Err(why) => {
+            return vec![FieldError::required(
+                at,
+                format!("url must be a valid URL: {why}{FORM}"),
+            )];
+        }
     };
-    if scheme != "https" {
-        errors.push(FieldError::invalid(at, url, format!("'https' is the only allowed URL scheme; {scheme:?} is not allowed")));
+    let mut errors = ErrorList::new();
+    if parsed.scheme != "https" {
+        errors.push(FieldError::invalid(
+            at,
+            parsed.scheme.as_str(),
+            format!("'https' is the only allowed URL scheme{FORM}"),
+        ));
     }
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    if authority.is_empty() {
-        errors.push(FieldError::invalid(at, url, "host must be specified"));
+    if parsed.host.is_empty() {
+        errors.push(FieldError::invalid(
+            at,
+            "",
+            format!("host must be specified{FORM}"),
+        ));
     }
-    if authority.contains('@') {
-        errors.push(FieldError::invalid(at, url, "user information is not permitted in the URL"));
+    if let Some(user) = &parsed.user {
+        errors.push(FieldError::invalid(
+            at,
+            user.as_str(),
+            "user information is not permitted in the URL",
+        ));
     }
-    if rest.contains('#') {
-        errors.push(FieldError::invalid(at, url, "fragments are not permitted in the URL"));
+    if !parsed.fragment.is_empty() {
+        errors.push(FieldError::invalid(
+            at,
+            parsed.fragment.as_str(),
+            "fragments are not permitted in the URL",
+        ));
     }
-    if rest.contains('?') {
-        errors.push(FieldError::invalid(at, url, "query parameters are not permitted in the URL"));
+    if !parsed.raw_query.is_empty() {
+        errors.push(FieldError::invalid(
+            at,
+            parsed.raw_query.as_str(),
+            "query parameters are not permitted in the URL",
+        ));
     }
     errors
 }
 
-/// `webhook.ValidateWebhookService`.
+/// `webhook.ValidateWebhookService`, called as the real server calls it
+/// for a conversion webhook: with the service's name and namespace
+/// swapped (a missing namespace is reported at `service.name`, a missing
+/// name at `service.namespace`).
 fn validate_webhook_service(service: &Value, at: &Path) -> ErrorList {
     let mut errors = ErrorList::new();
-    let name = text(service, "/name");
-    let namespace = text(service, "/namespace");
+    // `ValidateWebhookService(path, cc.Service.Name, cc.Service.Namespace, ...)`
+    // of `func ValidateWebhookService(fldPath, namespace, name string, ...)`.
+    let name = text(service, "/namespace");
+    let namespace = text(service, "/name");
     if name.is_empty() {
-        errors.push(FieldError::required(&at.child("name"), "service name is required"));
+        errors.push(FieldError::required(&at.child("name"), ""));
     }
     if namespace.is_empty() {
-        errors.push(FieldError::required(&at.child("namespace"), "service namespace is required"));
+        errors.push(FieldError::required(&at.child("namespace"), ""));
     }
-    if let Some(port) = service.get("port").and_then(Value::as_i64)
-        && !(1..=65535).contains(&port)
-    {
-        errors.push(FieldError::invalid(&at.child("port"), port, "port is not valid: must be between 1 and 65535, inclusive"));
+    let port = service.get("port").and_then(Value::as_i64).unwrap_or(0);
+    if !(1..=65535).contains(&port) {
+        errors.push(FieldError::invalid(
+            &at.child("port"),
+            port,
+            "port is not valid: must be between 1 and 65535, inclusive",
+        ));
     }
-    if let Some(path) = service.get("path").and_then(Value::as_str)
-        && !path.is_empty()
-        && !path.starts_with('/')
-    {
-        errors.push(FieldError::invalid(&at.child("path"), path, "must start with a '/'"));
+    let Some(path) = service.get("path").and_then(Value::as_str) else {
+        return errors;
+    };
+    let path_at = at.child("path");
+    if path == "/" || path.is_empty() {
+        return errors;
+    }
+    if path == "//" {
+        errors.push(FieldError::invalid(
+            &path_at,
+            path,
+            "segment[0] may not be empty",
+        ));
+        return errors;
+    }
+    if !path.starts_with('/') {
+        errors.push(FieldError::invalid(&path_at, path, "must start with a '/'"));
+    }
+    // Go drops the first byte, whatever it is, then one trailing `/`.
+    let mut check = path.get(1..).unwrap_or_default();
+    check = check.strip_suffix('/').unwrap_or(check);
+    for (i, step) in check.split('/').enumerate() {
+        if step.is_empty() {
+            errors.push(FieldError::invalid(
+                &path_at,
+                path,
+                format!("segment[{i}] may not be empty"),
+            ));
+            continue;
+        }
+        for failure in is_dns1123_subdomain(step) {
+            errors.push(FieldError::invalid(
+                &path_at,
+                path,
+                format!("segment[{i}]: {failure}"),
+            ));
+        }
     }
     errors
 }
@@ -849,12 +1310,15 @@ fn validate_schema(raw: &Value, at: &Path, status_enabled: bool) -> ErrorList {
         }
     }
     let keyword_errors = openapi_schema(&schema, &root, &Context::default(), true);
-    let keywords_ok = keyword_errors.is_empty();
+    // The rules' own fields are always checked; a node's rules are
+    // compiled only when its schema is sound at and beneath it (the whole
+    // schema: structural, with valid defaults).
+    let mut blocking = keyword_errors.clone();
+    if !structural_ok {
+        blocking.push(FieldError::forbidden(&root, ""));
+    }
     errors.extend(keyword_errors);
-    if structural_ok
-        && keywords_ok
-        && let Err(cel) = crate::schema::cel::compile(&schema, &root)
-    {
+    if let Err(cel) = crate::schema::cel::compile_beside(&schema, &root, &blocking) {
         errors.extend(cel);
     }
     if let Some(why) = init_error
@@ -870,16 +1334,30 @@ fn validate_schema(raw: &Value, at: &Path, status_enabled: bool) -> ErrorList {
 /// support, or `items` as a list.
 fn structural_init_error(schema: &Schema) -> Option<String> {
     let mut why = None;
-    if schema_has(schema, &|s: &Schema| s.items_list.is_some() || s.forbidden.iter().any(|k| k != "externalDocs")) {
+    if schema_has(schema, &|s: &Schema| {
+        s.items_list.is_some() || s.forbidden.iter().any(|k| k != "externalDocs")
+    }) {
         why = Some(first_unsupported(schema));
     }
     why
 }
 
 fn first_unsupported(s: &Schema) -> String {
-    for keyword in ["id", "$schema", "$ref", "patternProperties", "dependencies", "additionalItems", "definitions"] {
+    for keyword in [
+        "id",
+        "$schema",
+        "$ref",
+        "patternProperties",
+        "dependencies",
+        "additionalItems",
+        "definitions",
+    ] {
         if s.forbidden.iter().any(|k| k == keyword) {
-            let name = if keyword == "$schema" { "schema" } else { keyword };
+            let name = if keyword == "$schema" {
+                "schema"
+            } else {
+                keyword
+            };
             return format!("OpenAPIV3Schema '{name}' is not supported");
         }
     }
@@ -900,7 +1378,11 @@ fn first_unsupported(s: &Schema) -> String {
     }
     children
         .into_iter()
-        .find(|c| schema_has(c, &|s: &Schema| s.items_list.is_some() || s.forbidden.iter().any(|k| k != "externalDocs")))
+        .find(|c| {
+            schema_has(c, &|s: &Schema| {
+                s.items_list.is_some() || s.forbidden.iter().any(|k| k != "externalDocs")
+            })
+        })
         .map(first_unsupported)
         .unwrap_or_default()
 }
@@ -929,7 +1411,10 @@ fn openapi_schema(schema: &Schema, at: &Path, context: &Context, is_root: bool) 
     if schema.default.is_some()
         && let Some(reason) = &context.no_defaults
     {
-        errors.push(FieldError::forbidden(&at.child("default"), format!("must not be set {reason}")));
+        errors.push(FieldError::forbidden(
+            &at.child("default"),
+            format!("must not be set {reason}"),
+        ));
     }
     for keyword in &schema.forbidden {
         let words = match keyword.as_str() {
@@ -981,23 +1466,39 @@ fn openapi_schema(schema: &Schema, at: &Path, context: &Context, is_root: bool) 
                 sub_context.no_defaults =
                     Some("inside additionalProperties applying to object metadata".into());
             }
-            errors.extend(openapi_schema(sub, &at.child("additionalProperties"), &sub_context, false));
+            errors.extend(openapi_schema(
+                sub,
+                &at.child("additionalProperties"),
+                &sub_context,
+                false,
+            ));
         }
     }
     for (name, property) in &schema.properties {
         let mut sub_context = context.clone();
-        if (is_root || schema.embedded_resource) && ["metadata", "kind", "apiVersion"].contains(&name.as_str()) {
+        if (is_root || schema.embedded_resource)
+            && ["metadata", "kind", "apiVersion"].contains(&name.as_str())
+        {
             sub_context.inside_meta = true;
             if is_root {
                 sub_context.no_defaults = Some(format!("in top-level {name}"));
             }
         }
-        errors.extend(openapi_schema(property, &at.child("properties").key(name), &sub_context, false));
+        errors.extend(openapi_schema(
+            property,
+            &at.child("properties").key(name),
+            &sub_context,
+            false,
+        ));
     }
     if let Some(not) = &schema.not {
         errors.extend(openapi_schema(not, &at.child("not"), context, false));
     }
-    for (key, list) in [("allOf", &schema.all_of), ("oneOf", &schema.one_of), ("anyOf", &schema.any_of)] {
+    for (key, list) in [
+        ("allOf", &schema.all_of),
+        ("oneOf", &schema.one_of),
+        ("anyOf", &schema.any_of),
+    ] {
         for (i, sub) in list.iter().enumerate() {
             errors.extend(openapi_schema(sub, &at.child(key).index(i), context, false));
         }
@@ -1007,7 +1508,12 @@ fn openapi_schema(schema: &Schema, at: &Path, context: &Context, is_root: bool) 
     }
     if let Some(list) = &schema.items_list {
         for (i, items) in list.iter().enumerate() {
-            errors.extend(openapi_schema(items, &at.child("items").index(i), context, false));
+            errors.extend(openapi_schema(
+                items,
+                &at.child("items").index(i),
+                context,
+                false,
+            ));
         }
     }
 
@@ -1021,7 +1527,11 @@ fn openapi_schema(schema: &Schema, at: &Path, context: &Context, is_root: bool) 
     let kind = schema.type_.as_deref().unwrap_or_default();
     if let Some(map_type) = schema.map_type.as_deref() {
         if kind != "object" {
-            errors.push(type_error(at, kind, "must be object if x-kubernetes-map-type is specified"));
+            errors.push(type_error(
+                at,
+                kind,
+                "must be object if x-kubernetes-map-type is specified",
+            ));
         }
         if map_type != "atomic" && map_type != "granular" {
             errors.push(FieldError::not_supported(
@@ -1033,7 +1543,11 @@ fn openapi_schema(schema: &Schema, at: &Path, context: &Context, is_root: bool) 
     }
     let list_type = schema.list_type.as_deref();
     if list_type.is_some() && kind != "array" {
-        errors.push(type_error(at, kind, "must be array if x-kubernetes-list-type is specified"));
+        errors.push(type_error(
+            at,
+            kind,
+            "must be array if x-kubernetes-list-type is specified",
+        ));
     } else if list_type == Some("set")
         && let Some(items) = &schema.items
     {
@@ -1204,13 +1718,20 @@ fn invariants(s: &Schema, level: Level, at: &Path) -> ErrorList {
     let mut errors = ErrorList::new();
     let kind = s.type_.as_deref().unwrap_or_default();
     if kind == "array" && s.items.is_none() {
-        errors.push(FieldError::required(&at.child("items"), "must be specified"));
+        errors.push(FieldError::required(
+            &at.child("items"),
+            "must be specified",
+        ));
     }
     if let Some(items) = &s.items {
         errors.extend(invariants(items, Level::Item, &at.child("items")));
     }
     for (name, property) in &s.properties {
-        errors.extend(invariants(property, Level::Field, &at.child("properties").key(name)));
+        errors.extend(invariants(
+            property,
+            Level::Field,
+            &at.child("properties").key(name),
+        ));
     }
     if let Some(additional) = &s.additional_properties {
         if level == Level::Root {
@@ -1220,7 +1741,11 @@ fn invariants(s: &Schema, level: Level, at: &Path) -> ErrorList {
             ));
         }
         if let Additional::Schema(sub) = additional {
-            errors.extend(invariants(sub, Level::Field, &at.child("additionalProperties")));
+            errors.extend(invariants(
+                sub,
+                Level::Field,
+                &at.child("additionalProperties"),
+            ));
         }
     }
     let preserve = s.preserves_unknown_fields();
@@ -1239,12 +1764,19 @@ fn invariants(s: &Schema, level: Level, at: &Path) -> ErrorList {
         ));
     }
     let skip_any_of = int_or_string_any_of(&s.any_of);
-    let skip_first_all_of = s.all_of.first().is_some_and(|first| int_or_string_any_of(&first.any_of));
+    let skip_first_all_of = s
+        .all_of
+        .first()
+        .is_some_and(|first| int_or_string_any_of(&first.any_of));
     errors.extend(value_validation(s, skip_any_of, skip_first_all_of, at));
 
     let check_metadata = level == Level::Root || s.embedded_resource;
     if s.embedded_resource && kind != "object" {
-        errors.push(type_error(at, kind, "must be object if x-kubernetes-embedded-resource is true"));
+        errors.push(type_error(
+            at,
+            kind,
+            "must be object if x-kubernetes-embedded-resource is true",
+        ));
     } else if kind.is_empty() && !s.int_or_string && !preserve {
         let words = match level {
             Level::Root => "must not be empty at the root",
@@ -1260,7 +1792,11 @@ fn invariants(s: &Schema, level: Level, at: &Path) -> ErrorList {
         ));
     }
     if level == Level::Root && !kind.is_empty() && kind != "object" {
-        errors.push(FieldError::invalid(&at.child("type"), kind, "must be object at the root"));
+        errors.push(FieldError::invalid(
+            &at.child("type"),
+            kind,
+            "must be object at the root",
+        ));
     }
     if check_metadata {
         for key in ["kind", "apiVersion"] {
@@ -1313,7 +1849,12 @@ fn invariants(s: &Schema, level: Level, at: &Path) -> ErrorList {
 }
 
 /// `validateValueValidation`: the junctors of a node, and its pattern.
-fn value_validation(s: &Schema, skip_any_of: bool, skip_first_all_of: bool, at: &Path) -> ErrorList {
+fn value_validation(
+    s: &Schema,
+    skip_any_of: bool,
+    skip_first_all_of: bool,
+    at: &Path,
+) -> ErrorList {
     let mut errors = ErrorList::new();
     if !skip_any_of {
         for (i, sub) in s.any_of.iter().enumerate() {
@@ -1321,7 +1862,11 @@ fn value_validation(s: &Schema, skip_any_of: bool, skip_first_all_of: bool, at: 
         }
     }
     for (i, sub) in s.all_of.iter().enumerate() {
-        errors.extend(nested(sub, skip_first_all_of && i == 0, &at.child("allOf").index(i)));
+        errors.extend(nested(
+            sub,
+            skip_first_all_of && i == 0,
+            &at.child("allOf").index(i),
+        ));
     }
     for (i, sub) in s.one_of.iter().enumerate() {
         errors.extend(nested(sub, false, &at.child("oneOf").index(i)));
@@ -1357,29 +1902,84 @@ fn nested(s: &Schema, skip_any_of: bool, at: &Path) -> ErrorList {
             errors.push(FieldError::forbidden(&at.child(key), words));
         }
     };
-    forbid(&mut errors, s.type_.as_deref().is_some_and(|t| !t.is_empty()), "type", "must be empty to be structural");
-    forbid(&mut errors, s.additional_properties.is_some(), "additionalProperties", "must be undefined to be structural");
-    forbid(&mut errors, s.default.is_some(), "default", "must be undefined to be structural");
-    forbid(&mut errors, s.title.as_deref().is_some_and(|t| !t.is_empty()), "title", "must be empty to be structural");
+    forbid(
+        &mut errors,
+        s.type_.as_deref().is_some_and(|t| !t.is_empty()),
+        "type",
+        "must be empty to be structural",
+    );
+    forbid(
+        &mut errors,
+        s.additional_properties.is_some(),
+        "additionalProperties",
+        "must be undefined to be structural",
+    );
+    forbid(
+        &mut errors,
+        s.default.is_some(),
+        "default",
+        "must be undefined to be structural",
+    );
+    forbid(
+        &mut errors,
+        s.title.as_deref().is_some_and(|t| !t.is_empty()),
+        "title",
+        "must be empty to be structural",
+    );
     forbid(
         &mut errors,
         s.description.as_deref().is_some_and(|t| !t.is_empty()),
         "description",
         "must be empty to be structural",
     );
-    forbid(&mut errors, s.nullable, "nullable", "must be false to be structural");
+    forbid(
+        &mut errors,
+        s.nullable,
+        "nullable",
+        "must be false to be structural",
+    );
     forbid(
         &mut errors,
         s.preserves_unknown_fields(),
         "x-kubernetes-preserve-unknown-fields",
         "must be false to be structural",
     );
-    forbid(&mut errors, s.embedded_resource, "x-kubernetes-embedded-resource", "must be false to be structural");
-    forbid(&mut errors, s.int_or_string, "x-kubernetes-int-or-string", "must be false to be structural");
-    forbid(&mut errors, !s.list_map_keys.is_empty(), "x-kubernetes-list-map-keys", "must be empty to be structural");
-    forbid(&mut errors, s.list_type.is_some(), "x-kubernetes-list-type", "must be undefined to be structural");
-    forbid(&mut errors, s.map_type.is_some(), "x-kubernetes-map-type", "must be undefined to be structural");
-    forbid(&mut errors, !s.validations.is_empty(), "x-kubernetes-validations", "must be empty to be structural");
+    forbid(
+        &mut errors,
+        s.embedded_resource,
+        "x-kubernetes-embedded-resource",
+        "must be false to be structural",
+    );
+    forbid(
+        &mut errors,
+        s.int_or_string,
+        "x-kubernetes-int-or-string",
+        "must be false to be structural",
+    );
+    forbid(
+        &mut errors,
+        !s.list_map_keys.is_empty(),
+        "x-kubernetes-list-map-keys",
+        "must be empty to be structural",
+    );
+    forbid(
+        &mut errors,
+        s.list_type.is_some(),
+        "x-kubernetes-list-type",
+        "must be undefined to be structural",
+    );
+    forbid(
+        &mut errors,
+        s.map_type.is_some(),
+        "x-kubernetes-map-type",
+        "must be undefined to be structural",
+    );
+    forbid(
+        &mut errors,
+        !s.validations.is_empty(),
+        "x-kubernetes-validations",
+        "must be empty to be structural",
+    );
     if s.properties.contains_key("metadata") {
         errors.push(FieldError::forbidden(
             &at.child("properties").key("metadata"),
@@ -1396,9 +1996,18 @@ fn completeness(v: &Schema, s: &Schema, s_at: &Path, v_at: &Path) -> ErrorList {
     if let Some(not) = &v.not {
         errors.extend(nested_completeness(not, Some(s), s_at, &v_at.child("not")));
     }
-    for (key, list) in [("allOf", &v.all_of), ("anyOf", &v.any_of), ("oneOf", &v.one_of)] {
+    for (key, list) in [
+        ("allOf", &v.all_of),
+        ("anyOf", &v.any_of),
+        ("oneOf", &v.one_of),
+    ] {
         for (i, sub) in list.iter().enumerate() {
-            errors.extend(nested_completeness(sub, Some(s), s_at, &v_at.child(key).index(i)));
+            errors.extend(nested_completeness(
+                sub,
+                Some(s),
+                s_at,
+                &v_at.child(key).index(i),
+            ));
         }
     }
     errors
@@ -1406,7 +2015,10 @@ fn completeness(v: &Schema, s: &Schema, s_at: &Path, v_at: &Path) -> ErrorList {
 
 fn nested_completeness(v: &Schema, s: Option<&Schema>, s_at: &Path, v_at: &Path) -> ErrorList {
     let Some(s) = s else {
-        return vec![FieldError::required(s_at, format!("because it is defined in {v_at}"))];
+        return vec![FieldError::required(
+            s_at,
+            format!("because it is defined in {v_at}"),
+        )];
     };
     let mut errors = completeness(v, s, s_at, v_at);
     if let Some(items) = &v.items {
@@ -1427,7 +2039,10 @@ fn nested_completeness(v: &Schema, s: Option<&Schema>, s_at: &Path, v_at: &Path)
             )),
             None => errors.push(FieldError::required(
                 &s_at.child("properties").key(name),
-                format!("because it is defined in {}", v_at.child("properties").key(name)),
+                format!(
+                    "because it is defined in {}",
+                    v_at.child("properties").key(name)
+                ),
             )),
         }
     }
@@ -1438,6 +2053,9 @@ fn nested_completeness(v: &Schema, s: Option<&Schema>, s_at: &Path, v_at: &Path)
 /// does not know) and valid against its schema.
 fn validate_defaults(s: &Schema, at: &Path, resource_root: bool, inside_meta: bool) -> ErrorList {
     let mut errors = ErrorList::new();
+    // The root of a resource is checked as an embedded resource is
+    // (`ValidateDefaults` marks it so): a default there needs apiVersion
+    // and kind.
     let embedded = s.embedded_resource || resource_root;
     let inside_meta = inside_meta && !s.embedded_resource;
     if let Some(default) = &s.default
@@ -1445,11 +2063,15 @@ fn validate_defaults(s: &Schema, at: &Path, resource_root: bool, inside_meta: bo
     {
         let dat = at.child("default");
         let mut pruned = default.clone();
-        crate::schema::pruning::prune(&mut pruned, s, s.embedded_resource);
+        crate::schema::pruning::prune(&mut pruned, s, embedded);
         if &pruned != default {
-            errors.push(FieldError::invalid(&dat, default.clone(), "must not have unknown fields"));
+            errors.push(FieldError::invalid(
+                &dat,
+                default.clone(),
+                "must not have unknown fields",
+            ));
         }
-        let meta = if s.embedded_resource {
+        let meta = if embedded {
             crate::schema::objectmeta::validate(&dat, default, s, true)
         } else {
             ErrorList::new()
@@ -1457,11 +2079,20 @@ fn validate_defaults(s: &Schema, at: &Path, resource_root: bool, inside_meta: bo
         if !meta.is_empty() {
             errors.extend(meta);
         } else {
-            errors.extend(crate::schema::validate::validate_at(&dat, s, default));
+            let invalid = crate::schema::validate::validate_at(&dat, s, default);
+            if invalid.is_empty() {
+                errors.extend(default_rule_errors(s, &dat, default));
+            }
+            errors.extend(invalid);
         }
     }
     if let Some(items) = &s.items {
-        errors.extend(validate_defaults(items, &at.child("items"), false, inside_meta));
+        errors.extend(validate_defaults(
+            items,
+            &at.child("items"),
+            false,
+            inside_meta,
+        ));
     }
     for (name, property) in &s.properties {
         let meta = embedded && ["metadata", "apiVersion", "kind"].contains(&name.as_str());
@@ -1475,46 +2106,79 @@ fn validate_defaults(s: &Schema, at: &Path, resource_root: bool, inside_meta: bo
     errors
 }
 
-/// The formats kube-apiserver 1.36 checks on strings (written without
-/// dashes, as go-openapi compares them).
-const STRING_FORMATS: [&str; 27] = [
-    "bsonobjectid",
-    "uri",
-    "email",
-    "hostname",
-    "ipv4",
-    "ipv6",
-    "cidr",
-    "mac",
-    "uuid",
-    "uuid3",
-    "uuid4",
-    "uuid5",
-    "isbn",
-    "isbn10",
-    "isbn13",
-    "creditcard",
-    "ssn",
-    "hexcolor",
-    "rgbcolor",
-    "byte",
-    "password",
-    "date",
-    "duration",
-    "datetime",
-    "k8sshortname",
-    "k8slongname",
-    "",
-];
+/// The errors of the CEL rules at and beneath `s` on its `default:`
+/// value `default` (at `dat`), as the real server runs them on a default
+/// that is otherwise valid; none when the rules do not compile (their own
+/// errors say why).
+fn default_rule_errors(s: &Schema, dat: &Path, default: &Value) -> ErrorList {
+    if !schema_has(s, &|n: &Schema| !n.validations.is_empty()) {
+        return ErrorList::new();
+    }
+    let Ok(rules) = crate::schema::cel::compile(s, dat) else {
+        return ErrorList::new();
+    };
+    rules
+        .validate(default, None)
+        .into_iter()
+        .map(|mut e| {
+            e.field = dat.join(&e.field);
+            e
+        })
+        .collect()
+}
+
+/// Drops `default: null` and `example: null` from a schema and the
+/// schemas beneath it: Go reads them into a nil `*JSON`, as if absent.
+fn drop_null_defaults(schema: &mut Value) {
+    let Some(map) = schema.as_object_mut() else {
+        return;
+    };
+    for key in ["default", "example"] {
+        if map.get(key).is_some_and(Value::is_null) {
+            map.remove(key);
+        }
+    }
+    for key in ["items", "additionalProperties", "not", "additionalItems"] {
+        if let Some(child) = map.get_mut(key) {
+            match child {
+                Value::Array(list) => list.iter_mut().for_each(drop_null_defaults),
+                other => drop_null_defaults(other),
+            }
+        }
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        if let Some(Value::Array(list)) = map.get_mut(key) {
+            list.iter_mut().for_each(drop_null_defaults);
+        }
+    }
+    for key in [
+        "properties",
+        "patternProperties",
+        "definitions",
+        "dependencies",
+    ] {
+        if let Some(Value::Object(children)) = map.get_mut(key) {
+            children.values_mut().for_each(drop_null_defaults);
+        }
+    }
+}
 
 fn unrecognized_formats(spec: &Value) -> Vec<String> {
     let mut out = Vec::new();
     let mut schemas: Vec<&Value> = Vec::new();
     let versions = versions(spec);
     if identical(spec, "schema") {
-        schemas.extend(versions.first().and_then(|v| v.pointer("/schema/openAPIV3Schema")));
+        schemas.extend(
+            versions
+                .first()
+                .and_then(|v| v.pointer("/schema/openAPIV3Schema")),
+        );
     } else {
-        schemas.extend(versions.iter().filter_map(|v| v.pointer("/schema/openAPIV3Schema")));
+        schemas.extend(
+            versions
+                .iter()
+                .filter_map(|v| v.pointer("/schema/openAPIV3Schema")),
+        );
     }
     for raw in schemas {
         let schema = Schema::from_json(raw);
@@ -1524,16 +2188,10 @@ fn unrecognized_formats(spec: &Value) -> Vec<String> {
 }
 
 fn collect_formats(s: &Schema, out: &mut Vec<String>) {
-    if let Some(format) = s.format.as_deref().filter(|f| !f.is_empty()) {
-        let known = match s.type_.as_deref().unwrap_or_default() {
-            "" | "string" => STRING_FORMATS.contains(&format.replace('-', "").as_str()),
-            "integer" => format == "int32" || format == "int64",
-            "number" => format == "float" || format == "double",
-            _ => false,
-        };
-        if !known {
-            out.push(format.to_string());
-        }
+    if let Some(format) = s.format.as_deref().filter(|f| !f.is_empty())
+        && !crate::schema::validate::format_checked(s.type_.as_deref().unwrap_or_default(), format)
+    {
+        out.push(format.to_string());
     }
     let mut children: Vec<&Schema> = s
         .properties
@@ -1558,7 +2216,9 @@ fn collect_formats(s: &Schema, out: &mut Vec<String>) {
 /// "colour"`), on update only those `old` did not have.
 pub fn warnings(crd: &Value, old: Option<&Value>) -> Vec<String> {
     let spec = crd.get("spec").unwrap_or(&Value::Null);
-    let before = old.map(|o| unrecognized_formats(o.get("spec").unwrap_or(&Value::Null))).unwrap_or_default();
+    let before = old
+        .map(|o| unrecognized_formats(o.get("spec").unwrap_or(&Value::Null)))
+        .unwrap_or_default();
     unrecognized_formats(spec)
         .into_iter()
         .filter(|f| !before.contains(f))
@@ -1588,15 +2248,20 @@ mod tests {
     }
 
     fn messages(errors: &ErrorList) -> Vec<String> {
-        let mut out: Vec<String> = errors.iter().map(|e| format!("{}: {}", e.field, e.body())).collect();
+        let mut out: Vec<String> = errors
+            .iter()
+            .map(|e| format!("{}: {}", e.field, e.body()))
+            .collect();
         out.sort();
         out
     }
 
     #[test]
     fn a_good_crd_passes_and_gets_its_defaults() {
-        let crd = crd(json!({"type": "object", "properties": {"spec": {"type": "object",
-            "properties": {"size": {"type": "integer", "default": 1}}}}}));
+        let crd = crd(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"size": {"type": "integer", "default": 1}}}}}),
+        );
         assert_eq!(messages(&validate_crd(&crd, None)), Vec::<String>::new());
         assert_eq!(crd["spec"]["names"]["singular"], "widget");
         assert_eq!(crd["spec"]["names"]["listKind"], "WidgetList");
@@ -1606,8 +2271,10 @@ mod tests {
 
     #[test]
     fn structural_errors_are_reported_where_the_real_server_puts_them() {
-        let crd = crd(json!({"type": "object", "properties": {"spec": {"type": "object",
-            "properties": {"size": {"description": "no type"}, "l": {"type": "array"}}}}}));
+        let crd = crd(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"size": {"description": "no type"}, "l": {"type": "array"}}}}}),
+        );
         assert_eq!(
             messages(&validate_crd(&crd, None)),
             [
@@ -1619,18 +2286,23 @@ mod tests {
 
     #[test]
     fn keywords_kubernetes_does_not_allow_are_refused() {
-        let crd = crd(json!({"type": "object", "properties": {"spec": {"type": "object",
+        let crd = crd(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
             "properties": {
                 "l": {"type": "array", "uniqueItems": true, "items": {"type": "string"}},
                 "m": {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "string"}},
                 "r": {"$ref": "#/definitions/x"},
                 "t": {"type": "array", "x-kubernetes-list-type": "bag", "items": {"type": "string"}},
-            }}}}));
+            }}}}),
+        );
         let got = messages(&validate_crd(&crd, None));
         let at = "spec.validation.openAPIV3Schema.properties[spec].properties";
         assert!(got.contains(&format!("{at}[l].uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic")), "{got:#?}");
         assert!(got.contains(&format!("{at}[m].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive")), "{got:#?}");
-        assert!(got.contains(&format!("{at}[r].$ref: Forbidden: $ref is not supported")), "{got:#?}");
+        assert!(
+            got.contains(&format!("{at}[r].$ref: Forbidden: $ref is not supported")),
+            "{got:#?}"
+        );
         assert!(got.contains(&format!("{at}[t].x-kubernetes-list-type: Unsupported value: \"bag\": supported values: \"atomic\", \"set\", \"map\"")), "{got:#?}");
     }
 
@@ -1642,22 +2314,70 @@ mod tests {
         crd["spec"]["conversion"] = json!({"strategy": "Webhook"});
         let got = messages(&validate_crd(&crd, None));
         assert!(got.contains(&"metadata.name: Invalid value: \"other.example.org\": must be spec.names.plural+\".\"+spec.group".to_string()), "{got:#?}");
-        assert!(got.iter().any(|m| m.starts_with("spec.versions: Invalid value: [{\"Name\":\"v1\"") && m.ends_with("must have exactly one version marked as storage version")), "{got:#?}");
+        assert!(
+            got.iter().any(
+                |m| m.starts_with("spec.versions: Invalid value: [{\"Name\":\"v1\"")
+                    && m.ends_with("must have exactly one version marked as storage version")
+            ),
+            "{got:#?}"
+        );
         assert!(got.contains(&"spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook".to_string()), "{got:#?}");
-        assert!(got.contains(&"spec.conversion.conversionReviewVersions: Required value".to_string()), "{got:#?}");
+        assert!(
+            got.contains(&"spec.conversion.conversionReviewVersions: Required value".to_string()),
+            "{got:#?}"
+        );
     }
 
     #[test]
     fn bad_defaults_are_refused() {
-        let crd = crd(json!({"type": "object", "properties": {"spec": {"type": "object",
+        let crd = crd(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
             "properties": {
                 "n": {"type": "integer", "minimum": 1, "default": 0},
                 "o": {"type": "object", "properties": {"a": {"type": "string"}}, "default": {"a": "x", "b": "y"}},
-            }}}}));
+            }}}}),
+        );
         let got = messages(&validate_crd(&crd, None));
         let at = "spec.validation.openAPIV3Schema.properties[spec].properties";
-        assert!(got.contains(&format!("{at}[n].default: Invalid value: 0:  in body should be greater than or equal to 1")), "{got:#?}");
+        assert!(
+            got.contains(&format!(
+                "{at}[n].default: Invalid value: 0:  in body should be greater than or equal to 1"
+            )),
+            "{got:#?}"
+        );
         assert!(got.contains(&format!("{at}[o].default: Invalid value: {{\"a\":\"x\",\"b\":\"y\"}}: must not have unknown fields")), "{got:#?}");
+    }
+
+    #[test]
+    fn a_rule_beside_a_keyword_error_is_still_compiled() {
+        // `a` has a bad list type; the rule on `b` is elsewhere and is
+        // compiled (and refused); the rule on `a`'s node is not.
+        let crd = crd(
+            json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+                "a": {"type": "object", "x-kubernetes-validations": [{"rule": "self.nope > 0"}],
+                      "properties": {"l": {"type": "array", "x-kubernetes-list-type": "bag", "items": {"type": "string"}}}},
+                "b": {"type": "object", "x-kubernetes-validations": [{"rule": "self.nope > 0"}],
+                      "properties": {"n": {"type": "integer"}}},
+            }}}}),
+        );
+        let got = messages(&validate_crd(&crd, None));
+        let at = "spec.validation.openAPIV3Schema.properties[spec].properties";
+        assert!(
+            got.iter().any(|m| m.starts_with(&format!(
+                "{at}[b].x-kubernetes-validations[0].rule: Invalid value"
+            )) && m.contains("undefined field 'nope'")),
+            "{got:#?}"
+        );
+        assert!(
+            !got.iter()
+                .any(|m| m.starts_with(&format!("{at}[a].x-kubernetes-validations"))),
+            "{got:#?}"
+        );
+        assert!(
+            got.iter()
+                .any(|m| m.starts_with(&format!("{at}[a].properties[l].x-kubernetes-list-type"))),
+            "{got:#?}"
+        );
     }
 
     #[test]
@@ -1666,6 +2386,174 @@ mod tests {
         let mut new = old.clone();
         new["spec"]["group"] = json!("other.org");
         let got = messages(&validate_crd(&new, Some(&old)));
-        assert!(got.contains(&"spec.group: Invalid value: \"other.org\": field is immutable".to_string()), "{got:#?}");
+        assert!(
+            got.contains(
+                &"spec.group: Invalid value: \"other.org\": field is immutable".to_string()
+            ),
+            "{got:#?}"
+        );
+    }
+
+    #[test]
+    fn a_conversion_webhook_url_is_read_as_go_parses_it() {
+        let mut crd = crd(json!({"type": "object"}));
+        crd["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+            "clientConfig": {"url": "http://hook.example.org/convert?x=1#top"}}});
+        let at = "spec.conversion.webhookClientConfig.url";
+        assert_eq!(
+            messages(&validate_crd(&crd, None)),
+            [
+                format!(
+                    "{at}: Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: https://host[/path]"
+                ),
+                format!("{at}: Invalid value: \"top\": fragments are not permitted in the URL"),
+                format!(
+                    "{at}: Invalid value: \"x=1\": query parameters are not permitted in the URL"
+                ),
+            ]
+        );
+        crd["spec"]["conversion"]["webhook"]["clientConfig"]["url"] = json!("https:hook");
+        assert_eq!(
+            messages(&validate_crd(&crd, None)),
+            [format!(
+                "{at}: Invalid value: \"\": host must be specified; desired format: https://host[/path]"
+            )]
+        );
+    }
+
+    #[test]
+    fn a_webhook_service_is_checked_with_name_and_namespace_swapped() {
+        // The real server passes the service's name as the namespace and
+        // its namespace as the name.
+        let mut crd = crd(json!({"type": "object"}));
+        crd["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+            "clientConfig": {"service": {"name": "hook", "path": "convert/Now"}}}});
+        default_crd(&mut crd);
+        let at = "spec.conversion.webhookClientConfig.service";
+        let got = messages(&validate_crd(&crd, None));
+        assert!(
+            got.contains(&format!("{at}.name: Required value")),
+            "{got:#?}"
+        );
+        assert!(
+            got.contains(&format!(
+                "{at}.path: Invalid value: \"convert/Now\": must start with a '/'"
+            )),
+            "{got:#?}"
+        );
+        assert!(got.iter().any(|m| m.starts_with(&format!("{at}.path: Invalid value: \"convert/Now\": segment[1]: a lowercase RFC 1123 subdomain"))), "{got:#?}");
+        assert!(
+            !got.iter()
+                .any(|m| m.starts_with(&format!("{at}.namespace"))),
+            "{got:#?}"
+        );
+    }
+
+    #[test]
+    fn a_bad_first_version_name_is_also_the_internal_spec_version() {
+        let mut crd = crd(json!({"type": "object"}));
+        crd["spec"]["versions"][0]["name"] = json!("V1");
+        crd["status"]["storedVersions"] = json!(["V1"]);
+        let got = messages(&validate_crd(&crd, None));
+        let words = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+        assert_eq!(
+            got,
+            [
+                format!("spec.version: Invalid value: \"V1\": {words}"),
+                format!("spec.versions[0].name: Invalid value: \"V1\": {words}"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_deprecation_warning_with_a_tab_is_not_printable() {
+        let mut crd = crd(json!({"type": "object"}));
+        crd["spec"]["versions"][0]["deprecated"] = json!(true);
+        crd["spec"]["versions"][0]["deprecationWarning"] = json!("old\tversion");
+        assert_eq!(
+            messages(&validate_crd(&crd, None)),
+            [
+                "spec.versions[0].deprecationWarning: Invalid value: \"old\\tversion\": must only contain printable UTF-8 characters; non-printable character found at index 3"
+            ]
+        );
+    }
+
+    #[test]
+    fn no_stored_version_is_go_s_nil_list() {
+        let mut crd = crd(json!({"type": "object"}));
+        crd["spec"]["versions"][0]["storage"] = json!(false);
+        crd["status"]["storedVersions"] = json!([]);
+        let got = messages(&validate_crd(&crd, None));
+        assert!(got.contains(&"status.storedVersions: Invalid value: null: must have at least one stored version".to_string()), "{got:#?}");
+    }
+
+    #[test]
+    fn selectable_fields_point_to_scalars_outside_metadata_once() {
+        let mut crd = crd(
+            json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "host": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}}}}}),
+        );
+        crd["spec"]["versions"][0]["selectableFields"] = json!([
+            {"jsonPath": ".spec.host"}, {"jsonPath": ".spec.tags"}, {"jsonPath": ".spec.colour"},
+            {"jsonPath": ".spec.host"}, {"jsonPath": ".spec['host']"}, {"jsonPath": ""},
+        ]);
+        let at = "spec.selectableFields";
+        assert_eq!(
+            messages(&validate_crd(&crd, None)),
+            [
+                format!(
+                    "{at}[1].jsonPath: Invalid value: \".spec.tags\": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed."
+                ),
+                format!(
+                    "{at}[2].jsonPath: Invalid value: \".spec.colour\": is an invalid path: does not refer to a valid field"
+                ),
+                format!("{at}[3].jsonPath: Duplicate value: \".spec.host\""),
+                format!(
+                    "{at}[4].jsonPath: Invalid value: \".spec['host']\": is an invalid path: array notation is not allowed"
+                ),
+                format!("{at}[5].jsonPath: Required value"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_default_at_the_root_is_an_object_of_a_kind() {
+        let crd = crd(json!({"type": "object", "default": {"spec": {}},
+            "properties": {"spec": {"type": "object"}}}));
+        assert_eq!(
+            messages(&validate_crd(&crd, None)),
+            [
+                "spec.validation.openAPIV3Schema.default.apiVersion: Required value",
+                "spec.validation.openAPIV3Schema.default.kind: Required value",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_default_is_checked_by_the_rules_of_its_schema() {
+        let crd = crd(
+            json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "replicas": {"type": "integer", "default": 0,
+                         "x-kubernetes-validations": [{"rule": "self > 0", "message": "replicas must be positive"}]}}}}}),
+        );
+        assert_eq!(
+            messages(&validate_crd(&crd, None)),
+            [
+                "spec.validation.openAPIV3Schema.properties[spec].properties[replicas].default: Invalid value: 0: replicas must be positive"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_null_default_is_no_default() {
+        let crd = crd(
+            json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "size": {"type": "string", "default": null}, "note": {"type": "string", "nullable": true, "default": null}}}}}),
+        );
+        assert_eq!(messages(&validate_crd(&crd, None)), Vec::<String>::new());
+        let props = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+            ["properties"];
+        assert_eq!(props["size"], json!({"type": "string"}));
+        assert_eq!(props["note"], json!({"type": "string", "nullable": true}));
     }
 }

@@ -109,11 +109,24 @@ fn cost_message(name: &str, cost: u64, limit: u64) -> String {
 pub(crate) struct Errors {
     schema: ErrorList,
     cel: ErrorList,
+    /// The fields of the schema's other errors (its keywords'): the rules
+    /// of a node with one at or beneath it are not compiled.
+    blocked: Vec<String>,
     total: u64,
     most_expensive: Vec<(Path, u64)>,
 }
 
 impl Errors {
+    /// Whether another error is at `path` or beneath it.
+    fn blocked_at(&self, path: &Path) -> bool {
+        let at = path.to_string();
+        self.blocked.iter().any(|field| {
+            field
+                .strip_prefix(&at)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+        })
+    }
+
     /// All of them, the schema's total cost last
     /// (`ValidateCustomResourceDefinition`).
     pub fn all(self, base: &Path) -> ErrorList {
@@ -152,8 +165,11 @@ impl Errors {
 }
 
 /// Checks the rules of `schema` (at `path`) and of the nodes below it.
-pub(crate) fn check_schema(schema: &Schema, path: &Path) -> Errors {
-    let mut errors = Errors::default();
+pub(crate) fn check_schema(schema: &Schema, path: &Path, others: &ErrorList) -> Errors {
+    let mut errors = Errors {
+        blocked: others.iter().map(|e| e.field.to_string()).collect(),
+        ..Errors::default()
+    };
     let context = Context {
         compile: true,
         root: true,
@@ -214,7 +230,7 @@ fn walk(schema: &Schema, path: &Path, context: &Context, errors: &mut Errors) {
         let at = rules_path.index(i);
         rule_field_errors(rule, schema, &at, &mut errors.schema);
     }
-    if errors.schema.len() > schema_errors_before || !context.compile {
+    if errors.schema.len() > schema_errors_before || !context.compile || errors.blocked_at(path) {
         return;
     }
     let embedded = context.root || schema.embedded_resource;

@@ -74,7 +74,19 @@ pub struct Rules {
 /// and messages. The schema is expected to be structural: the real server
 /// checks the rules of a schema it accepted otherwise.
 pub fn compile(schema: &Schema, base: &Path) -> Result<Rules, ErrorList> {
-    let errors = compile::check_schema(schema, base).all(base);
+    compile_beside(schema, base, &ErrorList::new())
+}
+
+/// [`compile`] beside the schema's other errors (`others`, its keywords'
+/// found by the CRD's checks): as the real server, the rules of a node
+/// with such an error at or beneath it are not compiled (their errors
+/// would not be actionable), the others are.
+pub fn compile_beside(
+    schema: &Schema,
+    base: &Path,
+    others: &ErrorList,
+) -> Result<Rules, ErrorList> {
+    let errors = compile::check_schema(schema, base, others).all(base);
     if !errors.is_empty() {
         return Err(errors);
     }

@@ -47,6 +47,14 @@ use serde_json::Value;
 use crate::field::{ErrorList, Path};
 use crate::schema::Schema;
 
+/// Whether a 1.36 server checks `format` on a node of type `kind` (""
+/// when untyped); the others are dropped, and a CRD naming one gets the
+/// warning `unrecognized format`.
+pub(crate) fn format_checked(kind: &str, format: &str) -> bool {
+    let types: &[&str] = if kind.is_empty() { &[] } else { &[kind] };
+    !formats::kept(types, Some(format)).is_empty()
+}
+
 /// Compiles a `pattern:` as Go's regexp does, or says why it cannot
 /// (`error parsing regexp: missing closing ]: `[a-z``).
 pub(crate) fn compile_pattern(pattern: &str) -> Result<(), String> {
