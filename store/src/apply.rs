@@ -149,109 +149,113 @@ impl Inner {
             });
         }
         let sub = opts.subresource.as_deref();
+        let ty = root_type(res);
         let applied = ownable(res, &config, sub);
+        // Map and set lists need keys, each given once.
+        let untyped = structured::check(&applied, ty);
+        if !untyped.is_empty() {
+            let why = if untyped.len() == 1 {
+                untyped[0].clone()
+            } else {
+                format!("errors:\n  {}", untyped.join("\n  "))
+            };
+            return Err(Status {
+                code: 500,
+                reason: String::new(),
+                message: format!(
+                    "failed to create typed patch object (/{name}; {}, Kind={}): {why}",
+                    res.api_version(),
+                    res.kind
+                ),
+                details: None,
+            });
+        }
+        let set = strip_meta(structured::field_set(&applied, ty));
         let existing = self.find(res, ns, name).map(|o| res.view(o).into_owned());
-        let mut live = existing
+        let live = existing
             .clone()
             .unwrap_or_else(|| json!({"metadata": {"name": name}}));
         let mut entries = read_managed(&live);
         let api_version = res.api_version();
-        // Conflicts: another manager owns a field this apply sets to a different value.
-        let mut conflicts: Vec<(FieldPath, String)> = Vec::new();
-        for e in entries.iter() {
-            if e.manager == manager && e.operation == "Apply" {
-                continue;
-            }
-            for p in applied.iter() {
-                if e.fields.contains(p) && patch::get_path(&live, p) != patch::get_path(&config, p)
-                {
-                    let who = if e.operation == "Apply" {
-                        format!("conflict with \"{}\"", e.manager)
-                    } else {
-                        format!("conflict with \"{}\" using {}", e.manager, e.api_version)
-                    };
-                    conflicts.push((p.clone(), who));
-                }
-            }
-        }
-        if !conflicts.is_empty() && !force {
-            let causes: Vec<Value> = conflicts
-                .iter()
-                .map(|(p, who)| json!({"reason": "FieldManagerConflict", "message": who, "field": path_display(p)}))
-                .collect();
-            let message = if conflicts.len() == 1 {
-                format!(
-                    "Apply failed with 1 conflict: {}: {}",
-                    conflicts[0].1,
-                    path_display(&conflicts[0].0)
-                )
-            } else {
-                let lines: Vec<String> = conflicts
-                    .iter()
-                    .map(|(p, w)| format!("- {w}: {}", path_display(p)))
-                    .collect();
-                format!(
-                    "Apply failed with {} conflicts: {}",
-                    conflicts.len(),
-                    lines.join("\n")
-                )
-            };
-            let mut d = Status::details_for(res, name);
-            if let Some(m) = d.as_object_mut() {
-                m.insert("causes".into(), Value::Array(causes));
-            }
-            return Err(Status {
-                code: 409,
-                reason: "Conflict".into(),
-                message,
-                details: Some(d),
-            });
-        }
-        if force {
-            for e in entries.iter_mut() {
-                if !(e.manager == manager && e.operation == "Apply") {
-                    e.fields.retain(|p| !applied.contains(p));
-                }
-            }
-        }
-        // Fields this manager applied before and no longer applies, owned by nobody else, go away.
-        let previous: BTreeSet<FieldPath> = entries
+        let sub_owned = sub.map(str::to_string);
+        let is_self = |e: &ManagedEntry| {
+            e.manager == manager && e.operation == "Apply" && e.subresource == sub_owned
+        };
+        // The applied object merged into the live one, as
+        // structured-merge-diff merges them (map and set lists item by item).
+        let mut merged =
+            structured::merge(Some(&live), Some(&applied), ty).unwrap_or_else(|| live.clone());
+        // What this manager applied last time and no longer does, owned by
+        // nobody else, goes away.
+        let last: FieldSet = entries
             .iter()
-            .filter(|e| {
-                e.manager == manager && e.operation == "Apply" && e.subresource.as_deref() == sub
-            })
+            .filter(|e| is_self(e))
             .flat_map(|e| e.fields.iter().cloned())
             .collect();
-        for p in previous.difference(&applied) {
-            let others = entries
+        if !last.is_empty() {
+            let owned: FieldSet = entries
                 .iter()
-                .any(|e| !(e.manager == manager && e.operation == "Apply") && e.fields.contains(p));
-            if !others {
-                patch::remove_path(&mut live, p);
+                .filter(|e| !is_self(e))
+                .flat_map(|e| e.fields.iter().cloned())
+                .chain(set.iter().cloned())
+                .collect();
+            let owned = structured::with_named_fields(&owned, ty);
+            let gone: FieldSet = structured::with_named_fields(&last, ty)
+                .difference(&owned)
+                .cloned()
+                .collect();
+            if !gone.is_empty() {
+                merged = structured::remove(&merged, &gone, ty);
             }
         }
-        for p in applied.iter() {
-            if let Some(v) = patch::get_path(&config, p) {
-                patch::set_path(&mut live, p, v.clone());
+        // Conflicts: another manager owns a field this apply adds or changes.
+        let changes = structured::compare(
+            Some(&ownable(res, &live, sub)),
+            Some(&ownable(res, &merged, sub)),
+            ty,
+        );
+        let touched: FieldSet = changes.added.union(&changes.modified).cloned().collect();
+        let mut conflicts: Vec<(FieldPath, String)> = Vec::new();
+        let mut conflicting: Vec<FieldSet> = Vec::new();
+        for e in entries.iter() {
+            let theirs: FieldSet = if is_self(e) {
+                FieldSet::new()
+            } else {
+                e.fields.intersection(&touched).cloned().collect()
+            };
+            let who = conflict_manager(e);
+            for p in structured::ordered(&theirs) {
+                conflicts.push((p, who.clone()));
+            }
+            conflicting.push(theirs);
+        }
+        if !conflicts.is_empty() && !force {
+            return Err(conflict_status(res, name, &conflicts));
+        }
+        // Forced: the others lose what conflicted; everyone loses what is gone.
+        let removed = strip_meta(changes.removed);
+        for (e, lost) in entries.iter_mut().zip(&conflicting) {
+            if !is_self(e) {
+                e.fields
+                    .retain(|p| !lost.contains(p) && !removed.contains(p));
             }
         }
-        let sub_owned = sub.map(str::to_string);
-        entries.retain(|e| {
-            !(e.manager == manager && e.operation == "Apply" && e.subresource == sub_owned)
-        });
+        let live = merged;
+        entries.retain(|e| !is_self(e));
         entries.push(ManagedEntry {
             manager: manager.into(),
             operation: "Apply".into(),
             api_version,
             time: now(),
             subresource: sub_owned,
-            fields: applied,
+            fields: set,
         });
         match existing {
             None => {
                 if sub == Some("status") {
                     return Err(Status::not_found(res, name));
                 }
+                let mut live = live;
                 write_managed(&mut live, &entries);
                 self.create(res, Some(ns).filter(|n| !n.is_empty()), live, opts)
             }
@@ -261,8 +265,76 @@ impl Inner {
                 {
                     return Err(Status::conflict(res, name));
                 }
+                // The merged object is decoded as a body is (the schema's
+                // defaults for the items it gained).
+                let mut live = live;
+                self.decode_custom(res, &mut live, opts)?;
                 self.update(res, existing, live, opts, Some(entries))
             }
         }
+    }
+}
+
+/// A manager as a conflict names it: `"m"`, `"m" with subresource "status"`,
+/// `"m" using v1` for an Update.
+fn conflict_manager(e: &ManagedEntry) -> String {
+    let mut who = crate::field::go_quote(&e.manager);
+    if let Some(sub) = e.subresource.as_deref().filter(|s| !s.is_empty()) {
+        who.push_str(&format!(
+            " with subresource {}",
+            crate::field::go_quote(sub)
+        ));
+    }
+    // The manager's identifier has no time: none is printed.
+    if e.operation == "Update" {
+        who.push_str(&format!(" using {}", e.api_version));
+    }
+    who
+}
+
+/// The 409 of an apply's conflicts (`NewConflictError`): one conflict in
+/// the message, or each manager's, by name.
+fn conflict_status(res: &ResourceInfo, name: &str, conflicts: &[(FieldPath, String)]) -> Status {
+    let causes: Vec<Value> = conflicts
+        .iter()
+        .map(|(p, who)| {
+            json!({"reason": "FieldManagerConflict", "message": format!("conflict with {who}"), "field": path_display(p)})
+        })
+        .collect();
+    let message = if let [(path, who)] = conflicts {
+        format!(
+            "Apply failed with 1 conflict: conflict with {who}: {}",
+            path_display(path)
+        )
+    } else {
+        let mut by_manager: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for (p, who) in conflicts {
+            by_manager
+                .entry(who.as_str())
+                .or_default()
+                .push(path_display(p));
+        }
+        let lines: Vec<String> = by_manager
+            .iter()
+            .flat_map(|(who, paths)| {
+                std::iter::once(format!("conflicts with {who}:"))
+                    .chain(paths.iter().map(|p| format!("- {p}")))
+            })
+            .collect();
+        format!(
+            "Apply failed with {} conflicts: {}",
+            conflicts.len(),
+            lines.join("\n")
+        )
+    };
+    let mut d = Status::details_for(res, name);
+    if let Some(m) = d.as_object_mut() {
+        m.insert("causes".into(), Value::Array(causes));
+    }
+    Status {
+        code: 409,
+        reason: "Conflict".into(),
+        message,
+        details: Some(d),
     }
 }

@@ -37,6 +37,12 @@ impl Inner {
         let mut marked = existing.clone();
         {
             let md = meta_mut(&mut marked);
+            // Marking an object deleted is a change its controllers must
+            // see: the generation goes up (`markAsDeleting`).
+            let generation = md.get("generation").and_then(Value::as_i64).unwrap_or(0);
+            if generation > 0 {
+                md.insert("generation".into(), json!(generation + 1));
+            }
             md.insert("deletionTimestamp".into(), json!(now()));
             md.insert("deletionGracePeriodSeconds".into(), json!(0));
         }

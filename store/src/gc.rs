@@ -91,7 +91,7 @@ impl Inner {
                     let mut entries = read_managed(&n);
                     for e in entries.iter_mut() {
                         e.fields
-                            .retain(|p| p.get(1).map(String::as_str) != Some("ownerReferences"));
+                            .retain(|p| p.get(1).map(String::as_str) != Some("f:ownerReferences"));
                     }
                     write_managed(&mut n, &entries);
                     self.commit(&res, EventType::Modified, n, Some(o));

@@ -46,6 +46,7 @@ pub mod selector;
 mod snapshot;
 mod status;
 mod store;
+mod structured;
 mod types;
 mod watch;
 mod write;
@@ -58,7 +59,7 @@ pub use kinds::custom::CustomSchemas;
 pub use kinds::review::answer as answer_review;
 pub use meta::is_builtin;
 pub use resource::{ResourceInfo, Subresource, builtin_resources};
-pub use selector::{FieldSelector, LabelSelector};
+pub use selector::{FieldLabels, FieldSelector, LabelSelector};
 pub use status::Status;
 pub use store::Store;
 pub use types::{
@@ -68,7 +69,7 @@ pub use types::{
 
 /// What every file of the crate uses.
 mod prelude {
-    pub(crate) use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+    pub(crate) use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
     pub(crate) use std::ops::Bound;
     pub(crate) use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -78,11 +79,12 @@ mod prelude {
     pub(crate) use crate::kinds::event::*;
     pub(crate) use crate::managed::*;
     pub(crate) use crate::meta::*;
-    pub(crate) use crate::patch::{self, FieldPath};
+    pub(crate) use crate::patch;
     pub(crate) use crate::resource::*;
-    pub(crate) use crate::selector::{FieldSelector, LabelSelector};
+    pub(crate) use crate::selector::{FieldLabels, FieldSelector, LabelSelector};
     pub(crate) use crate::status::*;
     pub(crate) use crate::store::*;
+    pub(crate) use crate::structured::{self, FieldPath, FieldSet, Ty};
     pub(crate) use crate::types::*;
     pub(crate) use crate::watch::*;
 }

@@ -8,7 +8,7 @@ pub(crate) struct ManagedEntry {
     pub(crate) api_version: String,
     pub(crate) time: String,
     pub(crate) subresource: Option<String>,
-    pub(crate) fields: BTreeSet<FieldPath>,
+    pub(crate) fields: FieldSet,
 }
 
 pub(crate) fn read_managed(o: &Value) -> Vec<ManagedEntry> {
@@ -39,7 +39,7 @@ pub(crate) fn read_managed(o: &Value) -> Vec<ManagedEntry> {
                         .map(str::to_string),
                     fields: e
                         .get("fieldsV1")
-                        .map(patch::parse_fields_v1)
+                        .map(structured::parse_fields_v1)
                         .unwrap_or_default(),
                 })
                 .collect()
@@ -58,7 +58,7 @@ pub(crate) fn write_managed(o: &mut Value, entries: &[ManagedEntry]) {
             m.insert("apiVersion".into(), json!(e.api_version));
             m.insert("time".into(), json!(e.time));
             m.insert("fieldsType".into(), json!("FieldsV1"));
-            m.insert("fieldsV1".into(), patch::fields_v1(&e.fields));
+            m.insert("fieldsV1".into(), structured::fields_v1(&e.fields));
             if let Some(s) = &e.subresource {
                 m.insert("subresource".into(), json!(s));
             }
@@ -73,26 +73,63 @@ pub(crate) fn write_managed(o: &mut Value, entries: &[ManagedEntry]) {
     }
 }
 
-/// The fields a write through the main resource or through `/status` may own.
-pub(crate) fn ownable(
-    res: &ResourceInfo,
-    o: &Value,
-    subresource: Option<&str>,
-) -> BTreeSet<FieldPath> {
-    patch::leaf_paths(o)
-        .into_iter()
-        .filter(|p| {
-            let is_status = p.first().map(String::as_str) == Some("status");
-            if subresource == Some("status") {
-                is_status
-            } else {
-                !(res.status_subresource && is_status)
-            }
-        })
-        .collect()
+/// The type apply gives objects of `res`: the CRD's schema of the
+/// version written, for a custom resource.
+pub(crate) fn root_type(res: &ResourceInfo) -> Ty<'_> {
+    Ty::Root(res.custom.as_ref().and_then(|c| c.schema(&res.version)))
 }
 
-/// Records an Update by `manager` from `old` to `new` in `new`'s managedFields.
+/// What of `o` a write through the main resource or through `/status`
+/// may own: no apiVersion, kind, nor metadata but its labels,
+/// annotations, finalizers and ownerReferences (the real server strips
+/// the rest); only the status through `/status`, no status through the
+/// main resource when there is a status subresource.
+pub(crate) fn ownable(res: &ResourceInfo, o: &Value, subresource: Option<&str>) -> Value {
+    let mut out = Map::new();
+    for (key, value) in o.as_object().into_iter().flatten() {
+        let is_status = key == "status";
+        let kept = if subresource == Some("status") {
+            is_status
+        } else {
+            !(res.status_subresource && is_status) && key != "apiVersion" && key != "kind"
+        };
+        if !kept {
+            continue;
+        }
+        if key == "metadata" {
+            let md: Map<String, Value> = value
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(k, _)| {
+                    matches!(
+                        k.as_str(),
+                        "labels" | "annotations" | "finalizers" | "ownerReferences"
+                    )
+                })
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            if !md.is_empty() {
+                out.insert(key.clone(), Value::Object(md));
+            }
+            continue;
+        }
+        out.insert(key.clone(), value.clone());
+    }
+    Value::Object(out)
+}
+
+/// A field set without the paths the real server never records
+/// (`metadata` itself).
+pub(crate) fn strip_meta(mut set: FieldSet) -> FieldSet {
+    set.remove(&vec![structured::field("metadata")]);
+    set
+}
+
+/// Records an Update by `manager` from `old` to `new` in `new`'s
+/// managedFields, as the real server's field manager does: the manager
+/// owns what it added or changed; the others lose it, and what it
+/// removed.
 pub(crate) fn track_update(
     res: &ResourceInfo,
     old: Option<&Value>,
@@ -101,40 +138,46 @@ pub(crate) fn track_update(
     subresource: Option<&str>,
 ) {
     let mut entries = read_managed(old.unwrap_or(&Value::Null));
-    let new_set = patch::leaf_paths(new);
-    let changed: BTreeSet<FieldPath> = ownable(res, new, subresource)
-        .into_iter()
-        .filter(|p| old.and_then(|o| patch::get_path(o, p)) != patch::get_path(new, p))
-        .collect();
-    for e in entries.iter_mut() {
+    let ty = root_type(res);
+    let before = old.map(|o| ownable(res, o, subresource));
+    let after = ownable(res, new, subresource);
+    let changes = structured::compare(before.as_ref(), Some(&after), ty);
+    let changed: FieldSet = strip_meta(changes.added.union(&changes.modified).cloned().collect());
+    let removed = strip_meta(changes.removed);
+    let sub = subresource.map(str::to_string);
+    let api_version = res.api_version();
+    let is_self = |e: &ManagedEntry| {
+        e.manager == manager
+            && e.operation == "Update"
+            && e.subresource == sub
+            && e.api_version == api_version
+    };
+    for e in entries.iter_mut().filter(|e| !is_self(e)) {
         e.fields
-            .retain(|p| new_set.contains(p) && !changed.contains(p));
+            .retain(|p| !changed.contains(p) && !removed.contains(p));
     }
-    if !changed.is_empty() {
-        let sub = subresource.map(str::to_string);
-        let api_version = res.api_version();
-        if let Some(e) = entries.iter_mut().find(|e| {
-            e.manager == manager
-                && e.operation == "Update"
-                && e.subresource == sub
-                && e.api_version == api_version
-        }) {
-            e.fields.extend(changed);
-            e.time = now();
-        } else {
-            entries.push(ManagedEntry {
-                manager: manager.into(),
-                operation: "Update".into(),
-                api_version,
-                time: now(),
-                subresource: sub,
-                fields: changed,
-            });
+    match entries.iter_mut().find(|e| is_self(e)) {
+        Some(e) => {
+            e.fields.retain(|p| !removed.contains(p));
+            if !changed.is_empty() {
+                e.fields.extend(changed);
+                e.time = now();
+            }
         }
+        None if !changed.is_empty() => entries.push(ManagedEntry {
+            manager: manager.into(),
+            operation: "Update".into(),
+            api_version,
+            time: now(),
+            subresource: sub,
+            fields: changed,
+        }),
+        None => {}
     }
     write_managed(new, &entries);
 }
 
+/// A path as the real server prints it in a conflict.
 pub(crate) fn path_display(p: &FieldPath) -> String {
-    p.iter().map(|s| format!(".{s}")).collect()
+    structured::display(p)
 }

@@ -206,6 +206,29 @@ pub(crate) fn comparable(o: &Value) -> Value {
     c
 }
 
+/// The fields `res`'s objects can be selected by: a custom resource's
+/// name, namespace (when namespaced) and the `selectableFields` of its
+/// version; a built-in kind's name, namespace and its own fields.
+pub(crate) fn field_labels(res: &ResourceInfo) -> FieldLabels {
+    let mut supported = vec!["metadata.name".to_string()];
+    match &res.custom {
+        Some(custom) => {
+            if res.namespaced {
+                supported.push("metadata.namespace".into());
+            }
+            supported.extend(custom.selectable_fields(&res.version).iter().cloned());
+            FieldLabels::new(supported, false)
+        }
+        None => {
+            supported.push("metadata.namespace".into());
+            let extra = extra_fields(res);
+            let generic = extra.is_empty();
+            supported.extend(extra.into_iter().map(str::to_string));
+            FieldLabels::new(supported, generic)
+        }
+    }
+}
+
 pub(crate) fn extra_fields(res: &ResourceInfo) -> Vec<&'static str> {
     match (res.group.as_str(), res.kind.as_str()) {
         ("", "Event") | ("events.k8s.io", "Event") => vec![

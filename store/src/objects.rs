@@ -96,11 +96,15 @@ impl Inner {
         obj: &Value,
         name: &str,
     ) -> Result<(), Status> {
-        let ok = if res.kind == "Namespace" && res.group.is_empty() {
-            is_label(name)
-        } else {
-            is_subdomain(name)
-        };
+        // A CRD's metadata is checked with the rest of it (`validate_crd`),
+        // its errors all listed.
+        let own_checks = crate::kinds::crd::is_crd(res);
+        let ok = own_checks
+            || if res.kind == "Namespace" && res.group.is_empty() {
+                is_label(name)
+            } else {
+                is_subdomain(name)
+            };
         if !ok {
             let rule = if res.kind == "Namespace" {
                 RFC1123_LABEL
@@ -132,7 +136,7 @@ impl Inner {
                     && (vs.is_empty()
                         || (vs.starts_with(|c: char| c.is_ascii_alphanumeric())
                             && vs.ends_with(|c: char| c.is_ascii_alphanumeric())));
-                if key_name.is_empty() || !valid_value {
+                if !own_checks && (key_name.is_empty() || !valid_value) {
                     return Err(Status::invalid(
                         res,
                         name,

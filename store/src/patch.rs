@@ -1,9 +1,9 @@
 //! Patch application: JSON merge patch, strategic merge patch (list merge by
-//! key for the common built-in lists), and the field sets of server-side apply.
+//! key for the common built-in lists).
 
 use std::collections::BTreeSet;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// The merge key of a list field in the built-in kinds' strategic merge
 /// patch schema, by field name. Lists not named here are replaced atomically.
@@ -129,140 +129,6 @@ fn strip_directives(v: &Value) -> Value {
     }
 }
 
-/// A field path as server-side apply sees it: map keys down to a leaf; lists
-/// and scalars are leaves (lists are owned atomically here).
-pub(crate) type FieldPath = Vec<String>;
-
-/// The leaf paths of `v`, under `prefix`, skipping what apply never owns.
-pub(crate) fn leaf_paths(v: &Value) -> BTreeSet<FieldPath> {
-    let mut out = BTreeSet::new();
-    if let Some(m) = v.as_object() {
-        for (k, child) in m {
-            if k == "apiVersion" || k == "kind" {
-                continue;
-            }
-            if k == "metadata" {
-                if let Some(md) = child.as_object() {
-                    for mk in ["labels", "annotations", "finalizers", "ownerReferences"] {
-                        if let Some(x) = md.get(mk) {
-                            collect(x, &mut vec!["metadata".into(), mk.into()], &mut out);
-                        }
-                    }
-                }
-                continue;
-            }
-            collect(child, &mut vec![k.clone()], &mut out);
-        }
-    }
-    out
-}
-
-fn collect(v: &Value, path: &mut FieldPath, out: &mut BTreeSet<FieldPath>) {
-    match v {
-        Value::Object(m) if !m.is_empty() => {
-            for (k, child) in m {
-                path.push(k.clone());
-                collect(child, path, out);
-                path.pop();
-            }
-        }
-        _ => {
-            out.insert(path.clone());
-        }
-    }
-}
-
-/// The value at `path` in `v`, if any.
-pub(crate) fn get_path<'a>(v: &'a Value, path: &[String]) -> Option<&'a Value> {
-    path.iter().try_fold(v, |cur, k| cur.get(k))
-}
-
-/// Sets `path` in `v` to `val`, creating maps on the way.
-pub(crate) fn set_path(v: &mut Value, path: &[String], val: Value) {
-    let Some((last, parents)) = path.split_last() else {
-        return;
-    };
-    let mut cur = v;
-    for k in parents {
-        if !cur.is_object() {
-            *cur = Value::Object(Map::new());
-        }
-        let Value::Object(m) = cur else { return };
-        cur = m
-            .entry(k.clone())
-            .or_insert_with(|| Value::Object(Map::new()));
-    }
-    if !cur.is_object() {
-        *cur = Value::Object(Map::new());
-    }
-    if let Value::Object(m) = cur {
-        m.insert(last.clone(), val);
-    }
-}
-
-/// Removes `path` from `v`, and any map it leaves empty on the way up.
-pub(crate) fn remove_path(v: &mut Value, path: &[String]) {
-    fn go(v: &mut Value, path: &[String]) -> bool {
-        let Some((first, rest)) = path.split_first() else {
-            return false;
-        };
-        let Value::Object(m) = v else { return false };
-        if rest.is_empty() {
-            m.remove(first);
-        } else if let Some(child) = m.get_mut(first)
-            && go(child, rest)
-        {
-            m.remove(first);
-        }
-        m.is_empty()
-    }
-    go(v, path);
-}
-
-/// Renders a field set as a `fieldsV1` document.
-pub(crate) fn fields_v1(set: &BTreeSet<FieldPath>) -> Value {
-    let mut root = Map::new();
-    for path in set {
-        let mut cur = &mut root;
-        for (i, k) in path.iter().enumerate() {
-            let key = format!("f:{k}");
-            let entry = cur.entry(key).or_insert_with(|| Value::Object(Map::new()));
-            let Value::Object(m) = entry else { break };
-            if i + 1 < path.len() && !m.contains_key(".") {
-                m.insert(".".into(), Value::Object(Map::new()));
-            }
-            cur = m;
-        }
-    }
-    // The top level and the metadata map have no "." marker.
-    if let Some(Value::Object(md)) = root.get_mut("f:metadata") {
-        md.remove(".");
-    }
-    Value::Object(root)
-}
-
-/// Parses a `fieldsV1` document back into a field set.
-pub(crate) fn parse_fields_v1(v: &Value) -> BTreeSet<FieldPath> {
-    fn go(v: &Value, path: &mut FieldPath, out: &mut BTreeSet<FieldPath>) {
-        let Some(m) = v.as_object() else { return };
-        let children: Vec<_> = m.iter().filter(|(k, _)| k.starts_with("f:")).collect();
-        if children.is_empty() {
-            if !path.is_empty() {
-                out.insert(path.clone());
-            }
-            return;
-        }
-        for (k, child) in children {
-            path.push(k[2..].to_string());
-            go(child, path, out);
-            path.pop();
-        }
-    }
-    let mut out = BTreeSet::new();
-    go(v, &mut Vec::new(), &mut out);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,17 +155,5 @@ mod tests {
             &json!({"data": {"a": null}, "args": ["y"], "$setElementOrder/args": []}),
         );
         assert_eq!(target, json!({"data": {"b": "2"}, "args": ["y"]}));
-    }
-
-    #[test]
-    fn fields_round_trip() {
-        let obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "labels": {"a": "b"}}, "data": {"k": "v"}});
-        let set = leaf_paths(&obj);
-        let doc = fields_v1(&set);
-        assert_eq!(
-            doc,
-            json!({"f:metadata": {"f:labels": {".": {}, "f:a": {}}}, "f:data": {".": {}, "f:k": {}}})
-        );
-        assert_eq!(parse_fields_v1(&doc), set);
     }
 }

@@ -206,17 +206,46 @@ impl LabelSelector {
     }
 }
 
-/// A parsed field selector (`metadata.name`, `metadata.namespace`, and a few
-/// kind-specific fields).
+/// The fields a resource's objects can be selected by, as the real
+/// server's field label conversion (`ConvertFieldLabel`) takes them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FieldLabels {
+    supported: Vec<String>,
+    generic: bool,
+}
+
+impl FieldLabels {
+    /// The labels `supported`; `generic` for a kind with none of its own
+    /// (`DefaultMetaV1FieldSelectorConversion`, whose refusal names the
+    /// two it takes), not for the kinds with a conversion of their own
+    /// and custom resources (`field label not supported: ...`).
+    pub fn new(supported: Vec<String>, generic: bool) -> FieldLabels {
+        FieldLabels { supported, generic }
+    }
+
+    fn refuse(&self, label: &str) -> Status {
+        if self.generic {
+            bad(format!(
+                "{} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
+                crate::field::go_quote(label)
+            ))
+        } else {
+            bad(format!("field label not supported: {label}"))
+        }
+    }
+}
+
+/// A parsed field selector (`metadata.name`, `metadata.namespace`, the
+/// fields of a kind, a custom resource's `selectableFields`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FieldSelector {
     reqs: Vec<(String, bool, String)>,
 }
 
 impl FieldSelector {
-    /// Parses `metadata.name=x,metadata.namespace!=y`; `kind` names the
-    /// resource for the error message.
-    pub fn parse(s: &str, kind: &str, extra: &[&str]) -> Result<FieldSelector, Status> {
+    /// Parses `metadata.name=x,metadata.namespace!=y`, on the fields
+    /// `labels` supports.
+    pub fn parse(s: &str, labels: &FieldLabels) -> Result<FieldSelector, Status> {
         let mut reqs = Vec::new();
         if s.trim().is_empty() {
             return Ok(FieldSelector { reqs });
@@ -235,20 +264,30 @@ impl FieldSelector {
                 )));
             };
             let k = k.trim();
-            if k != "metadata.name" && k != "metadata.namespace" && !extra.contains(&k) {
-                return Err(bad(format!("field label not supported: {k} (for {kind})")));
+            if !labels.supported.iter().any(|l| l == k) {
+                return Err(labels.refuse(k));
             }
             reqs.push((k.to_string(), eq, v.trim().to_string()));
         }
         Ok(FieldSelector { reqs })
     }
 
-    /// Whether the object satisfies every requirement.
+    /// Whether the object satisfies every requirement. A field is read as
+    /// Go's `fmt.Sprint` prints it (`3`, `true`); a missing one is `""`.
     pub fn matches(&self, obj: &Value) -> bool {
         self.reqs.iter().all(|(k, eq, v)| {
             let ptr = format!("/{}", k.replace('.', "/"));
-            let actual = obj.pointer(&ptr).and_then(Value::as_str).unwrap_or("");
-            (actual == v) == *eq
+            let actual = match obj.pointer(&ptr) {
+                None | Some(Value::Null) => String::new(),
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Number(n)) => match n.as_i64() {
+                    Some(i) => i.to_string(),
+                    None => crate::field::go_value(&Value::Number(n.clone())),
+                },
+                Some(Value::Bool(b)) => b.to_string(),
+                Some(other) => other.to_string(),
+            };
+            (actual == *v) == *eq
         })
     }
 
@@ -295,22 +334,56 @@ mod tests {
 
     #[test]
     fn field_selector() {
-        let obj = json!({"metadata": {"name": "a", "namespace": "ns"}});
+        let obj = json!({"metadata": {"name": "a", "namespace": "ns"}, "spec": {"port": 80, "tls": true}});
+        let meta = FieldLabels::new(
+            vec!["metadata.name".into(), "metadata.namespace".into()],
+            true,
+        );
         assert!(
-            FieldSelector::parse("metadata.name=a", "configmaps", &[])
+            FieldSelector::parse("metadata.name=a", &meta)
                 .unwrap()
                 .matches(&obj)
         );
         assert!(
-            !FieldSelector::parse("metadata.namespace!=ns", "configmaps", &[])
+            !FieldSelector::parse("metadata.namespace!=ns", &meta)
                 .unwrap()
                 .matches(&obj)
         );
+        let err = FieldSelector::parse("spec.x=a", &meta).unwrap_err();
+        assert_eq!(err.code, 400);
         assert_eq!(
-            FieldSelector::parse("spec.x=a", "configmaps", &[])
+            err.message,
+            "\"spec.x\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+        );
+    }
+
+    #[test]
+    fn selectable_fields_read_numbers_booleans_and_missing_fields() {
+        let obj = json!({"metadata": {"name": "a"}, "spec": {"port": 80, "tls": true}});
+        let labels = FieldLabels::new(
+            vec![
+                "metadata.name".into(),
+                "spec.port".into(),
+                "spec.tls".into(),
+                "spec.host".into(),
+            ],
+            false,
+        );
+        for (selector, want) in [
+            ("spec.port=80", true),
+            ("spec.tls=true", true),
+            ("spec.host=", true),
+            ("spec.host!=x,metadata.name=a", true),
+            ("spec.port=8080", false),
+        ] {
+            let parsed = FieldSelector::parse(selector, &labels).unwrap();
+            assert_eq!(parsed.matches(&obj), want, "{selector}");
+        }
+        assert_eq!(
+            FieldSelector::parse("metadata.namespace=x", &labels)
                 .unwrap_err()
-                .code,
-            400
+                .message,
+            "field label not supported: metadata.namespace"
         );
     }
 }

@@ -106,6 +106,52 @@ impl Status {
         }
     }
 
+    /// 409 Conflict of a delete whose precondition (`uid` or
+    /// `resourceVersion`, `what` naming it `UID` or `ResourceVersion`)
+    /// does not hold, as `rest.BeforeDelete` words it: on the kind.
+    pub fn precondition_failed(
+        res: &ResourceInfo,
+        name: &str,
+        what: &str,
+        wanted: &str,
+        actual: &str,
+    ) -> Status {
+        let qualified = if res.group.is_empty() {
+            res.kind.clone()
+        } else {
+            format!("{}.{}", res.kind, res.group)
+        };
+        let why = if what == "UID" {
+            "The object might have been deleted and then recreated"
+        } else {
+            "The object might have been modified"
+        };
+        let mut details = Map::new();
+        details.insert("name".into(), json!(name));
+        if !res.group.is_empty() {
+            details.insert("group".into(), json!(res.group));
+        }
+        details.insert("kind".into(), json!(res.kind));
+        Status {
+            code: 409,
+            reason: "Conflict".into(),
+            message: format!(
+                "Operation cannot be fulfilled on {qualified} \"{name}\": the {what} in the precondition ({wanted}) does not match the {what} in record ({actual}). {why}"
+            ),
+            details: Some(Value::Object(details)),
+        }
+    }
+
+    /// The 500 of a create that gives a resourceVersion (storage's
+    /// `ErrResourceVersionSetOnCreate`, a plain error: no reason).
+    pub fn version_set_on_create() -> Status {
+        Status::new(
+            500,
+            "",
+            "resourceVersion should not be set on objects to be created",
+        )
+    }
+
     /// 400 BadRequest.
     pub fn bad_request(message: impl Into<String>) -> Status {
         Status::new(400, "BadRequest", message)
@@ -122,9 +168,16 @@ impl Status {
         Status::invalid_causes(res, name, &[(field, cause_reason, detail)])
     }
 
-    /// 422 Invalid with several causes `(field, reason, message)`.
+    /// 422 Invalid with several causes `(field, reason, message)`, as
+    /// `apierrors.NewInvalid` words it: the kind qualified by its group,
+    /// each message once in the aggregate.
     pub fn invalid_causes(res: &ResourceInfo, name: &str, causes: &[(&str, &str, &str)]) -> Status {
-        let msgs: Vec<String> = causes.iter().map(|(f, _, m)| format!("{f}: {m}")).collect();
+        let mut seen = HashSet::new();
+        let msgs: Vec<String> = causes
+            .iter()
+            .map(|(f, _, m)| format!("{f}: {m}"))
+            .filter(|m| seen.insert(m.clone()))
+            .collect();
         let joined = if msgs.len() == 1 {
             msgs[0].clone()
         } else {
@@ -145,10 +198,18 @@ impl Status {
                     .collect(),
             ),
         );
+        let qualified = if res.group.is_empty() {
+            res.kind.clone()
+        } else {
+            format!("{}.{}", res.kind, res.group)
+        };
         Status {
             code: 422,
             reason: "Invalid".into(),
-            message: format!("{} \"{}\" is invalid: {}", res.kind, name, joined),
+            message: format!(
+                "{qualified} {} is invalid: {joined}",
+                crate::field::go_quote(name)
+            ),
             details: Some(Value::Object(d)),
         }
     }

@@ -213,8 +213,7 @@ impl Store {
         let labels = LabelSelector::parse(opts.label_selector.as_deref().unwrap_or(""))?;
         let fields = FieldSelector::parse(
             opts.field_selector.as_deref().unwrap_or(""),
-            &res.plural,
-            &extra_fields(res),
+            &field_labels(res),
         )?;
         let g = self.lock();
         let (list_rv, start) = match &opts.continue_token {
@@ -416,6 +415,10 @@ impl Store {
             meta_mut(&mut object).insert("resourceVersion".into(), current);
             g.replace(&res, ns.as_deref(), &name, object, &opts)?
         } else {
+            // A fixture may carry the resourceVersion it had elsewhere:
+            // storage refuses to create with one.
+            let mut object = object;
+            meta_mut(&mut object).remove("resourceVersion");
             g.create(&res, ns.as_deref(), object, &opts)?
         };
         Ok(present(&res, &out))

@@ -75,8 +75,7 @@ impl Store {
         let labels = LabelSelector::parse(opts.label_selector.as_deref().unwrap_or(""))?;
         let fields = FieldSelector::parse(
             opts.field_selector.as_deref().unwrap_or(""),
-            &res.plural,
-            &extra_fields(res),
+            &field_labels(res),
         )?;
         let mut g = self.lock();
         let namespace = if res.namespaced {

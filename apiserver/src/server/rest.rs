@@ -415,15 +415,11 @@ fn write(
                     .pointer("/metadata/uid")
                     .and_then(Value::as_str)
                     .unwrap_or("");
+                // `rest.BeforeDelete` checks them before anything else.
                 if let Some(want) = pre.get("uid").and_then(Value::as_str)
                     && want != uid
                 {
-                    let mut st = Status::conflict(res, n);
-                    st.message = format!(
-                        "Operation cannot be fulfilled on {} \"{n}\": Precondition failed: UID in precondition: {want}, UID in object meta: {uid}",
-                        res.qualified_plural()
-                    );
-                    return Err(st);
+                    return Err(Status::precondition_failed(res, n, "UID", want, uid));
                 }
                 let rv = current
                     .pointer("/metadata/resourceVersion")
@@ -432,12 +428,13 @@ fn write(
                 if let Some(want) = pre.get("resourceVersion").and_then(Value::as_str)
                     && want != rv
                 {
-                    let mut st = Status::conflict(res, n);
-                    st.message = format!(
-                        "Operation cannot be fulfilled on {} \"{n}\": Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {rv}",
-                        res.qualified_plural()
-                    );
-                    return Err(st);
+                    return Err(Status::precondition_failed(
+                        res,
+                        n,
+                        "ResourceVersion",
+                        want,
+                        rv,
+                    ));
                 }
             }
             let dry = dry_run

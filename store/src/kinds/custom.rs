@@ -37,6 +37,8 @@ pub(crate) struct VersionSchema {
     pub deprecation: Option<String>,
     /// Its `scale` subresource.
     pub scale: Option<Scale>,
+    /// Its `selectableFields`, without the leading dot.
+    pub selectable: Vec<String>,
 }
 
 /// The `scale` subresource of a version: where the replicas and the
@@ -199,6 +201,13 @@ impl CustomSchemas {
                     .as_ref()
                     .and_then(|s| crate::schema::cel::compile(s, &base).ok());
                 let deprecation = deprecation_warning(crd, v);
+                let selectable = v["selectableFields"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|f| f["jsonPath"].as_str())
+                    .map(|path| path.strip_prefix('.').unwrap_or(path).to_string())
+                    .collect();
                 let scale = v.pointer("/subresources/scale").map(Scale::of);
                 Some((
                     name,
@@ -207,6 +216,7 @@ impl CustomSchemas {
                         rules,
                         deprecation,
                         scale,
+                        selectable,
                     },
                 ))
             })
@@ -216,6 +226,19 @@ impl CustomSchemas {
 
     fn version(&self, version: &str) -> Option<&VersionSchema> {
         self.0.versions.get(version)
+    }
+
+    /// The fields objects of `version` can be selected by (its
+    /// `selectableFields`, without the leading dot).
+    pub fn selectable_fields(&self, version: &str) -> &[String] {
+        self.version(version)
+            .map(|v| v.selectable.as_slice())
+            .unwrap_or_default()
+    }
+
+    /// The structural schema of `version`, if it has one.
+    pub(crate) fn schema(&self, version: &str) -> Option<&Schema> {
+        self.version(version).and_then(|v| v.schema.as_ref())
     }
 
     /// The storage version.
@@ -442,22 +465,22 @@ impl Inner {
         let mut errors = type_meta(res, new);
         if errors.is_empty() {
             let metadata = Path::new(["metadata"]);
-            let meta_of = |o: &Value| o.get("metadata").cloned().unwrap_or(Value::Null);
             errors.extend(match (write, old) {
-                (Write::Create, _) | (_, None) => {
-                    crate::metadata::validate_object_meta(&meta_of(new), res.namespaced, &metadata)
-                }
+                (Write::Create, _) | (_, None) => crate::metadata::validate_object_meta(
+                    metadata_of(new),
+                    res.namespaced,
+                    &metadata,
+                ),
                 (_, Some(old)) => {
                     // `rest.BeforeUpdate` checks the common fields (the
                     // metadata as on create, its name a path segment, then
                     // as an update), and the strategy the update again: an
                     // error of the labels is listed three times.
-                    let (new_meta, old_meta) = (meta_of(new), meta_of(old));
-                    let update = crate::metadata::validate_object_meta_update(
-                        &new_meta, &old_meta, &metadata,
-                    );
+                    let (new_meta, old_meta) = (metadata_of(new), metadata_of(old));
+                    let update =
+                        crate::metadata::validate_object_meta_update(new_meta, old_meta, &metadata);
                     let mut errors = crate::metadata::validate_object_meta_with(
-                        &new_meta,
+                        new_meta,
                         res.namespaced,
                         crate::metadata::name_is_path_segment,
                         &metadata,
@@ -478,10 +501,12 @@ impl Inner {
             if write != Write::Status {
                 errors.extend(crate::schema::objectmeta::validate_embedded(new, schema));
             }
+            // Duplicates are refused unless the old object had some
+            // already (checked only then).
             let lists = crate::schema::listtype::validate_lists(new, schema);
-            let old_lists_fine =
-                old.is_none_or(|o| crate::schema::listtype::validate_lists(o, schema).is_empty());
-            if old_lists_fine {
+            if !lists.is_empty()
+                && old.is_none_or(|o| crate::schema::listtype::validate_lists(o, schema).is_empty())
+            {
                 errors.extend(lists);
             }
         }
@@ -508,9 +533,9 @@ impl Inner {
             return Err(Status::from_field_errors(&res.group, kind, &name, &errors));
         }
         if write != Write::Status {
-            let meta_of = |o: &Value| o.get("metadata").cloned().unwrap_or(Value::Null);
-            let old_meta = old.map(meta_of);
-            for warning in crate::metadata::finalizer_warnings(&meta_of(new), old_meta.as_ref()) {
+            for warning in
+                crate::metadata::finalizer_warnings(metadata_of(new), old.map(metadata_of))
+            {
                 opts.warnings.add(warning);
             }
         }
@@ -624,6 +649,11 @@ fn scale_errors(scale: &Scale, object: &Value, write: Write) -> ErrorList {
         }
     }
     errors
+}
+
+/// An object's metadata (`null` when it has none).
+fn metadata_of(object: &Value) -> &Value {
+    object.get("metadata").unwrap_or(&Value::Null)
 }
 
 /// apiVersion and kind, as the version's storage expects them.
