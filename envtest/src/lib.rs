@@ -3,7 +3,9 @@
 //! kube-apiserver (and kube-controller-manager when its binary is there:
 //! garbage collection, namespace deletion) started on loopback from the
 //! binaries in the folder `KUBEBUILDER_ASSETS` names, with certificates
-//! and a token made for the run, stopped when the handle is dropped.
+//! and a token made for the run, stopped when the handle is dropped (and,
+//! should the process die without dropping it, by a watchdog shell within
+//! a second).
 //!
 //! Where to start: [`assets`] (the folder, or why there is none),
 //! [`RealCluster::start`], then [`RealCluster::client`] — an HTTP client
@@ -99,6 +101,9 @@ impl Default for Options {
 pub struct RealCluster {
     dir: tempfile::TempDir,
     children: Vec<(&'static str, Child)>,
+    /// Stops the processes and removes their data if this process dies
+    /// without dropping the handle (SIGKILL, a test harness's timeout).
+    watchdog: Option<Child>,
     port: u16,
     token: String,
     ca_pem: String,
@@ -115,6 +120,10 @@ impl std::fmt::Debug for RealCluster {
 
 impl Drop for RealCluster {
     fn drop(&mut self) {
+        if let Some(watchdog) = &mut self.watchdog {
+            let _ = watchdog.kill();
+            let _ = watchdog.wait();
+        }
         for (_, child) in self.children.iter_mut().rev() {
             let _ = child.kill();
             let _ = child.wait();
@@ -140,6 +149,25 @@ fn free_port(taken: &[u16]) -> u16 {
             return port;
         }
     }
+}
+
+/// A shell that waits for `owner` to exit, then kills the processes
+/// listed in `dir/pids` and removes `dir`: what [`Drop`] does, for when it
+/// cannot run. Killed by [`Drop`] first. `None` without `sh`: the cluster
+/// then only stops when dropped.
+fn watchdog(owner: u32, dir: &Path) -> Option<Child> {
+    let dir = dir.display().to_string().replace('\'', "'\\''");
+    let script = format!(
+        "while kill -0 {owner} 2>/dev/null; do sleep 1; done; \
+         kill -9 $(cat '{dir}/pids' 2>/dev/null) 2>/dev/null; rm -rf '{dir}'"
+    );
+    Command::new("sh")
+        .args(["-c", &script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()
 }
 
 /// The last lines of a log file.
@@ -219,6 +247,7 @@ impl RealCluster {
         let port = free_port(&[etcd_client, etcd_peer]);
         let mut cluster = RealCluster {
             children: Vec::new(),
+            watchdog: watchdog(std::process::id(), dir.path()),
             port,
             token: token.clone(),
             ca_pem: ca.pem(),
@@ -308,8 +337,16 @@ impl RealCluster {
             .stderr(file)
             .spawn()
             .map_err(io(format!("cannot start {name}")))?;
+        // The watchdog reads the processes to stop from this file.
+        let pids = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join("pids"))
+            .and_then(|mut f| {
+                std::io::Write::write_all(&mut f, format!("{}\n", child.id()).as_bytes())
+            });
         self.children.push((name, child));
-        Ok(())
+        pids.map_err(io("cannot write the pids file"))
     }
 
     fn wait_ready(&mut self, timeout: Duration) -> Result<(), EnvtestError> {

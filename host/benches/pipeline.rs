@@ -83,7 +83,9 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rekon_apiserver::{ApiServer, ListOptions, ResourceInfo, RunningServer, Store, WriteOptions};
+use rekon_apiserver::{
+    ApiServer, ListOptions, ResourceInfo, RunningServer, Store, StoreConfig, WriteOptions,
+};
 use rekon_host::bench::{NativeReconciler, SyncedInformer};
 use rekon_host::{ControllerConfig, Host};
 use rekon_sdk::Reconciler as _;
@@ -498,7 +500,11 @@ fn serve_apps() {
     let (count, kubeconfig) = serve_spec();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     runtime.block_on(async {
+        // A Service per App: a service range for more than the 240 Services
+        // kube-apiserver's default range holds, as clusters have.
+        let config = StoreConfig::default().service_cluster_ip_range("10.96.0.0/16");
         let server = ApiServer::builder()
+            .store(Store::new(config))
             .start()
             .await
             .expect("the API server starts");

@@ -73,8 +73,8 @@ pub mod uninstall;
 pub mod webhook;
 
 pub use bindings::CallRecord;
-pub use cluster::Cluster;
 pub use cluster::memory::MemoryCluster;
+pub use cluster::{Cluster, patch_request};
 pub use config::{
     ConfigError, EXCLUDED_NAMESPACES, HostConfig, ModuleConfig, PermissionConfig, WebhookConfig,
 };

@@ -14,3 +14,6 @@ mod new;
 
 #[path = "authoring/crds.rs"]
 mod crds;
+
+#[path = "authoring/real.rs"]
+mod real;

@@ -826,6 +826,7 @@ mod dev {
         let kubeconfig = dir.path().join("kubeconfig");
         let manifests = concat!(env!("CARGO_MANIFEST_DIR"), "/../guests/app/manifests");
         let mut child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .env_remove("KUBEBUILDER_ASSETS") // the in-memory server
             .args([
                 "dev",
                 rekon_test_artifacts::APP,
@@ -880,6 +881,7 @@ mod dev {
             "apiVersion: demo.rekon.dev/v1\nkind: App\nmetadata: {name: big, namespace: default}\nspec: {image: \"nginx:1.27\", replicas: 500}\n",
         );
         let mut child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .env_remove("KUBEBUILDER_ASSETS") // the in-memory server
             .args(["dev", rekon_test_artifacts::APP, "-f", &app])
             .env("REKON_CACHE_DIR", dir.path().join("cache"))
             .stdout(std::process::Stdio::null())
@@ -914,6 +916,7 @@ mod dev {
         let kubeconfig = dir.path().join("kubeconfig");
         let manifests = concat!(env!("CARGO_MANIFEST_DIR"), "/../guests/tenant/manifests");
         let mut child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .env_remove("KUBEBUILDER_ASSETS") // the in-memory server
             .args(["dev", rekon_test_artifacts::TENANT])
             .args(["-f", &format!("{manifests}/crd.yaml")])
             .args(["-f", &format!("{manifests}/example.yaml")])
@@ -1001,6 +1004,7 @@ mod dev {
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("kubeconfig");
         let mut child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .env_remove("KUBEBUILDER_ASSETS") // the in-memory server
             .args(["dev", "--api-only", "--write-kubeconfig"])
             .arg(&kubeconfig)
             .stderr(std::process::Stdio::null())
@@ -1073,6 +1077,7 @@ containers: [{name: web, usage: {cpu: 250m, memory: 64Mi}}]
 "#,
         );
         let mut child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .env_remove("KUBEBUILDER_ASSETS") // the in-memory server
             .args([
                 "dev",
                 "--api-only",
@@ -1287,6 +1292,7 @@ spec:
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("kubeconfig");
         let mut child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .env_remove("KUBEBUILDER_ASSETS") // the in-memory server
             .args(["dev", "--api-only", "--write-kubeconfig"])
             .arg(&kubeconfig)
             .arg("-f")

@@ -35,6 +35,7 @@ impl Dev {
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("kubeconfig");
         let child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .env_remove("KUBEBUILDER_ASSETS") // the in-memory server
             .arg("dev")
             .args(args)
             .arg("--write-kubeconfig")

@@ -66,17 +66,26 @@ fn typed_helpers_read_and_write_through_the_store() {
         let web = api::list::<ConfigMap>(Some("apps"), Some("tier=web")).expect("list");
         assert_eq!(web.len(), 1);
 
-        let mut d = Deployment::default();
-        d.metadata.name = Some("d".into());
-        d.metadata.namespace = Some("apps".into());
-        d.spec.replicas = Some(2);
+        // A Deployment the server takes: a selector its template matches, a
+        // container with an image.
+        let d: Deployment = rekon_sdk::serde_json::from_value(json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d", "namespace": "apps"},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "d"}},
+                "template": {"metadata": {"labels": {"app": "d"}},
+                    "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}},
+        }))
+        .expect("a Deployment");
         let applied = api::apply(&d, true).expect("apply creates");
         assert_eq!(applied.spec.replicas, Some(2));
         assert!(applied.metadata.uid.is_some());
 
-        let patched: Deployment =
-            api::patch_status(Some("apps"), "d", &json!({"status": {"readyReplicas": 2}}))
-                .expect("status patch");
+        let patched: Deployment = api::patch_status(
+            Some("apps"),
+            "d",
+            &json!({"status": {"replicas": 2, "readyReplicas": 2}}),
+        )
+        .expect("status patch");
         assert_eq!(patched.status.and_then(|s| s.ready_replicas), Some(2));
 
         assert!(api::delete::<Deployment>(Some("apps"), "d").expect("delete"));

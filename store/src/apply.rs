@@ -55,32 +55,7 @@ impl Inner {
             .find(res, ns, name)
             .map(|o| res.view(o).into_owned())
             .ok_or_else(|| Status::not_found(res, name))?;
-        let mut doc = existing.clone();
-        match ptype {
-            PatchType::Merge => {
-                let p: Value = serde_json::from_slice(body)
-                    .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")))?;
-                json_patch::merge(&mut doc, &p);
-            }
-            PatchType::Json => {
-                let p: json_patch::Patch = serde_json::from_slice(body)
-                    .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")))?;
-                json_patch::patch(&mut doc, &p).map_err(|_| Status::json_patch_failed())?;
-            }
-            PatchType::StrategicMerge => {
-                if !is_builtin(res) {
-                    return Err(Status::unsupported_patch());
-                }
-                let p: Value = serde_json::from_slice(body)
-                    .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")))?;
-                patch::strategic_merge(&mut doc, &p);
-            }
-            PatchType::Apply { .. } => {
-                let st =
-                    Status::bad_request("server-side apply is not a patch of an existing object");
-                return Err(st);
-            }
-        }
+        let mut doc = patched(&existing, ptype, body, res)?;
         if let Some(rv) = meta(&doc, "resourceVersion")
             && Some(&rv) != meta(&existing, "resourceVersion").as_ref()
         {
@@ -94,26 +69,28 @@ impl Inner {
         }
         // The patched object is decoded as a body is: unknown fields are
         // refused under Strict with the patched object in the message.
-        let patched = doc.clone();
-        self.decode_custom(res, &mut doc, opts).map_err(|status| {
-            if status.code != 400 {
-                return status;
-            }
-            let why = status
-                .message
-                .split_once("strict decoding error: ")
-                .map_or(status.message.as_str(), |(_, why)| why);
-            Status::from_field_errors(
-                "",
-                "",
-                "",
-                &[crate::field::FieldError::invalid(
-                    &crate::field::Path::new(["patch"]),
-                    crate::field::go_json(&patched).as_str(),
-                    format!("strict decoding error: {why}"),
-                )],
-            )
-        })?;
+        self.decode_custom(res, &mut doc, Some(&existing), opts)
+            .map_err(|status| {
+                if status.code != 400 {
+                    return status;
+                }
+                // The patched object again, as it was before decoding.
+                let patched = patched(&existing, ptype, body, res).unwrap_or_default();
+                let why = status
+                    .message
+                    .split_once("strict decoding error: ")
+                    .map_or(status.message.as_str(), |(_, why)| why);
+                Status::from_field_errors(
+                    "",
+                    "",
+                    "",
+                    &[crate::field::FieldError::invalid(
+                        &crate::field::Path::new(["patch"]),
+                        crate::field::go_json(&patched).as_str(),
+                        format!("strict decoding error: {why}"),
+                    )],
+                )
+            })?;
         self.update(res, existing, doc, opts, None)
     }
 
@@ -172,10 +149,15 @@ impl Inner {
         }
         let set = strip_meta(structured::field_set(&applied, ty));
         let existing = self.find(res, ns, name).map(|o| res.view(o).into_owned());
-        let live = existing
-            .clone()
-            .unwrap_or_else(|| json!({"metadata": {"name": name}}));
-        let mut entries = read_managed(&live);
+        let stub;
+        let live: &Value = match &existing {
+            Some(existing) => existing,
+            None => {
+                stub = json!({"metadata": {"name": name}});
+                &stub
+            }
+        };
+        let mut entries = read_managed(live);
         let api_version = res.api_version();
         let sub_owned = sub.map(str::to_string);
         let is_self = |e: &ManagedEntry| {
@@ -184,7 +166,7 @@ impl Inner {
         // The applied object merged into the live one, as
         // structured-merge-diff merges them (map and set lists item by item).
         let mut merged =
-            structured::merge(Some(&live), Some(&applied), ty).unwrap_or_else(|| live.clone());
+            structured::merge(Some(live), Some(&applied), ty).unwrap_or_else(|| live.clone());
         // What this manager applied last time and no longer does, owned by
         // nobody else, goes away.
         let last: FieldSet = entries
@@ -192,7 +174,8 @@ impl Inner {
             .filter(|e| is_self(e))
             .flat_map(|e| e.fields.iter().cloned())
             .collect();
-        if !last.is_empty() {
+        // (Nothing is gone when it applies all it applied before.)
+        if !last.is_empty() && !last.is_subset(&set) {
             let owned: FieldSet = entries
                 .iter()
                 .filter(|e| !is_self(e))
@@ -209,11 +192,15 @@ impl Inner {
             }
         }
         // Conflicts: another manager owns a field this apply adds or changes.
-        let changes = structured::compare(
-            Some(&ownable(res, &live, sub)),
-            Some(&ownable(res, &merged, sub)),
-            ty,
-        );
+        let changes = if merged == *live {
+            structured::Comparison::default()
+        } else {
+            structured::compare(
+                Some(&ownable(res, live, sub)),
+                Some(&ownable(res, &merged, sub)),
+                ty,
+            )
+        };
         let touched: FieldSet = changes.added.union(&changes.modified).cloned().collect();
         let mut conflicts: Vec<(FieldPath, String)> = Vec::new();
         let mut conflicting: Vec<FieldSet> = Vec::new();
@@ -268,11 +255,46 @@ impl Inner {
                 // The merged object is decoded as a body is (the schema's
                 // defaults for the items it gained).
                 let mut live = live;
-                self.decode_custom(res, &mut live, opts)?;
+                self.decode_custom(res, &mut live, Some(&existing), opts)?;
                 self.update(res, existing, live, opts, Some(entries))
             }
         }
     }
+}
+
+/// `existing` with `body` applied as a patch of type `ptype`.
+fn patched(
+    existing: &Value,
+    ptype: &PatchType,
+    body: &[u8],
+    res: &ResourceInfo,
+) -> Result<Value, Status> {
+    let mut doc = existing.clone();
+    match ptype {
+        PatchType::Merge => {
+            let p: Value = serde_json::from_slice(body)
+                .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")))?;
+            json_patch::merge(&mut doc, &p);
+        }
+        PatchType::Json => {
+            let p: json_patch::Patch = serde_json::from_slice(body)
+                .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")))?;
+            json_patch::patch(&mut doc, &p).map_err(|_| Status::json_patch_failed())?;
+        }
+        PatchType::StrategicMerge => {
+            if !is_builtin(res) {
+                return Err(Status::unsupported_patch());
+            }
+            let p: Value = serde_json::from_slice(body)
+                .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")))?;
+            patch::strategic_merge(&mut doc, &p);
+        }
+        PatchType::Apply { .. } => {
+            let st = Status::bad_request("server-side apply is not a patch of an existing object");
+            return Err(st);
+        }
+    }
+    Ok(doc)
 }
 
 /// A manager as a conflict names it: `"m"`, `"m" with subresource "status"`,

@@ -81,6 +81,14 @@ impl Inner {
             self.remove_crd_objects(&existing);
         }
         let mut fins = finalizers(&existing);
+        // The PVC protection controller lets a claim that no Pod uses go at
+        // once (a claim in use waits, as nothing here releases it later).
+        if res.group.is_empty()
+            && res.kind == "PersistentVolumeClaim"
+            && !self.claim_in_use(&ns, name)
+        {
+            fins.retain(|f| f != "kubernetes.io/pvc-protection");
+        }
         match propagation {
             Some(Propagation::Foreground) => fins.push("foregroundDeletion".into()),
             Some(Propagation::Orphan) => fins.push("orphan".into()),
@@ -109,5 +117,25 @@ impl Inner {
             self.unregister_crd(&obj);
         }
         self.commit(res, EventType::Deleted, obj, old)
+    }
+
+    /// Whether a Pod in `namespace` mounts the claim `claim`.
+    fn claim_in_use(&self, namespace: &str, claim: &str) -> bool {
+        let key = (String::new(), "pods".to_string());
+        self.objects.get(&key).is_some_and(|pods| {
+            pods.iter()
+                .filter(|((ns, _), _)| ns == namespace)
+                .any(|(_, pod)| {
+                    pod.pointer("/spec/volumes")
+                        .and_then(Value::as_array)
+                        .is_some_and(|volumes| {
+                            volumes.iter().any(|v| {
+                                v.pointer("/persistentVolumeClaim/claimName")
+                                    .and_then(Value::as_str)
+                                    == Some(claim)
+                            })
+                        })
+                })
+        })
     }
 }

@@ -19,7 +19,7 @@
 //! (commit, resourceVersions, validation), `write` and `apply` (the writes),
 //! `delete` and `gc` (deletion, garbage collection), `watch` (history and
 //! watches), `managed` (managedFields), and `kinds/` for the kinds with
-//! rules of their own (Namespace, CustomResourceDefinition, Event, Lease,
+//! rules of their own (Namespace, CustomResourceDefinition, Event,
 //! the reviews that are answered, not stored).
 #![deny(missing_docs)]
 // `Status` is a plain mirror of metav1.Status that other crates build
@@ -27,6 +27,7 @@
 #![allow(clippy::result_large_err)]
 
 mod apply;
+mod builtin;
 pub mod calls;
 mod conversion;
 mod delete;

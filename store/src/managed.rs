@@ -76,7 +76,10 @@ pub(crate) fn write_managed(o: &mut Value, entries: &[ManagedEntry]) {
 /// The type apply gives objects of `res`: the CRD's schema of the
 /// version written, for a custom resource.
 pub(crate) fn root_type(res: &ResourceInfo) -> Ty<'_> {
-    Ty::Root(res.custom.as_ref().and_then(|c| c.schema(&res.version)))
+    match &res.custom {
+        Some(custom) => Ty::Root(custom.schema(&res.version)),
+        None => Ty::builtin(&res.group, &res.kind),
+    }
 }
 
 /// What of `o` a write through the main resource or through `/status`

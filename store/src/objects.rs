@@ -1,6 +1,5 @@
 //! The write path's core: finding objects, committing them with a new resourceVersion, and validation.
 
-use crate::kinds::lease;
 use crate::prelude::*;
 
 impl Inner {
@@ -33,19 +32,30 @@ impl Inner {
         };
         canonical_bytes(res, &mut obj);
         omit_empty_metadata(&mut obj);
+        put_in_order(&mut obj);
         self.rv += 1;
         let rv = self.rv;
         meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
         let ns = meta(&obj, "namespace").unwrap_or_default();
         let name = meta(&obj, "name").unwrap_or_default();
         let map = self.objects.entry(res.key()).or_default();
-        if event_type == EventType::Deleted {
-            map.remove(&(ns, name));
+        let previous = if event_type == EventType::Deleted {
             if let Some(uid) = meta(&obj, "uid") {
                 self.deleted_uids.insert(uid);
             }
+            map.remove(&(ns, name))
         } else {
-            map.insert((ns, name), obj.clone());
+            map.insert((ns, name), obj.clone())
+        };
+        if crate::builtin::core::service::is_service(res)
+            && let Some(held) = &mut self.services
+        {
+            if let Some(previous) = &previous {
+                held.remove(previous);
+            }
+            if event_type != EventType::Deleted {
+                held.add(&obj);
+            }
         }
         let ev = HistEvent {
             rv,
@@ -98,7 +108,7 @@ impl Inner {
     ) -> Result<(), Status> {
         // A CRD's metadata is checked with the rest of it (`validate_crd`),
         // its errors all listed.
-        let own_checks = crate::kinds::crd::is_crd(res);
+        let own_checks = crate::kinds::crd::is_crd(res) || crate::builtin::rules(res).is_some();
         let ok = own_checks
             || if res.kind == "Namespace" && res.group.is_empty() {
                 is_label(name)
@@ -148,9 +158,6 @@ impl Inner {
                     ));
                 }
             }
-        }
-        if res.group == "coordination.k8s.io" && res.kind == "Lease" {
-            lease::validate(obj)?;
         }
         Ok(())
     }

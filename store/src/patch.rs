@@ -77,7 +77,10 @@ pub(crate) fn strategic_merge(target: &mut Value, patch: &Value) {
                     && items.iter().all(Value::is_object)
                     && existing.iter().all(Value::is_object)
                 {
-                    merge_list_by_key(existing, items, key);
+                    let order = p
+                        .get(&format!("$setElementOrder/{k}"))
+                        .and_then(Value::as_array);
+                    merge_list_by_key(existing, items, key, order);
                 } else if is_set_list(k) {
                     for it in items {
                         if !existing.contains(it) {
@@ -98,7 +101,18 @@ pub(crate) fn strategic_merge(target: &mut Value, patch: &Value) {
     }
 }
 
-fn merge_list_by_key(existing: &mut Vec<Value>, items: &[Value], key: &str) {
+/// Merges `items` into `existing` by `key`, then orders the result as
+/// the real server does (`normalizeElementOrder`): the patch's items in
+/// the patch's order (or `$setElementOrder`'s), merged with the items only
+/// the server had, in their order; of two items the server had, the one it
+/// had first goes first, and a new item goes before a server-only one.
+fn merge_list_by_key(
+    existing: &mut Vec<Value>,
+    items: &[Value],
+    key: &str,
+    set_order: Option<&Vec<Value>>,
+) {
+    let original: Vec<Option<Value>> = existing.iter().map(|e| e.get(key).cloned()).collect();
     for item in items {
         let id = item.get(key);
         let directive = item.get("$patch").and_then(Value::as_str);
@@ -113,6 +127,45 @@ fn merge_list_by_key(existing: &mut Vec<Value>, items: &[Value], key: &str) {
             (Some(i), _) => strategic_merge(&mut existing[i], item),
             (None, _) => existing.push(strip_directives(item)),
         }
+    }
+    let order: Vec<Value> = match set_order {
+        Some(order) => order.iter().filter_map(|o| o.get(key).cloned()).collect(),
+        None => items
+            .iter()
+            .filter(|i| i.get("$patch").and_then(Value::as_str) != Some("delete"))
+            .filter_map(|i| i.get(key).cloned())
+            .collect(),
+    };
+    let server_index = |item: &Value| {
+        item.get(key)
+            .and_then(|id| original.iter().position(|o| o.as_ref() == Some(id)))
+    };
+    let (mut patched, mut server_only): (Vec<Value>, Vec<Value>) =
+        existing.drain(..).partition(|e| {
+            e.get(key).is_some_and(|id| order.contains(id)) || server_index(e).is_none()
+        });
+    patched.sort_by_key(|e| {
+        e.get(key)
+            .and_then(|id| order.iter().position(|o| o == id))
+            .unwrap_or(usize::MAX)
+    });
+    server_only.sort_by_key(|e| server_index(e).unwrap_or(usize::MAX));
+    let (mut left, mut right) = (
+        patched.into_iter().peekable(),
+        server_only.into_iter().peekable(),
+    );
+    loop {
+        let take_left = match (left.peek(), right.peek()) {
+            (None, None) => break,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(l), Some(r)) => match (server_index(l), server_index(r)) {
+                (Some(li), Some(ri)) => li < ri,
+                _ => true,
+            },
+        };
+        let next = if take_left { left.next() } else { right.next() };
+        existing.extend(next);
     }
 }
 
@@ -145,6 +198,41 @@ mod tests {
             target,
             json!({"spec": {"containers": [{"name": "b", "image": "b:2"}, {"name": "c", "image": "c:1"}]}})
         );
+    }
+
+    /// As a real kube-apiserver 1.36 orders a Deployment's containers
+    /// `[a, b]` after a strategic merge patch of the given ones.
+    #[test]
+    fn strategic_merge_orders_lists_as_the_real_server() {
+        for (patch, names) in [
+            (json!([{"name": "c"}]), vec!["c", "a", "b"]),
+            (
+                json!([{"name": "b", "image": "x"}, {"name": "c"}]),
+                vec!["a", "b", "c"],
+            ),
+            (
+                json!([{"name": "c"}, {"name": "a", "image": "y"}]),
+                vec!["c", "a", "b"],
+            ),
+            (
+                json!([{"name": "c"}, {"name": "d"}]),
+                vec!["c", "d", "a", "b"],
+            ),
+            (
+                json!([{"name": "b", "image": "x"}, {"name": "a", "image": "y"}]),
+                vec!["b", "a"],
+            ),
+        ] {
+            let mut target = json!({"containers": [{"name": "a"}, {"name": "b"}]});
+            strategic_merge(&mut target, &json!({"containers": patch}));
+            let got: Vec<&str> = target["containers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["name"].as_str().unwrap())
+                .collect();
+            assert_eq!(got, names, "{patch}");
+        }
     }
 
     #[test]

@@ -251,9 +251,11 @@ impl ResourceInfo {
     /// Whether objects of this kind carry `metadata.generation`.
     pub(crate) fn has_generation(&self) -> bool {
         // Built-in kinds whose strategy sets generation 1 on create and
-        // bumps it on spec changes; every custom resource does.
-        const WITH_GENERATION: [(&str, &str); 25] = [
+        // bumps it on spec changes; every custom resource does. (The
+        // HorizontalPodAutoscaler's strategy sets none.)
+        const WITH_GENERATION: [(&str, &str); 26] = [
             ("", "Pod"),
+            ("", "PodTemplate"),
             ("", "ReplicationController"),
             ("apps", "Deployment"),
             ("apps", "ReplicaSet"),
@@ -261,9 +263,9 @@ impl ResourceInfo {
             ("apps", "DaemonSet"),
             ("batch", "Job"),
             ("batch", "CronJob"),
-            ("autoscaling", "HorizontalPodAutoscaler"),
             ("policy", "PodDisruptionBudget"),
             ("networking.k8s.io", "Ingress"),
+            ("networking.k8s.io", "IngressClass"),
             ("networking.k8s.io", "NetworkPolicy"),
             ("discovery.k8s.io", "EndpointSlice"),
             ("apiextensions.k8s.io", "CustomResourceDefinition"),

@@ -83,6 +83,7 @@ impl Store {
             g.rv = g.rv.max(rv);
             g.history.clear();
             g.history_start = g.rv;
+            g.services = None;
         }
         Ok(store)
     }

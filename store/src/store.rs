@@ -16,6 +16,9 @@ pub(crate) struct Inner {
     pub(crate) deleted_uids: HashSet<String>,
     /// Converts custom resources between their versions, when installed.
     pub(crate) converter: Option<std::sync::Arc<dyn crate::conversion::Converter>>,
+    /// The addresses stored Services hold, kept as they are written; read
+    /// from the Services when `None` (a restored store).
+    pub(crate) services: Option<crate::builtin::core::service::Held>,
 }
 
 /// The in-memory object store. Cheap to clone (an `Arc` inside) and thread-safe.
@@ -46,6 +49,7 @@ impl Store {
                 next_watch: 1,
                 deleted_uids: HashSet::new(),
                 converter: None,
+                services: None,
             })),
         };
         store.seed();
@@ -187,6 +191,19 @@ impl Store {
         self.lock().rv.to_string()
     }
 
+    /// Whether `name` exists (without reading it).
+    pub fn exists(&self, res: &ResourceInfo, namespace: Option<&str>, name: &str) -> bool {
+        let g = self.lock();
+        let ns = if res.namespaced {
+            namespace.unwrap_or("")
+        } else {
+            ""
+        };
+        g.objects
+            .get(&res.key())
+            .is_some_and(|m| m.contains_key(&(ns.to_string(), name.to_string())))
+    }
+
     /// Reads one object.
     pub fn get(
         &self,
@@ -314,6 +331,27 @@ impl Store {
         let mut g = self.lock();
         let out = g.replace(res, namespace, name, object, opts)?;
         Ok(present(res, &out))
+    }
+
+    /// Replaces an object, telling whether the update created it (kinds
+    /// that allow it, as Leases do).
+    pub fn replace_created(
+        &self,
+        res: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        object: Value,
+        opts: &WriteOptions,
+    ) -> Result<(Value, bool), Status> {
+        let mut g = self.lock();
+        let ns = if res.namespaced {
+            namespace.unwrap_or("")
+        } else {
+            ""
+        };
+        let existed = g.find(res, ns, name).is_some();
+        let out = g.replace(res, namespace, name, object, opts)?;
+        Ok((present(res, &out), !existed))
     }
 
     /// Patches an object. Apply creates it when missing and needs

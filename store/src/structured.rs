@@ -11,6 +11,8 @@
 //! no schema elsewhere (the built-in kinds): maps field by field, lists
 //! atomic.
 
+mod builtin;
+
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde_json::{Map, Value};
@@ -43,6 +45,9 @@ pub(crate) enum Ty<'a> {
     Finalizers,
     /// `metadata.ownerReferences`: a map by `uid`.
     OwnerReferences,
+    /// A node of a built-in kind's shape ([`builtin`]): its typed lists;
+    /// maps field by field, other lists atomic.
+    Builtin(&'static builtin::Node),
     /// No schema: maps field by field, lists atomic.
     Untyped,
 }
@@ -76,8 +81,16 @@ impl<'a> Ty<'a> {
                 "ownerReferences" => Ty::OwnerReferences,
                 _ => Ty::Untyped,
             },
+            Ty::Builtin(_) if name == "metadata" => Ty::ObjectMeta,
+            Ty::Builtin(node) => node.fields.get(name).map_or(Ty::Untyped, Ty::Builtin),
             _ => Ty::Untyped,
         }
+    }
+
+    /// The type of a built-in kind's objects: its shape, if its lists are
+    /// typed.
+    pub(crate) fn builtin(group: &str, kind: &str) -> Ty<'static> {
+        builtin::shape(group, kind).map_or(Ty::Root(None), Ty::Builtin)
     }
 
     /// Whether `name` is a declared field (a struct's), not a key of a map.
@@ -97,6 +110,7 @@ impl<'a> Ty<'a> {
     pub(crate) fn item(self) -> Ty<'a> {
         match self {
             Ty::Schema(schema) => schema.items.as_deref().map_or(Ty::Untyped, Ty::Schema),
+            Ty::Builtin(node) => node.item.as_deref().map_or(Ty::Untyped, Ty::Builtin),
             _ => Ty::Untyped,
         }
     }
@@ -113,6 +127,7 @@ impl<'a> Ty<'a> {
             },
             Ty::Finalizers => ListKind::Set,
             Ty::OwnerReferences => ListKind::Map(vec!["uid".into()]),
+            Ty::Builtin(node) => node.list.clone().unwrap_or(ListKind::Atomic),
             _ => ListKind::Atomic,
         }
     }
@@ -124,6 +139,9 @@ impl<'a> Ty<'a> {
 
     /// The default of the key field `key` of this list's items.
     fn key_default(self, key: &str) -> Option<Value> {
+        if let Ty::Builtin(node) = self {
+            return node.key_default(key);
+        }
         match self.item() {
             Ty::Schema(item) => item.properties.get(key).and_then(|p| p.default.clone()),
             _ => None,

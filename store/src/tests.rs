@@ -213,6 +213,46 @@ fn finalizers_keep_object_until_removed() {
 }
 
 #[test]
+fn a_claim_no_pod_uses_is_deleted_and_one_in_use_waits() {
+    let s = store();
+    let pvc = s
+        .resource_for_kind("", "v1", "PersistentVolumeClaim")
+        .unwrap();
+    let pod = s.resource_for_kind("", "v1", "Pod").unwrap();
+    let claim = |name: &str| {
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+    };
+    for name in ["free", "used"] {
+        let created = s
+            .create(&pvc, Some("default"), claim(name), &opts("t"))
+            .unwrap();
+        assert_eq!(
+            created["metadata"]["finalizers"],
+            json!(["kubernetes.io/pvc-protection"])
+        );
+    }
+    s.create(
+        &pod,
+        Some("default"),
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}],
+                "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "used"}}]}}),
+        &opts("t"),
+    )
+    .unwrap();
+    assert!(matches!(
+        s.delete(&pvc, Some("default"), "free", None).unwrap(),
+        DeleteOutcome::Deleted(_)
+    ));
+    assert_eq!(s.get(&pvc, Some("default"), "free").unwrap_err().code, 404);
+    let DeleteOutcome::Pending(p) = s.delete(&pvc, Some("default"), "used", None).unwrap() else {
+        panic!("a claim a Pod uses waits")
+    };
+    assert!(p["metadata"]["deletionTimestamp"].is_string());
+}
+
+#[test]
 fn owner_references_are_collected() {
     let s = store();
     let r = cm_res(&s);
@@ -394,7 +434,7 @@ fn pages_cover_namespaces_whose_names_share_a_prefix() {
 
 #[test]
 fn watch_replays_history_and_expires() {
-    let s = Store::new(StoreConfig { history_limit: 3 });
+    let s = Store::new(StoreConfig::default().history_limit(3));
     let r = cm_res(&s);
     let rv0 = s.resource_version();
     s.create(&r, Some("default"), cm("a"), &opts("t")).unwrap();
@@ -546,7 +586,9 @@ fn status_json_matches_the_real_server() {
 fn strategic_merge_on_deployment_keeps_other_containers() {
     let s = store();
     let r = s.resource_for_kind("apps", "v1", "Deployment").unwrap();
-    let d = json!({"metadata": {"name": "d"}, "spec": {"template": {"spec": {"containers": [
+    let d = json!({"metadata": {"name": "d"}, "spec": {
+        "selector": {"matchLabels": {"app": "d"}},
+        "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [
         {"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}]}}}});
     let o = s.create(&r, Some("default"), d, &opts("t")).unwrap();
     assert_eq!(o["metadata"]["generation"], 1);
@@ -560,9 +602,15 @@ fn strategic_merge_on_deployment_keeps_other_containers() {
             &opts("t"),
         )
         .unwrap();
+    let images: Vec<_> = o["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].clone(), c["image"].clone()))
+        .collect();
     assert_eq!(
-        o["spec"]["template"]["spec"]["containers"],
-        json!([{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:2"}])
+        images,
+        [(json!("a"), json!("a:1")), (json!("b"), json!("b:2"))]
     );
     assert_eq!(o["metadata"]["generation"], 2);
 }

@@ -9,12 +9,21 @@ pub struct StoreConfig {
     /// older resourceVersion. A watch from a version older than the oldest
     /// kept event gets 410 Gone ("too old resource version").
     pub history_limit: usize,
+    /// The range Services' cluster IPs come from (`--service-cluster-ip-range`;
+    /// IPv4 only), `10.0.0.0/24` as a real kube-apiserver started without
+    /// the flag (and envtest's) has it.
+    pub service_cluster_ip_range: String,
+    /// The range Services' node ports come from, both ends included
+    /// (`--service-node-port-range`, `30000-32767`).
+    pub service_node_port_range: (u16, u16),
 }
 
 impl Default for StoreConfig {
     fn default() -> Self {
         StoreConfig {
             history_limit: 10_000,
+            service_cluster_ip_range: "10.0.0.0/24".to_string(),
+            service_node_port_range: (30000, 32767),
         }
     }
 }
@@ -24,6 +33,20 @@ impl StoreConfig {
     #[must_use]
     pub fn history_limit(mut self, n: usize) -> Self {
         self.history_limit = n;
+        self
+    }
+
+    /// Sets [`StoreConfig::service_cluster_ip_range`] (an IPv4 CIDR such as `10.96.0.0/16`).
+    #[must_use]
+    pub fn service_cluster_ip_range(mut self, cidr: impl Into<String>) -> Self {
+        self.service_cluster_ip_range = cidr.into();
+        self
+    }
+
+    /// Sets [`StoreConfig::service_node_port_range`].
+    #[must_use]
+    pub fn service_node_port_range(mut self, first: u16, last: u16) -> Self {
+        self.service_node_port_range = (first, last);
         self
     }
 }

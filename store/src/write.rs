@@ -18,7 +18,9 @@ impl Inner {
                 res.kind
             )));
         }
-        self.decode_custom(res, &mut obj, opts)?;
+        self.decode_custom(res, &mut obj, None, opts)?;
+        crate::builtin::decode(res, &obj)?;
+        crate::builtin::default(res, &mut obj);
         let mut name = meta(&obj, "name").unwrap_or_default();
         if name.is_empty() {
             match meta(&obj, "generateName").filter(|g| !g.is_empty()) {
@@ -27,7 +29,9 @@ impl Inner {
                 }
                 // Custom resources and CRDs are refused by their own checks,
                 // with their other errors.
-                None if res.custom.is_some() || is_crd(res) => {}
+                None if res.custom.is_some()
+                    || is_crd(res)
+                    || crate::builtin::rules(res).is_some() => {}
                 None => {
                     return Err(Status::invalid(
                         res,
@@ -79,8 +83,13 @@ impl Inner {
         {
             m.remove("status");
         }
-        self.defaults(res, &mut obj)?;
+        crate::builtin::prepare_create(res, &mut obj);
+        crate::builtin::allocate(self, res, &mut obj, None)?;
         if !opts.skip_validation {
+            crate::builtin::validate_create(res, &obj)?;
+            for warning in crate::builtin::warnings(res, &obj, None) {
+                opts.warnings.add(warning);
+            }
             self.validate_custom(res, &obj, None, super_custom::Write::Create, opts)?;
         }
         if obj.pointer("/metadata/managedFields").is_none() {
@@ -120,57 +129,6 @@ impl Inner {
         Ok(self.commit(res, EventType::Added, full, None))
     }
 
-    /// Fills what the real server defaults for the kinds whose defaults clients read.
-    ///
-    /// (Byte fields are made canonical in [`canonical_bytes`], on every write.)
-    pub(crate) fn defaults(&self, res: &ResourceInfo, obj: &mut Value) -> Result<(), Status> {
-        if !res.group.is_empty() {
-            return Ok(());
-        }
-        let Some(m) = obj.as_object_mut() else {
-            return Ok(());
-        };
-        match res.kind.as_str() {
-            "Namespace" => {
-                let name = m
-                    .get("metadata")
-                    .and_then(|md| md.get("name"))
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                if let Some(md) = m.get_mut("metadata").and_then(Value::as_object_mut) {
-                    let labels = md.entry("labels").or_insert_with(|| json!({}));
-                    if let Some(l) = labels.as_object_mut() {
-                        l.insert("kubernetes.io/metadata.name".into(), name);
-                    }
-                }
-                m.entry("spec")
-                    .or_insert_with(|| json!({"finalizers": ["kubernetes"]}));
-                m.insert("status".into(), json!({"phase": "Active"}));
-            }
-            "Secret" => {
-                if let Some(Value::Object(sd)) = m.remove("stringData") {
-                    let data = m.entry("data").or_insert_with(|| json!({}));
-                    if let Some(d) = data.as_object_mut() {
-                        for (k, v) in sd {
-                            let s = v.as_str().unwrap_or("");
-                            d.insert(
-                                k,
-                                json!(base64::engine::general_purpose::STANDARD.encode(s)),
-                            );
-                        }
-                    }
-                }
-                m.entry("type").or_insert_with(|| json!("Opaque"));
-            }
-            "Pod" => {
-                m.entry("status")
-                    .or_insert_with(|| json!({"phase": "Pending", "qosClass": "BestEffort"}));
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-
     pub(crate) fn replace(
         &mut self,
         res: &ResourceInfo,
@@ -185,7 +143,7 @@ impl Inner {
                 res.kind
             )));
         }
-        self.decode_custom(res, &mut obj, opts)?;
+        self.decode_custom(res, &mut obj, None, opts)?;
         if let Some(n) = meta(&obj, "name").filter(|n| !n.is_empty())
             && n != name
         {
@@ -194,11 +152,21 @@ impl Inner {
             )));
         }
         let ns = self.resolve_ns(res, namespace, &obj, name)?;
-        let existing = self
-            .find(res, &ns, name)
-            .map(|o| res.view(o).into_owned())
-            .ok_or_else(|| Status::not_found(res, name))?;
         let given = meta(&obj, "resourceVersion").filter(|s| !s.is_empty());
+        let Some(existing) = self.find(res, &ns, name).map(|o| res.view(o).into_owned()) else {
+            // Some kinds are created by an update of a missing object
+            // (`AllowCreateOnUpdate`), when it names no version.
+            if given.is_none()
+                && opts.subresource.is_none()
+                && crate::builtin::allow_create_on_update(res)
+            {
+                if let Some(md) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                    md.insert("name".into(), json!(name));
+                }
+                return self.create(res, Some(ns.as_str()).filter(|n| !n.is_empty()), obj, opts);
+            }
+            return Err(Status::not_found(res, name));
+        };
         if given.is_none() && res.custom.is_some() {
             // Custom resources allow no unconditional update.
             return Err(Status::from_field_errors(
@@ -242,6 +210,7 @@ impl Inner {
         {
             return Err(Status::not_found(res, &name));
         }
+        crate::builtin::decode(res, &incoming)?;
         if res.custom.is_none() {
             self.validate(res, &incoming, &name)?;
         }
@@ -306,16 +275,10 @@ impl Inner {
             m.insert("apiVersion".into(), json!(res.api_version()));
             m.insert("kind".into(), json!(res.kind));
         }
-        if res.kind == "Namespace" && res.group.is_empty() && subresource.is_none() {
-            let name_v = json!(name);
-            let md = meta_mut(&mut new);
-            let labels = md.entry("labels").or_insert_with(|| json!({}));
-            if let Some(l) = labels.as_object_mut() {
-                l.insert("kubernetes.io/metadata.name".into(), name_v);
-            }
-            if let (Some(m), Some(s)) = (new.as_object_mut(), existing.get("status")) {
-                m.insert("status".into(), s.clone());
-            }
+        crate::builtin::default(res, &mut new);
+        if subresource.is_none() {
+            crate::builtin::prepare_update(res, &mut new, &existing);
+            crate::builtin::allocate(self, res, &mut new, Some(&existing))?;
         }
         if is_deleting(&existing) {
             let old_f = finalizers(&existing);
@@ -378,6 +341,12 @@ impl Inner {
             } else {
                 super_custom::Write::Update
             };
+            crate::builtin::validate_update(res, &new, &existing, subresource == Some("status"))?;
+            if subresource.is_none() {
+                for warning in crate::builtin::warnings(res, &new, Some(&existing)) {
+                    opts.warnings.add(warning);
+                }
+            }
             self.validate_custom(res, &new, Some(&existing), write, opts)?;
         }
         if is_crd(res) && subresource.is_none() {

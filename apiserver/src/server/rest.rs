@@ -190,13 +190,19 @@ fn check_patch(
     let decoding = |why: String| Status::bad_request(format!("error decoding patch: {why}"));
     match ptype {
         PatchType::Merge | PatchType::Json => {
-            if store.get(res, namespace, name).is_err() {
+            if !store.exists(res, namespace, name) {
                 return Ok(());
             }
-            if let Some(why) = super::gojson::syntax_error(body) {
-                return Err(decoding(why));
-            }
-            let patch: Value = serde_json::from_slice(body).map_err(|e| decoding(e.to_string()))?;
+            // What serde_json reads, Go reads too: Go's words are only
+            // needed for a body it refuses.
+            let patch: Value = match serde_json::from_slice(body) {
+                Ok(patch) => patch,
+                Err(e) => {
+                    return Err(decoding(
+                        super::gojson::syntax_error(body).unwrap_or_else(|| e.to_string()),
+                    ));
+                }
+            };
             let (fits, go_type) = match ptype {
                 PatchType::Merge => (
                     patch.is_object() || patch.is_null(),
@@ -375,8 +381,8 @@ fn write(
         ("PUT", Some(n)) => {
             let obj = parse_json(body, res)?;
             check_api_version(res, &obj)?;
-            let out = store.replace(res, namespace, n, obj, opts)?;
-            Ok(json_response(200, &out, ctx))
+            let (out, created) = store.replace_created(res, namespace, n, obj, opts)?;
+            Ok(json_response(if created { 201 } else { 200 }, &out, ctx))
         }
         ("PATCH", Some(n)) => {
             let ptype = super::admission::patch_type(content_type, query)?;

@@ -56,7 +56,7 @@ apiVersion: v1
 kind: Service
 metadata: {name: web, namespace: shop}
 spec:
-  clusterIP: 10.96.0.20
+  clusterIP: 10.0.0.20
   selector: {app: web}
   ports: [{port: 80, protocol: TCP}]
 ---
@@ -172,7 +172,7 @@ async fn common_kinds_print_their_real_columns() {
             "AGE"
         ]
     );
-    assert_eq!(svc[1..5], ["ClusterIP", "10.96.0.20", "<none>", "80/TCP"]);
+    assert_eq!(svc[1..5], ["ClusterIP", "10.0.0.20", "<none>", "80/TCP"]);
 
     let out = get(&["resourcequota"]).await;
     let (header, quota) = row(&out, "compute");

@@ -10,7 +10,9 @@
 //! binaries writes them again). The suite prints `N/M cases agree` and each
 //! disagreement; it fails when a case disagrees that `known.txt` does not
 //! list (a regression), and says which listed cases agree now.
-//! `REKON_DIFFERENTIAL_CORPUS=DIR` runs another corpus laid out the same way.
+//! `REKON_DIFFERENTIAL_CORPUS=DIR` runs another corpus laid out the same way;
+//! `REKON_DIFFERENTIAL_ONLY=builtin-service,crd` only the files whose names
+//! start so. Agreement is printed in all and by area (`crd-*`, `builtin-*`).
 
 // Tests may unwrap: a panic is a failed test with its message.
 #![allow(clippy::unwrap_used)]
@@ -168,11 +170,19 @@ fn the_embedded_server_answers_as_a_real_one() {
     if let Some(real) = &servers.real {
         install_fixtures(real);
     }
-    let files = corpus::load(&here().join("cases"));
+    let only: Vec<String> = std::env::var("REKON_DIFFERENTIAL_ONLY")
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let files: Vec<_> = corpus::load(&here().join("cases"))
+        .into_iter()
+        .filter(|(file, _)| only.is_empty() || only.iter().any(|o| file.starts_with(o.as_str())))
+        .collect();
     let record = std::env::var("REKON_RECORD").is_ok_and(|v| v == "1");
     let known = corpus::known(&here().join("known.txt"));
     let mut total = 0;
     let mut agree = 0;
+    // By area: the part of a file's name before its first `-` (`crd`, `builtin`).
+    let mut areas: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut regressions = Vec::new();
     let mut fixed = Vec::new();
     let mut disagreements = Vec::new();
@@ -182,8 +192,10 @@ fn the_embedded_server_answers_as_a_real_one() {
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or_default();
+        let area = file.split('-').next().unwrap_or(file).to_string();
         for (index, case) in cases.iter().enumerate() {
             total += 1;
+            areas.entry(area.clone()).or_default().0 += 1;
             let namespace = format!("d-{}-{index}", file.replace('_', "-"));
             let embedded = run(&servers.embedded, case, &namespace);
             let real = match &servers.real {
@@ -203,6 +215,7 @@ fn the_embedded_server_answers_as_a_real_one() {
             let key = format!("{file}: {}", case.name);
             if Value::Array(embedded.clone()) == real {
                 agree += 1;
+                areas.entry(area.clone()).or_default().1 += 1;
                 if known.contains(&key) {
                     fixed.push(key);
                 }
@@ -230,6 +243,9 @@ fn the_embedded_server_answers_as_a_real_one() {
         "the recorded answers"
     };
     eprintln!("{agree}/{total} cases agree with {against}");
+    for (area, (cases, agreeing)) in &areas {
+        eprintln!("  {area}: {agreeing}/{cases}");
+    }
     for disagreement in &disagreements {
         eprintln!("--- DISAGREES {disagreement}");
     }

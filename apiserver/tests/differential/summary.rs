@@ -6,6 +6,14 @@
 //! compared as its prefix and those causes. Server-assigned fields (uid,
 //! resourceVersion, timestamps, managedFields) are left out of objects,
 //! and the case's namespace is written `{ns}`.
+//!
+//! Addresses a Service is given (the real allocators pick them at random)
+//! are written `<allocated>`: a `clusterIP`/`clusterIPs` value in
+//! 10.0.0.17-10.0.0.254 and a `nodePort`/`healthCheckNodePort` from 30086
+//! up, the dynamic bands of the service range (10.0.0.0/24) and node-port
+//! range (30000-32767). An address a case asks for is taken from the static
+//! bands below them (10.0.0.2-10.0.0.16, 30000-30085), which the
+//! allocators leave to requests, so it is compared as it is.
 
 use rekon_envtest::http::Response;
 use serde_json::{Map, Value, json};
@@ -32,6 +40,46 @@ fn neutral(value: &mut Value, namespace: &str) {
         }
         _ => {}
     }
+}
+
+/// Allocated addresses written `<allocated>` (see the top of this file).
+fn allocated(value: &mut Value) {
+    match value {
+        Value::Array(items) => items.iter_mut().for_each(allocated),
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match (key.as_str(), &*value) {
+                    ("clusterIP", Value::String(ip)) if dynamic_ip(ip) => {
+                        *value = json!("<allocated>");
+                    }
+                    ("clusterIPs", Value::Array(ips)) => {
+                        let ips: Vec<Value> = ips
+                            .iter()
+                            .map(|ip| match ip.as_str() {
+                                Some(text) if dynamic_ip(text) => json!("<allocated>"),
+                                _ => ip.clone(),
+                            })
+                            .collect();
+                        *value = Value::Array(ips);
+                    }
+                    ("nodePort" | "healthCheckNodePort", Value::Number(port))
+                        if port.as_i64().is_some_and(|p| (30086..=32767).contains(&p)) =>
+                    {
+                        *value = json!("<allocated>");
+                    }
+                    _ => allocated(value),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// An address of 10.0.0.0/24's dynamic band.
+fn dynamic_ip(ip: &str) -> bool {
+    ip.strip_prefix("10.0.0.")
+        .and_then(|last| last.parse::<u8>().ok())
+        .is_some_and(|last| (17..=254).contains(&last))
 }
 
 /// A text without the uids, times and resourceVersions a server makes up
@@ -173,7 +221,9 @@ pub fn of(answer: &Response, namespace: &str, step: &Step) -> Value {
             summary.insert("causes".into(), json!(causes(&body)));
         }
     } else if !step.brief && body.is_object() {
-        summary.insert("object".into(), object(body));
+        let mut body = object(body);
+        allocated(&mut body);
+        summary.insert("object".into(), body);
     }
     if !warnings.is_empty() && !step.brief {
         summary.insert("warnings".into(), json!(warnings));

@@ -1,12 +1,15 @@
 //! `rekon dev`: the embedded in-memory API server, the manifests applied,
-//! and the modules running against it, until SIGINT/SIGTERM.
+//! and the modules running against it, until SIGINT/SIGTERM; in real mode
+//! (`--kube-assets DIR` or `KUBEBUILDER_ASSETS`), the same on a real
+//! kube-apiserver + etcd it starts ([`run_real`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use rekon_host::Host;
 
+use super::real::{Direct, Real, ServerArgs};
 use super::{
     Cli, ConfigMapArgs, client_from, engine_config, read_documents, signals, with_modules,
 };
@@ -39,6 +42,23 @@ pub(super) struct Args {
     manifests: Vec<PathBuf>,
     #[command(flatten)]
     configmaps: ConfigMapArgs,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+/// The manifests of `-f`: the CRDs, and every other object.
+type Manifests = Vec<(PathBuf, serde_json::Value)>;
+
+fn read_manifests(args: &Args) -> anyhow::Result<(Manifests, Manifests)> {
+    let mut manifests = Vec::new();
+    for path in &args.manifests {
+        for document in read_documents(path)? {
+            manifests.push((path.clone(), document));
+        }
+    }
+    Ok(manifests
+        .into_iter()
+        .partition(|(_, document)| document["kind"] == "CustomResourceDefinition"))
 }
 
 /// Applies `manifests` through the API server at `url` (server-side apply,
@@ -102,6 +122,9 @@ fn apply_through(
 }
 
 pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
+    if let Some(assets) = args.server.assets() {
+        return run_real(cli, args, &assets).await;
+    }
     let stop = signals()?;
     let server = rekon_apiserver::ApiServer::builder()
         .port(args.port)
@@ -123,15 +146,7 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     // The CRDs first (the modules may watch their kinds); every other
     // object once the modules serve their webhooks, through the API
     // server, so the admission chain reviews it as on a cluster.
-    let mut manifests = Vec::new();
-    for path in &args.manifests {
-        for document in read_documents(path)? {
-            manifests.push((path.clone(), document));
-        }
-    }
-    let (crds, objects): (Vec<_>, Vec<_>) = manifests
-        .into_iter()
-        .partition(|(_, document)| document["kind"] == "CustomResourceDefinition");
+    let (crds, objects) = read_manifests(args)?;
     for (path, document) in crds {
         store
             .apply_object(document)
@@ -205,4 +220,187 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     }
     server.shutdown().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `rekon dev` in real mode: the same, on a kube-apiserver and etcd (and
+/// kube-controller-manager) started from `assets`; the modules' webhooks
+/// served over HTTPS on 127.0.0.1 and published to it as on a cluster
+/// (webhook configurations and CRD conversions with their caBundle).
+async fn run_real(cli: &Cli, args: &Args, assets: &Path) -> anyhow::Result<ExitCode> {
+    if !args.api_resources.is_empty() {
+        anyhow::bail!(
+            "--api-resources serves kinds without a server behind them: the in-memory server only (add --embedded)"
+        );
+    }
+    if args.port != 0 {
+        anyhow::bail!("--port chooses the in-memory server's port: a real one picks its own");
+    }
+    let stop = signals()?;
+    let (crds, objects) = read_manifests(args)?;
+    let real = Real::start(assets).await?;
+    let client = real.client("dev").await?;
+    let direct = Direct::new(client.clone());
+    for (path, document) in &crds {
+        direct
+            .apply(document, "rekon-dev")
+            .await
+            .with_context(|| format!("cannot apply an object of {}", path.display()))?;
+    }
+    let kubeconfig = match &args.write_kubeconfig {
+        Some(path) => path.clone(),
+        None => std::env::temp_dir().join(format!("rekon-dev-{}.kubeconfig", std::process::id())),
+    };
+    std::fs::write(&kubeconfig, real.cluster.kubeconfig())
+        .with_context(|| format!("cannot write the kubeconfig {}", kubeconfig.display()))?;
+    eprintln!(
+        "rekon dev: Kubernetes API server (real: {what}; ready in {took:.1} s) on {url}\n\
+         kubeconfig: {path}\n\
+         try: KUBECONFIG={path} kubectl get namespaces\n\
+         stop with Ctrl-C (the API server stops and its data goes with it)",
+        what = real.what,
+        took = real.took.as_secs_f64(),
+        url = real.cluster.url(),
+        path = kubeconfig.display(),
+    );
+    let watch_configmaps = args.configmaps.watch_configmaps && !args.api_only;
+    let runs_modules = !args.api_only
+        && (!args.modules.is_empty() || !args.module_dir.is_empty() || watch_configmaps);
+    let host = if runs_modules {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .context("cannot find a free port for the webhook server")?
+            .port();
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        let webhooks = rekon_host::webhook::WebhookServerConfig::new(
+            addr,
+            rekon_host::webhook::Endpoint::Url(format!("https://127.0.0.1:{port}")),
+            "default",
+        );
+        let mut builder = Host::builder()
+            .client(client)
+            .engine_config(engine_config(cli))
+            .install_crds(true)
+            .webhooks(webhooks);
+        for dir in &args.module_dir {
+            builder = builder.watch_dir(dir.clone());
+        }
+        if watch_configmaps {
+            builder = builder.watch_configmaps(args.configmaps.configmap_namespaces.clone());
+        }
+        let host = with_modules(builder, &args.modules)?.start().await?;
+        // The objects go through the modules' webhooks, as on a cluster:
+        // once the server has them.
+        wait_published(&direct, &host).await?;
+        Some(host)
+    } else {
+        None
+    };
+    for (path, document) in &objects {
+        direct
+            .apply(document, "rekon-dev")
+            .await
+            .with_context(|| format!("cannot apply an object of {}", path.display()))?;
+    }
+    stop.await;
+    if let Some(host) = host {
+        tracing::info!("shutting down: finishing reconciles in flight");
+        host.shutdown().await;
+    }
+    tracing::info!("stopping the API server");
+    drop(real);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How long the modules' webhook configurations and CRD conversions may
+/// take to reach the API server.
+const PUBLISHED: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Waits until the API server holds the webhook configurations and CRD
+/// conversions of the modules loaded, and gives it a moment to start
+/// calling them (it reads them through its own informers).
+async fn wait_published(direct: &Direct, host: &Host) -> anyhow::Result<()> {
+    use rekon_host::Cluster as _;
+    let admission = "admissionregistration.k8s.io";
+    let mut waited = Vec::new();
+    for module in host.modules().await {
+        let webhooks = module.webhooks();
+        let name = rekon_host::webhook::publish::configuration_object_name(module.name());
+        for (kind, any) in [
+            (
+                "ValidatingWebhookConfiguration",
+                !webhooks.validating.is_empty(),
+            ),
+            (
+                "MutatingWebhookConfiguration",
+                !webhooks.mutating.is_empty(),
+            ),
+        ] {
+            if any {
+                waited.push((
+                    rekon_host::ObjectRef {
+                        kind: rekon_host::Gvk {
+                            group: admission.into(),
+                            version: "v1".into(),
+                            kind: kind.into(),
+                        },
+                        namespace: None,
+                        name: name.clone(),
+                    },
+                    None,
+                ));
+            }
+        }
+        let crds = module.crds().await.map(<[_]>::to_vec).unwrap_or_default();
+        for conversion in &webhooks.conversions {
+            let crd = crds.iter().find(|crd| {
+                crd["spec"]["group"] == conversion.kind.group.as_str()
+                    && crd["spec"]["names"]["kind"] == conversion.kind.kind.as_str()
+            });
+            if let Some(crd_name) = crd.and_then(|c| c["metadata"]["name"].as_str()) {
+                waited.push((
+                    rekon_host::ObjectRef {
+                        kind: rekon_host::Gvk {
+                            group: "apiextensions.k8s.io".into(),
+                            version: "v1".into(),
+                            kind: "CustomResourceDefinition".into(),
+                        },
+                        namespace: None,
+                        name: crd_name.to_string(),
+                    },
+                    Some("/spec/conversion/strategy"),
+                ));
+            }
+        }
+    }
+    if waited.is_empty() {
+        return Ok(());
+    }
+    let deadline = std::time::Instant::now() + PUBLISHED;
+    for (target, field) in &waited {
+        loop {
+            let there = match direct.get(target).await {
+                Ok(text) => match field {
+                    None => true,
+                    Some(pointer) => serde_json::from_str::<serde_json::Value>(&text)
+                        .is_ok_and(|o| o.pointer(pointer) == Some(&serde_json::json!("Webhook"))),
+                },
+                Err(_) => false,
+            };
+            if there {
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                anyhow::bail!(
+                    "the modules' webhooks are not published after {PUBLISHED:?} ({} {} is missing)",
+                    target.kind.kind,
+                    target.name
+                );
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+    // The API server reads webhook configurations and CRDs through its
+    // informers: what was just written is called a moment later.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    Ok(())
 }

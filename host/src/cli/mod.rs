@@ -9,6 +9,8 @@ mod crd;
 mod dev;
 mod new;
 mod pack;
+#[cfg(feature = "dev")]
+mod real;
 mod reconcile;
 mod run;
 mod test;
@@ -85,7 +87,8 @@ enum Command {
     Run(Box<run::Args>),
     /// Take back what an installation of rekon published (webhook configurations, CRD conversions, Leases, finalizers), where rekon is gone.
     Uninstall(uninstall::Args),
-    /// Run the embedded in-memory Kubernetes API server (no cluster needed).
+    /// Run the embedded in-memory Kubernetes API server (no cluster needed), or a real
+    /// kube-apiserver + etcd with --kube-assets DIR or KUBEBUILDER_ASSETS.
     #[cfg(feature = "dev")]
     Dev(dev::Args),
 }
@@ -231,11 +234,10 @@ async fn cluster_of(module: &Module) -> anyhow::Result<rekon_host::MemoryCluster
 /// read back converted, as the host's informer would hand it over).
 async fn as_primary(
     module: &Module,
-    cluster: &rekon_host::MemoryCluster,
+    cluster: &dyn rekon_host::Cluster,
     target: ObjectRefOf,
     object: Option<Value>,
 ) -> anyhow::Result<(ObjectRefOf, Option<Value>)> {
-    use rekon_host::Cluster as _;
     let primary = &module.manifest().primary;
     let converts = target.kind.group == primary.group
         && target.kind.kind == primary.kind

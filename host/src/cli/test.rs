@@ -75,12 +75,20 @@
 //!   object that does not exist (a 404 on `get` or `list`, which is how the
 //!   cluster says "absent"). An empty list (`events: []`) means none at all.
 //!
+//! Real mode (`--kube-assets DIR`, else `KUBEBUILDER_ASSETS`; `--embedded`
+//! keeps the in-memory server): the cases run on one real kube-apiserver +
+//! etcd for the whole run ([`super::real`]), each file's module with its
+//! CRDs installed and its conversions served, objects created as given
+//! (an object being deleted is marked at the server's time, not `time`),
+//! and what a case made cleaned up after it.
+//!
 //! Output: `ok   NAME` or `FAIL NAME` per case, then each failure (what
 //! differs, `- expected` / `+ actual`, and the host calls the reconcile
 //! made), then `N passed, M failed`. Exit code 0 when every case passes, 1
-//! when one fails, 2 when a cases file or module cannot be used.
+//! when one fails, 2 when a cases file or module cannot be used, 130
+//! when interrupted (a real server is stopped first).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -89,7 +97,7 @@ use std::time::SystemTime;
 use anyhow::{Context as _, anyhow, bail};
 use chrono::{DateTime, SecondsFormat, Utc};
 use rekon_host::{
-    Action, CallRecord, Cluster as _, DispatchOptions, Engine, MemoryCluster, Module, ObjectRef,
+    Action, CallRecord, Cluster, DispatchOptions, Engine, MemoryCluster, Module, ObjectRef,
     Outcome, Reason, ReconcileError, Request, object_ref_of,
 };
 use serde::{Deserialize, Serialize};
@@ -110,16 +118,35 @@ pub(super) struct Args {
     /// Run only the cases whose name contains this text.
     #[arg(long = "case", value_name = "TEXT")]
     case: Option<String>,
+    #[cfg(feature = "dev")]
+    #[command(flatten)]
+    server: super::real::ServerArgs,
 }
 
 /// Exit code when a cases file or a module cannot be used.
 const BAD_INPUT: u8 = 2;
 
+/// Exit code when interrupted (128 + SIGINT, as a shell reports it).
+const INTERRUPTED: u8 = 130;
+
+/// How long an object expected absent may take to go on a real server.
+const ABSENT_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Most host calls listed under a failure.
 const MAX_CALLS_SHOWN: usize = 40;
 
 pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
-    match run_files(cli, args).await {
+    // Ctrl-C or SIGTERM drops the run, and with it a real API server
+    // (its processes stopped, its data removed).
+    let stop = super::signals()?;
+    let result = tokio::select! {
+        result = run_files(cli, args) => result,
+        () = stop => {
+            eprintln!("rekon test: interrupted");
+            return Ok(ExitCode::from(INTERRUPTED));
+        }
+    };
+    match result {
         Ok(code) => Ok(code),
         Err(error) => {
             eprintln!("error: {error:#}");
@@ -144,6 +171,7 @@ async fn run_files(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         );
     }
     let engine = engine(cli)?;
+    let real = RealRun::start(args).await?;
     let mut modules: HashMap<PathBuf, Module> = HashMap::new();
     let mut failures = Vec::new();
     let (mut passed, mut failed) = (0, 0);
@@ -158,10 +186,21 @@ async fn run_files(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
                 modules.entry(file.module.clone()).or_insert(module)
             }
         };
+        let _serving = real.install(module, &file.path).await?;
         for case in file.cases.iter().filter(|c| selected(c)) {
-            let report = run_case(module, case)
+            let backend = real.backend(module).await?;
+            let report = run_case(module, case, &backend).await;
+            real.clean(case, report.as_ref().ok())
                 .await
-                .with_context(|| format!("{}: case {:?}", file.path.display(), case.name))?;
+                .with_context(|| {
+                    format!(
+                        "{}: cleaning up after case {:?}",
+                        file.path.display(),
+                        case.name
+                    )
+                })?;
+            let report =
+                report.with_context(|| format!("{}: case {:?}", file.path.display(), case.name))?;
             if report.failures.is_empty() {
                 passed += 1;
                 say(format!("ok   {}", case.name))?;
@@ -597,11 +636,180 @@ fn format_ms(ms: u64) -> String {
 struct Report {
     failures: Vec<String>,
     calls: Vec<String>,
+    /// The kinds the reconcile's calls reached (`apiVersion`, `kind`):
+    /// what a real server is cleaned of after the case.
+    #[cfg_attr(not(feature = "dev"), allow(dead_code))]
+    touched: BTreeSet<(String, String)>,
 }
 
-async fn run_case(module: &Module, case: &Case) -> anyhow::Result<Report> {
+/// Where a case runs: a fresh in-memory cluster, or the real API server
+/// of the run.
+enum Backend {
+    Memory(MemoryCluster),
+    #[cfg(feature = "dev")]
+    Real(Arc<super::real::Direct>),
+}
+
+impl Backend {
+    /// The cluster the guest's calls reach.
+    fn cluster(&self) -> Arc<dyn Cluster> {
+        match self {
+            Backend::Memory(cluster) => Arc::new(cluster.clone()),
+            #[cfg(feature = "dev")]
+            Backend::Real(direct) => direct.clone(),
+        }
+    }
+
+    /// The reference of `document`, its namespace settled as the server
+    /// serves its kind.
+    async fn settle(&self, document: &mut Value) -> Option<ObjectRef> {
+        match self {
+            Backend::Memory(cluster) => settle_target(cluster, document),
+            #[cfg(feature = "dev")]
+            Backend::Real(direct) => direct.settle(document).await,
+        }
+    }
+
+    /// Adds an object as given.
+    async fn seed(&self, object: Value) -> anyhow::Result<Value> {
+        match self {
+            Backend::Memory(cluster) => cluster.seed(object).map_err(|e| anyhow!("{}", e.message)),
+            #[cfg(feature = "dev")]
+            Backend::Real(direct) => direct.seed(object).await,
+        }
+    }
+
+    /// Whether answers may lag (a real server's garbage collector).
+    fn eventual(&self) -> bool {
+        match self {
+            Backend::Memory(_) => false,
+            #[cfg(feature = "dev")]
+            Backend::Real(_) => true,
+        }
+    }
+}
+
+/// The real API server of a run, when there is one (`--kube-assets` or
+/// `KUBEBUILDER_ASSETS`): one for every case of every file, each case
+/// cleaned up after.
+struct RealRun {
+    #[cfg(feature = "dev")]
+    real: Option<(super::real::Real, Arc<super::real::Direct>)>,
+}
+
+impl RealRun {
+    #[cfg(feature = "dev")]
+    async fn start(args: &Args) -> anyhow::Result<RealRun> {
+        let Some(assets) = args.server.assets() else {
+            return Ok(RealRun { real: None });
+        };
+        let real = super::real::Real::start(&assets).await?;
+        let direct = Arc::new(super::real::Direct::new(real.client("test").await?));
+        direct.remember_what_is_there().await?;
+        eprintln!(
+            "rekon test: on a real API server ({}; ready in {:.1} s) on {}",
+            real.what,
+            real.took.as_secs_f64(),
+            real.cluster.url()
+        );
+        Ok(RealRun {
+            real: Some((real, direct)),
+        })
+    }
+
+    #[cfg(not(feature = "dev"))]
+    async fn start(_: &Args) -> anyhow::Result<RealRun> {
+        Ok(RealRun {})
+    }
+
+    /// Installs the CRDs `module` ships on the real server, and serves
+    /// its conversions to it until the guard is dropped.
+    async fn install(&self, module: &Module, file: &Path) -> anyhow::Result<Serving> {
+        #[cfg(feature = "dev")]
+        if let Some((_, direct)) = &self.real {
+            let crds = module.crds().await.context("the CRDs the module ships")?;
+            direct
+                .install_crds(crds, "rekon-test")
+                .await
+                .with_context(|| format!("the module of {}", file.display()))?;
+            let task = super::real::serve_conversions(direct.clone(), module)
+                .await
+                .with_context(|| format!("the module of {}", file.display()))?;
+            return Ok(Serving(task));
+        }
+        let _ = (module, file);
+        Ok(Serving(None))
+    }
+
+    /// Where the next case runs.
+    async fn backend(&self, module: &Module) -> anyhow::Result<Backend> {
+        #[cfg(feature = "dev")]
+        if let Some((_, direct)) = &self.real {
+            return Ok(Backend::Real(direct.clone()));
+        }
+        Ok(Backend::Memory(super::cluster_of(module).await?))
+    }
+
+    /// Takes away what `case` left on the real server.
+    async fn clean(&self, case: &Case, report: Option<&Report>) -> anyhow::Result<()> {
+        #[cfg(feature = "dev")]
+        if let Some((_, direct)) = &self.real {
+            let mut kinds = report.map(|r| r.touched.clone()).unwrap_or_default();
+            let mut add = |object: &Value| {
+                if let (Some(api_version), Some(kind)) =
+                    (object["apiVersion"].as_str(), object["kind"].as_str())
+                {
+                    kinds.insert((api_version.to_string(), kind.to_string()));
+                }
+            };
+            case.objects.iter().for_each(&mut add);
+            case.expect.present.iter().for_each(|(_, o)| add(o));
+            match &case.request.target {
+                Target::Object(object) => add(object),
+                Target::Ref(target) => {
+                    add(&json!({"apiVersion": api_version(target), "kind": target.kind.kind}))
+                }
+            }
+            for target in &case.expect.absent {
+                add(&json!({"apiVersion": api_version(target), "kind": target.kind.kind}));
+            }
+            direct.clean(&kinds).await?;
+        }
+        let _ = (case, report);
+        Ok(())
+    }
+}
+
+/// A module's conversion server for the real API server, stopped when
+/// dropped.
+struct Serving(Option<tokio::task::JoinHandle<()>>);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        if let Some(task) = &self.0 {
+            task.abort();
+        }
+    }
+}
+
+/// The kinds the calls reached (`apiVersion`, `kind`).
+fn touched(calls: &[CallRecord]) -> BTreeSet<(String, String)> {
+    let mut kinds = BTreeSet::new();
+    for call in calls {
+        for about in [&call.args, &call.args["object"], &call.args["regarding"]] {
+            if let (Some(api_version), Some(kind)) =
+                (about["apiVersion"].as_str(), about["kind"].as_str())
+            {
+                kinds.insert((api_version.to_string(), kind.to_string()));
+            }
+        }
+    }
+    kinds
+}
+
+async fn run_case(module: &Module, case: &Case, backend: &Backend) -> anyhow::Result<Report> {
     let request = &case.request;
-    let cluster = super::cluster_of(module).await?;
+    let cluster = backend.cluster();
     let now = request.time.unwrap_or_else(Utc::now);
     let deletion = json!(now.to_rfc3339_opts(SecondsFormat::Secs, true));
     let mut objects = case.objects.clone();
@@ -618,11 +826,11 @@ async fn run_case(module: &Module, case: &Case) -> anyhow::Result<Report> {
         set_deleting(listed, &deletion);
     }
     for (index, mut object) in objects.into_iter().enumerate() {
-        settle_target(&cluster, &mut object);
+        backend.settle(&mut object).await;
         if !gone(&object) {
-            cluster
+            backend
                 .seed(object)
-                .map_err(|e| anyhow!("{}", e.message))
+                .await
                 .with_context(|| format!("cannot add objects[{index}]"))?;
         }
     }
@@ -633,29 +841,33 @@ async fn run_case(module: &Module, case: &Case) -> anyhow::Result<Report> {
             if request.deleting {
                 set_deleting(&mut object, &deletion);
             }
-            let target = settle_target(&cluster, &mut object).context("request.object")?;
+            let target = backend
+                .settle(&mut object)
+                .await
+                .context("request.object")?;
             let object = if explicitly_deleted || gone(&object) {
                 None
             } else {
                 Some(
-                    cluster
+                    backend
                         .seed(object)
-                        .map_err(|e| anyhow!("{}", e.message))
+                        .await
                         .context("cannot add request.object")?,
                 )
+                .filter(|o| !o.is_null())
             };
             (target, object)
         }
         Target::Ref(target) => {
-            let target = settled(&cluster, target);
-            let object = match read(&cluster, &target).await? {
+            let target = settled(backend, target).await;
+            let object = match read(&*cluster, &target).await? {
                 Some(_) if explicitly_deleted => None,
                 found => found,
             };
             (target, object)
         }
     };
-    let (target, object) = super::as_primary(module, &cluster, target, object).await?;
+    let (target, object) = super::as_primary(module, &*cluster, target, object).await?;
     let reason = request.reason.unwrap_or(match &object {
         None => Reason::Deleted,
         Some(object) if finalizing(module, object) => Reason::Finalizing,
@@ -671,16 +883,14 @@ async fn run_case(module: &Module, case: &Case) -> anyhow::Result<Report> {
         record: true,
         wall_clock: case.request.time.map(SystemTime::from),
     };
-    let outcome = module
-        .reconcile(Arc::new(cluster.clone()), &request, options)
-        .await;
+    let outcome = module.reconcile(cluster.clone(), &request, options).await;
     let mut failures = Vec::new();
     failures.extend(check_result(&case.expect.result, &outcome.result));
     for (target, expected) in &case.expect.present {
-        failures.extend(check_present(&cluster, target, expected).await?);
+        failures.extend(check_present(backend, target, expected).await?);
     }
     for target in &case.expect.absent {
-        failures.extend(check_absent(&cluster, target).await?);
+        failures.extend(check_absent(backend, target).await?);
     }
     if let Some(expected) = &case.expect.events {
         failures.extend(check_entries(
@@ -701,6 +911,7 @@ async fn run_case(module: &Module, case: &Case) -> anyhow::Result<Report> {
     Ok(Report {
         failures,
         calls: call_lines(&outcome.calls),
+        touched: touched(&outcome.calls),
     })
 }
 
@@ -739,17 +950,20 @@ fn same_object(a: &ObjectRef, b: &ObjectRef) -> bool {
 }
 
 /// `target` with its namespace settled as the cluster serves its kind.
-fn settled(cluster: &MemoryCluster, target: &ObjectRef) -> ObjectRef {
+async fn settled(backend: &Backend, target: &ObjectRef) -> ObjectRef {
     let mut document = json!({
         "apiVersion": api_version(target),
         "kind": target.kind.kind,
         "metadata": {"name": target.name, "namespace": target.namespace},
     });
-    settle_target(cluster, &mut document).unwrap_or_else(|| target.clone())
+    backend
+        .settle(&mut document)
+        .await
+        .unwrap_or_else(|| target.clone())
 }
 
 /// The object `target` names, `None` if absent.
-async fn read(cluster: &MemoryCluster, target: &ObjectRef) -> anyhow::Result<Option<Value>> {
+async fn read(cluster: &dyn Cluster, target: &ObjectRef) -> anyhow::Result<Option<Value>> {
     match cluster.get(target).await {
         Ok(text) => Ok(Some(serde_json::from_str(&text)?)),
         Err(error) if error.code == 404 => Ok(None),
@@ -820,12 +1034,13 @@ fn check_result(
 }
 
 async fn check_present(
-    cluster: &MemoryCluster,
+    backend: &Backend,
     target: &ObjectRef,
     expected: &Value,
 ) -> anyhow::Result<Option<String>> {
-    let target = settled(cluster, target);
-    let Some(actual) = read(cluster, &target).await? else {
+    let target = settled(backend, target).await;
+    let cluster = backend.cluster();
+    let Some(actual) = read(&*cluster, &target).await? else {
         let mut names: Vec<String> = cluster
             .list(&target.kind, target.namespace.as_deref(), None)
             .await
@@ -866,13 +1081,20 @@ async fn check_present(
     Ok(Some(out))
 }
 
-async fn check_absent(
-    cluster: &MemoryCluster,
-    target: &ObjectRef,
-) -> anyhow::Result<Option<String>> {
-    let target = settled(cluster, target);
-    let Some(actual) = read(cluster, &target).await? else {
-        return Ok(None);
+async fn check_absent(backend: &Backend, target: &ObjectRef) -> anyhow::Result<Option<String>> {
+    let target = settled(backend, target).await;
+    let cluster = backend.cluster();
+    // A real server's garbage collector and namespace controller remove
+    // objects a moment after what caused it: give them that moment.
+    let deadline = std::time::Instant::now() + ABSENT_WAIT;
+    let actual = loop {
+        let Some(actual) = read(&*cluster, &target).await? else {
+            return Ok(None);
+        };
+        if !backend.eventual() || std::time::Instant::now() > deadline {
+            break actual;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     };
     let metadata = &actual["metadata"];
     let note = if metadata["deletionTimestamp"].is_null() {

@@ -250,15 +250,7 @@ impl Cluster for KubeCluster {
         let resolved = self.resolve(&target.kind).await?;
         // The body goes as the guest wrote it: the API server reads an
         // apply body as YAML, and answers for a malformed patch itself.
-        let (content_type, manager, force) = match patch_type {
-            PatchType::Merge => ("application/merge-patch+json", field_manager, false),
-            PatchType::Json => ("application/json-patch+json", field_manager, false),
-            PatchType::Apply(options) => (
-                "application/apply-patch+yaml",
-                options.field_manager.as_deref().unwrap_or(field_manager),
-                options.force,
-            ),
-        };
+        let (content_type, manager, force) = super::patch_request(patch_type, field_manager);
         let mut url = format!(
             "{}/{}{}?fieldManager={}",
             resolved.url_path(target.namespace.as_deref()),

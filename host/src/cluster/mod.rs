@@ -95,3 +95,21 @@ pub trait Cluster: Send + Sync + 'static {
         component: &str,
     ) -> Result<(), ApiError>;
 }
+
+/// How a patch of `patch_type` is sent: its content type, the field manager
+/// named in the query (an apply's own, else `field_manager`) and whether it
+/// is forced.
+pub fn patch_request<'a>(
+    patch_type: &'a PatchType,
+    field_manager: &'a str,
+) -> (&'static str, &'a str, bool) {
+    match patch_type {
+        PatchType::Merge => ("application/merge-patch+json", field_manager, false),
+        PatchType::Json => ("application/json-patch+json", field_manager, false),
+        PatchType::Apply(options) => (
+            "application/apply-patch+yaml",
+            options.field_manager.as_deref().unwrap_or(field_manager),
+            options.force,
+        ),
+    }
+}

@@ -13,6 +13,8 @@ fn rekon_test(args: &[&str]) -> Output {
         .arg("test")
         .args(args)
         .env("REKON_CACHE_DIR", path("target/rekon-test-cache"))
+        // The in-memory server (real mode: authoring/real.rs).
+        .env_remove("KUBEBUILDER_ASSETS")
         .output()
         .expect("running rekon test")
 }

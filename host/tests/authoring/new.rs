@@ -52,6 +52,8 @@ fn make_test(dir: &Path) -> String {
         .env("REKON_CACHE_DIR", path("target/rekon-test-cache"))
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        // `rekon test` on the in-memory server.
+        .env_remove("KUBEBUILDER_ASSETS")
         .output()
         .expect("running make");
     let out = format!(
@@ -103,6 +105,7 @@ impl Dev {
             .args(["-f", "manifests/example.yaml", "--write-kubeconfig"])
             .arg(&kubeconfig)
             .env("REKON_CACHE_DIR", path("target/rekon-test-cache"))
+            .env_remove("KUBEBUILDER_ASSETS")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

@@ -146,7 +146,7 @@ fn drop_unknown_crd_fields(crd: &mut Value) -> Vec<String> {
 
 /// Go's `base64.StdEncoding` decoding of a `[]byte` field: why it fails
 /// (`illegal base64 data at input byte 3`), if it does.
-fn go_base64_error(text: &str) -> Option<String> {
+pub(crate) fn go_base64_error(text: &str) -> Option<String> {
     let src = text.as_bytes();
     let valid = |c: u8| c.is_ascii_alphanumeric() || c == b'+' || c == b'/';
     let corrupt = |at: usize| Some(format!("illegal base64 data at input byte {at}"));

@@ -387,13 +387,16 @@ impl Inner {
     /// Decodes a body written in `res`'s version: prunes what the schema
     /// does not know and reports it (and the duplicate fields) as
     /// `fieldValidation` says, drops nulls the schema does not allow,
-    /// coerces embedded metadata, fills defaults.
+    /// coerces embedded metadata, fills defaults. `stored` is the object
+    /// it replaces, when there is one (its metadata needs no second read).
     pub(crate) fn decode_custom(
         &self,
         res: &ResourceInfo,
         object: &mut Value,
+        stored: Option<&Value>,
         opts: &WriteOptions,
     ) -> Result<(), Status> {
+        let stored_metadata = stored.and_then(|s| s.get("metadata"));
         let Some(custom) = self.custom(res) else {
             return Ok(());
         };
@@ -423,8 +426,9 @@ impl Inner {
             return_unknown_field_paths: opts.field_validation != FieldValidation::Ignore,
             ..Default::default()
         };
-        let unknown = crate::schema::pruning::coerce_decoded(object, schema, options)
-            .map_err(|why| cannot_handle(res, &why))?;
+        let unknown =
+            crate::schema::pruning::coerce_decoded_over(object, schema, options, stored_metadata)
+                .map_err(|why| cannot_handle(res, &why))?;
         let problems: Vec<String> = opts
             .duplicate_fields
             .iter()

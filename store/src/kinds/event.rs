@@ -53,7 +53,7 @@ pub(crate) fn event_stored(view: Value) -> Value {
     let Value::Object(fields) = view else {
         return view;
     };
-    Value::Object(
+    let mut stored = Value::Object(
         fields
             .into_iter()
             .map(|(key, value)| {
@@ -64,5 +64,7 @@ pub(crate) fn event_stored(view: Value) -> Value {
                 (key, value)
             })
             .collect(),
-    )
+    );
+    crate::builtin::core::event::shape(&mut stored);
+    stored
 }

@@ -3,6 +3,5 @@
 pub(crate) mod crd;
 pub(crate) mod custom;
 pub(crate) mod event;
-pub(crate) mod lease;
 pub(crate) mod namespace;
 pub(crate) mod review;

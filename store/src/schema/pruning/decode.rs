@@ -98,6 +98,18 @@ pub fn coerce_decoded(
     schema: &Schema,
     options: DecodeOptions,
 ) -> Result<Vec<String>, String> {
+    coerce_decoded_over(object, schema, options, None)
+}
+
+/// [`coerce_decoded`] of an object that replaces one stored with
+/// `stored_metadata`: metadata equal to it, which the server itself wrote,
+/// reads back the same, and is not read again.
+pub fn coerce_decoded_over(
+    object: &mut Value,
+    schema: &Schema,
+    options: DecodeOptions,
+    stored_metadata: Option<&Value>,
+) -> Result<Vec<String>, String> {
     let kind = nested_string(object, "kind")?;
     let api_version = nested_string(object, "apiVersion")?;
     let Some(map) = object.as_object() else {
@@ -108,7 +120,13 @@ pub fn coerce_decoded(
         return_unknown_field_paths: options.return_unknown_field_paths,
         parent_path: Path::none(),
     };
-    let mut meta = objectmeta::get_object_meta(map, &meta_options)?;
+    let as_stored = !options.repair_generation
+        && stored_metadata.is_some_and(|stored| map.get("metadata") == Some(stored));
+    let mut meta = if as_stored {
+        None
+    } else {
+        objectmeta::get_object_meta(map, &meta_options)?
+    };
     let mut unknown = Vec::new();
     if let Some(meta) = &mut meta {
         unknown.append(&mut meta.unknown_fields);

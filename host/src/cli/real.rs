@@ -1,0 +1,1041 @@
+//! Real mode of `rekon dev` and `rekon test`: a kube-apiserver and etcd
+//! (and kube-controller-manager when its binary is there: garbage
+//! collection, namespace deletion) started on 127.0.0.1 from envtest's
+//! binaries (`--kube-assets DIR`, else `KUBEBUILDER_ASSETS`) instead of
+//! the in-memory API server, and stopped with the command.
+//!
+//! [`Direct`] is what both commands need of that server: discovery, the
+//! manifests applied, fixtures created as given, and a [`Cluster`] that
+//! reads straight from the API server (no informer cache), so a test case
+//! reads what its reconcile wrote, as it does in memory.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, anyhow, bail};
+use rekon_envtest::RealCluster;
+use rekon_host::{
+    ApiError, Cluster, EventType, Gvk, ObjectRef, PatchType, Propagation, api_error, object_ref_of,
+};
+use serde_json::{Value, json};
+
+/// The flags that choose the API server of `rekon dev` and `rekon test`.
+#[derive(Debug, clap::Args)]
+pub(super) struct ServerArgs {
+    /// Run on a real kube-apiserver and etcd (and kube-controller-manager
+    /// when the folder has it) started on 127.0.0.1 from the binaries in
+    /// DIR, as kubebuilder's setup-envtest leaves them [default:
+    /// $KUBEBUILDER_ASSETS].
+    #[arg(long, value_name = "DIR")]
+    kube_assets: Option<PathBuf>,
+    /// Use the in-memory API server even when KUBEBUILDER_ASSETS is set.
+    #[arg(long, conflicts_with = "kube_assets")]
+    embedded: bool,
+}
+
+impl ServerArgs {
+    /// The folder of the binaries in real mode; `None` for the in-memory
+    /// server.
+    pub(super) fn assets(&self) -> Option<PathBuf> {
+        if self.embedded {
+            return None;
+        }
+        self.kube_assets.clone().or_else(|| {
+            std::env::var_os("KUBEBUILDER_ASSETS")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+    }
+}
+
+/// A real cluster started for a command.
+pub(super) struct Real {
+    /// The processes; dropping it stops them and removes their data.
+    pub cluster: RealCluster,
+    /// How long it took to be ready.
+    pub took: Duration,
+    /// What runs: `kube-apiserver + etcd (+ kube-controller-manager)`.
+    pub what: String,
+}
+
+impl Real {
+    /// Starts the binaries in `assets` and waits until the API server is
+    /// ready.
+    pub(super) async fn start(assets: &Path) -> anyhow::Result<Real> {
+        let started = Instant::now();
+        let folder = assets.to_path_buf();
+        let cluster = tokio::task::spawn_blocking(move || {
+            RealCluster::start(&folder, &rekon_envtest::Options::default())
+        })
+        .await
+        .context("starting the real API server")?
+        .with_context(|| {
+            format!(
+                "cannot start a real API server from {} (--kube-assets or KUBEBUILDER_ASSETS; --embedded runs the in-memory one)",
+                assets.display()
+            )
+        })?;
+        let manager = assets.join("kube-controller-manager").is_file();
+        Ok(Real {
+            cluster,
+            took: started.elapsed(),
+            what: format!(
+                "kube-apiserver + etcd{} from {}",
+                if manager {
+                    " + kube-controller-manager"
+                } else {
+                    ""
+                },
+                assets.display()
+            ),
+        })
+    }
+
+    /// A kube client of the server, as a `system:masters` user, with
+    /// rekon's User-Agent naming `identity`.
+    pub(super) async fn client(&self, identity: &str) -> anyhow::Result<kube::Client> {
+        let file = kube::config::Kubeconfig::from_yaml(&self.cluster.kubeconfig())
+            .context("the real API server's kubeconfig")?;
+        let config =
+            kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
+                .await?;
+        super::client_from(config, identity)
+    }
+}
+
+/// A kube client error as a guest sees it.
+fn from_kube(error: kube::Error) -> ApiError {
+    match error {
+        kube::Error::Api(status) => api_error(
+            status.code,
+            if status.reason.is_empty() {
+                "Unknown"
+            } else {
+                &status.reason
+            },
+            &status.message,
+        ),
+        other => api_error(
+            503,
+            "ServiceUnavailable",
+            &format!("the API server cannot be reached: {other}"),
+        ),
+    }
+}
+
+/// `text` escaped for a URL query value.
+fn query_value(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// One resource the server serves.
+#[derive(Clone, Debug)]
+pub(super) struct Served {
+    /// Its plural name.
+    pub plural: String,
+    /// Whether its objects live in namespaces.
+    pub namespaced: bool,
+    /// Whether it has a status subresource.
+    pub status: bool,
+}
+
+/// The namespaces of the system, never cleaned.
+const SYSTEM_NAMESPACES: [&str; 3] = ["kube-system", "kube-public", "kube-node-lease"];
+
+/// How long a cleaned-up CRD may take to go.
+const CRD_GONE: Duration = Duration::from_secs(30);
+
+/// The API server's answers, straight (no cache), and what a command
+/// needs on top: discovery, apply, fixtures, cleaning up after a case.
+pub(super) struct Direct {
+    client: kube::Client,
+    /// Discovery per group-version: kind -> resource.
+    served: Mutex<HashMap<String, HashMap<String, Served>>>,
+    /// The objects that stay when a case is cleaned up (by uid): what
+    /// the server held at start, and the CRDs of the modules.
+    keep: Mutex<HashSet<String>>,
+}
+
+fn api_version_of(kind: &Gvk) -> String {
+    if kind.group.is_empty() {
+        kind.version.clone()
+    } else {
+        format!("{}/{}", kind.group, kind.version)
+    }
+}
+
+fn gvk_of(api_version: &str, kind: &str) -> Gvk {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    Gvk {
+        group: group.to_string(),
+        version: version.to_string(),
+        kind: kind.to_string(),
+    }
+}
+
+fn base_path(api_version: &str) -> String {
+    if api_version.contains('/') {
+        format!("/apis/{api_version}")
+    } else {
+        format!("/api/{api_version}")
+    }
+}
+
+impl Direct {
+    /// Serves from `client`'s API server.
+    pub(super) fn new(client: kube::Client) -> Direct {
+        Direct {
+            client,
+            served: Mutex::new(HashMap::new()),
+            keep: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// Sends one request; the answer's body, or the server's refusal.
+    async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: Option<&str>,
+        body: Vec<u8>,
+    ) -> Result<String, ApiError> {
+        let mut builder = http::Request::builder().method(method).uri(path);
+        if let Some(content_type) = content_type {
+            builder = builder.header(http::header::CONTENT_TYPE, content_type);
+        }
+        let request = builder
+            .body(body)
+            .map_err(|e| api_error(400, "BadRequest", &e.to_string()))?;
+        self.client.request_text(request).await.map_err(from_kube)
+    }
+
+    async fn get_json(&self, path: &str) -> Result<Value, ApiError> {
+        let text = self.send("GET", path, None, Vec::new()).await?;
+        serde_json::from_str(&text).map_err(|e| api_error(500, "InternalError", &e.to_string()))
+    }
+
+    /// Forgets what discovery found (the CRDs changed).
+    pub(super) fn forget(&self) {
+        self.served.lock().expect("discovery lock").clear();
+    }
+
+    /// The resource serving `kind` (discovery asked again on a miss).
+    pub(super) async fn resource(&self, kind: &Gvk) -> Result<Served, ApiError> {
+        let api_version = api_version_of(kind);
+        if let Some(found) = self
+            .served
+            .lock()
+            .expect("discovery lock")
+            .get(&api_version)
+            .and_then(|kinds| kinds.get(&kind.kind))
+        {
+            return Ok(found.clone());
+        }
+        let list = match self.get_json(&base_path(&api_version)).await {
+            Ok(list) => list,
+            Err(error) if error.code == 404 => Value::Null,
+            Err(error) => return Err(error),
+        };
+        let resources = list["resources"].as_array().cloned().unwrap_or_default();
+        let mut kinds = HashMap::new();
+        for r in &resources {
+            let name = r["name"].as_str().unwrap_or_default();
+            if name.contains('/') {
+                continue;
+            }
+            kinds.insert(
+                r["kind"].as_str().unwrap_or_default().to_string(),
+                Served {
+                    plural: name.to_string(),
+                    namespaced: r["namespaced"].as_bool().unwrap_or(false),
+                    status: resources
+                        .iter()
+                        .any(|s| s["name"] == format!("{name}/status")),
+                },
+            );
+        }
+        let found = kinds.get(&kind.kind).cloned();
+        self.served
+            .lock()
+            .expect("discovery lock")
+            .insert(api_version.clone(), kinds);
+        found.ok_or_else(|| {
+            api_error(
+                404,
+                "NotFound",
+                &format!("the server does not serve {} in {api_version}", kind.kind),
+            )
+        })
+    }
+
+    /// The path of a collection (`name` None) or an object.
+    fn path(kind: &Gvk, served: &Served, namespace: Option<&str>, name: Option<&str>) -> String {
+        let mut path = base_path(&api_version_of(kind));
+        if served.namespaced
+            && let Some(namespace) = namespace
+        {
+            path.push_str("/namespaces/");
+            path.push_str(namespace);
+        }
+        path.push('/');
+        path.push_str(&served.plural);
+        if let Some(name) = name {
+            path.push('/');
+            path.push_str(name);
+        }
+        path
+    }
+
+    /// The reference of `document`, its namespace settled as the server
+    /// does: a namespaced kind given none is in `default` (written into
+    /// the document too), a cluster-scoped kind has none. A kind the
+    /// server does not serve counts as namespaced.
+    pub(super) async fn settle(&self, document: &mut Value) -> Option<ObjectRef> {
+        let mut target = object_ref_of(document)?;
+        let namespaced = self
+            .resource(&target.kind)
+            .await
+            .map_or(true, |r| r.namespaced);
+        if namespaced && target.namespace.is_none() {
+            document["metadata"]["namespace"] = json!("default");
+            target.namespace = Some("default".to_string());
+        }
+        if !namespaced {
+            target.namespace = None;
+        }
+        Some(target)
+    }
+
+    /// Creates the namespace `name` unless it exists.
+    async fn ensure_namespace(&self, name: &str) -> anyhow::Result<()> {
+        if self
+            .get_json(&format!("/api/v1/namespaces/{name}"))
+            .await
+            .is_ok()
+        {
+            return Ok(());
+        }
+        let namespace =
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+        match self
+            .send(
+                "POST",
+                "/api/v1/namespaces",
+                Some("application/json"),
+                namespace.to_string().into_bytes(),
+            )
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(error) if error.code == 409 => Ok(()),
+            Err(error) => bail!("cannot create the namespace {name}: {}", error.message),
+        }
+    }
+
+    /// Applies `document` (server-side, forced, as `field_manager`), as
+    /// `kubectl apply --server-side --force-conflicts` does; a CRD is
+    /// waited for until it is established.
+    pub(super) async fn apply(
+        &self,
+        document: &Value,
+        field_manager: &str,
+    ) -> anyhow::Result<Value> {
+        let mut document = document.clone();
+        let target = self
+            .settle(&mut document)
+            .await
+            .context("an object needs apiVersion, kind and metadata.name")?;
+        let served = self
+            .resource(&target.kind)
+            .await
+            .map_err(|e| anyhow!("{}", e.message))?;
+        if let Some(namespace) = &target.namespace {
+            self.ensure_namespace(namespace).await?;
+        }
+        let path = Self::path(
+            &target.kind,
+            &served,
+            target.namespace.as_deref(),
+            Some(&target.name),
+        );
+        let answer = self
+            .send(
+                "PATCH",
+                &format!(
+                    "{path}?fieldManager={}&force=true",
+                    query_value(field_manager)
+                ),
+                Some("application/apply-patch+yaml"),
+                document.to_string().into_bytes(),
+            )
+            .await
+            .map_err(|e| anyhow!("{}", e.message))?;
+        let stored: Value = serde_json::from_str(&answer)?;
+        if target.kind.kind == "CustomResourceDefinition" {
+            self.wait_established(&stored).await?;
+        }
+        Ok(stored)
+    }
+
+    /// Waits until the CRD `crd` is established and its kind discovered.
+    async fn wait_established(&self, crd: &Value) -> anyhow::Result<()> {
+        let name = crd["metadata"]["name"].as_str().unwrap_or_default();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let now = self
+                .get_json(&format!(
+                    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"
+                ))
+                .await
+                .unwrap_or(Value::Null);
+            let established = now["status"]["conditions"].as_array().is_some_and(|c| {
+                c.iter()
+                    .any(|c| c["type"] == "Established" && c["status"] == "True")
+            });
+            if established {
+                self.forget();
+                let kind = now["spec"]["names"]["kind"].as_str().unwrap_or_default();
+                let group = now["spec"]["group"].as_str().unwrap_or_default();
+                let versions = now["spec"]["versions"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                let mut discovered = true;
+                for version in versions.iter().filter(|v| v["served"] == true) {
+                    let gvk = Gvk {
+                        group: group.to_string(),
+                        version: version["name"].as_str().unwrap_or_default().to_string(),
+                        kind: kind.to_string(),
+                    };
+                    discovered &= self.resource(&gvk).await.is_ok();
+                }
+                if discovered {
+                    return Ok(());
+                }
+                self.forget();
+            }
+            if Instant::now() > deadline {
+                bail!("the CustomResourceDefinition {name} is not established after 30 s");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Installs `crds` (a module's), kept when cases are cleaned up.
+    pub(super) async fn install_crds(
+        &self,
+        crds: &[Value],
+        field_manager: &str,
+    ) -> anyhow::Result<()> {
+        for crd in crds {
+            let stored = self
+                .apply(crd, field_manager)
+                .await
+                .with_context(|| format!("cannot install the CRD {}", crd["metadata"]["name"]))?;
+            if let Some(uid) = stored["metadata"]["uid"].as_str() {
+                self.keep.lock().expect("keep lock").insert(uid.to_string());
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates `object` as given, as a test fixture: its namespace
+    /// created if missing, its `status` written through the status
+    /// subresource, and, when it carries a `deletionTimestamp` (and
+    /// finalizers), deleted right after, so the server marks it as being
+    /// deleted (at its own time). An object that exists is replaced.
+    pub(super) async fn seed(&self, object: Value) -> anyhow::Result<Value> {
+        let mut object = object;
+        let target = self
+            .settle(&mut object)
+            .await
+            .context("an object needs apiVersion, kind and metadata.name")?;
+        let served = self.resource(&target.kind).await.map_err(|e| {
+            anyhow!(
+                "{} (the real API server serves only built-in kinds and installed CRDs: list the CustomResourceDefinition in `objects`)",
+                e.message
+            )
+        })?;
+        let deleting = !object["metadata"]["deletionTimestamp"].is_null();
+        if let Some(metadata) = object["metadata"].as_object_mut() {
+            for field in [
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "resourceVersion",
+                "uid",
+                "creationTimestamp",
+                "generation",
+                "managedFields",
+            ] {
+                metadata.remove(field);
+            }
+        }
+        if let Some(namespace) = &target.namespace {
+            self.ensure_namespace(namespace).await?;
+        }
+        let collection = Self::path(&target.kind, &served, target.namespace.as_deref(), None);
+        let path = format!("{collection}/{}", target.name);
+        let manager = "?fieldManager=rekon-test";
+        let created = match self
+            .send(
+                "POST",
+                &format!("{collection}{manager}"),
+                Some("application/json"),
+                object.to_string().into_bytes(),
+            )
+            .await
+        {
+            Err(error) if error.code == 409 && error.reason == "AlreadyExists" => {
+                let current = self
+                    .get_json(&path)
+                    .await
+                    .map_err(|e| anyhow!("{}", e.message))?;
+                object["metadata"]["resourceVersion"] =
+                    current["metadata"]["resourceVersion"].clone();
+                self.send(
+                    "PUT",
+                    &format!("{path}{manager}"),
+                    Some("application/json"),
+                    object.to_string().into_bytes(),
+                )
+                .await
+            }
+            other => other,
+        }
+        .map_err(|e| anyhow!("{}", e.message))?;
+        let mut stored: Value = serde_json::from_str(&created)?;
+        if target.kind.kind == "CustomResourceDefinition" {
+            self.wait_established(&stored).await?;
+        }
+        if served.status
+            && let Some(status) = object.get("status").filter(|s| !s.is_null())
+        {
+            let answer = self
+                .send(
+                    "PATCH",
+                    &format!("{path}/status{manager}"),
+                    Some("application/merge-patch+json"),
+                    json!({"status": status}).to_string().into_bytes(),
+                )
+                .await
+                .map_err(|e| anyhow!("cannot write the status: {}", e.message))?;
+            stored = serde_json::from_str(&answer)?;
+        }
+        if deleting {
+            self.send("DELETE", &path, None, Vec::new())
+                .await
+                .map_err(|e| anyhow!("cannot mark it as being deleted: {}", e.message))?;
+            stored = match self.get_json(&path).await {
+                Ok(now) => now,
+                Err(error) if error.code == 404 => Value::Null,
+                Err(error) => bail!("{}", error.message),
+            };
+        }
+        Ok(stored)
+    }
+
+    /// Remembers every object the server holds now (its uid), so that
+    /// cleaning up after a case leaves them.
+    pub(super) async fn remember_what_is_there(&self) -> anyhow::Result<()> {
+        let mut group_versions = vec!["v1".to_string()];
+        let groups = self
+            .get_json("/apis")
+            .await
+            .map_err(|e| anyhow!("discovery: {}", e.message))?;
+        for group in groups["groups"].as_array().into_iter().flatten() {
+            for version in group["versions"].as_array().into_iter().flatten() {
+                if let Some(gv) = version["groupVersion"].as_str() {
+                    group_versions.push(gv.to_string());
+                }
+            }
+        }
+        let mut uids = HashSet::new();
+        for gv in group_versions {
+            let Ok(list) = self.get_json(&base_path(&gv)).await else {
+                continue;
+            };
+            for r in list["resources"].as_array().into_iter().flatten() {
+                let name = r["name"].as_str().unwrap_or_default();
+                let listable = r["verbs"]
+                    .as_array()
+                    .is_some_and(|v| v.iter().any(|v| v == "list"));
+                if name.contains('/') || !listable {
+                    continue;
+                }
+                let Ok(items) = self.get_json(&format!("{}/{name}", base_path(&gv))).await else {
+                    continue;
+                };
+                for item in items["items"].as_array().into_iter().flatten() {
+                    if let Some(uid) = item["metadata"]["uid"].as_str() {
+                        uids.insert(uid.to_string());
+                    }
+                }
+            }
+        }
+        self.keep.lock().expect("keep lock").extend(uids);
+        Ok(())
+    }
+
+    /// Takes away what a case left of the kinds it touched (`apiVersion`,
+    /// `kind`): the objects made since the server started (finalizers
+    /// removed first), then the namespaces and CRDs made since, so the
+    /// next case finds the server as the first one did.
+    pub(super) async fn clean(&self, kinds: &BTreeSet<(String, String)>) -> anyhow::Result<()> {
+        let mut kinds = kinds.clone();
+        kinds.insert(("v1".to_string(), "Event".to_string()));
+        kinds.insert(("events.k8s.io/v1".to_string(), "Event".to_string()));
+        let keep = self.keep.lock().expect("keep lock").clone();
+        let fresh = |item: &Value| {
+            let uid = item["metadata"]["uid"].as_str().unwrap_or_default();
+            let namespace = item["metadata"]["namespace"].as_str().unwrap_or_default();
+            !keep.contains(uid) && !SYSTEM_NAMESPACES.contains(&namespace)
+        };
+        let special = ["Namespace", "CustomResourceDefinition"];
+        for (api_version, kind) in kinds.iter().filter(|(_, k)| !special.contains(&k.as_str())) {
+            let gvk = gvk_of(api_version, kind);
+            let Ok(served) = self.resource(&gvk).await else {
+                continue;
+            };
+            let Ok(list) = self.get_json(&Self::path(&gvk, &served, None, None)).await else {
+                continue;
+            };
+            for item in list["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|i| fresh(i))
+            {
+                let name = item["metadata"]["name"].as_str().unwrap_or_default();
+                let namespace = item["metadata"]["namespace"].as_str();
+                let path = Self::path(&gvk, &served, namespace, Some(name));
+                self.let_go(&path, item).await;
+                let _ = self.send("DELETE", &path, None, Vec::new()).await;
+            }
+        }
+        // The CRDs a case made, and their objects (the server removes
+        // them before the CRD goes).
+        let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+        if let Ok(list) = self.get_json(crds).await {
+            let made: Vec<String> = list["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|i| fresh(i))
+                .filter_map(|i| i["metadata"]["name"].as_str().map(str::to_string))
+                .collect();
+            for name in &made {
+                let _ = self
+                    .send("DELETE", &format!("{crds}/{name}"), None, Vec::new())
+                    .await;
+            }
+            let deadline = Instant::now() + CRD_GONE;
+            for name in &made {
+                while self.get_json(&format!("{crds}/{name}")).await.is_ok() {
+                    if Instant::now() > deadline {
+                        bail!(
+                            "the CustomResourceDefinition {name} is still there after {CRD_GONE:?}"
+                        );
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+            if !made.is_empty() {
+                self.forget();
+            }
+        }
+        // The namespaces a case made: what is left in them, then the
+        // namespace itself, finalized at once rather than waiting for
+        // the namespace controller.
+        if let Ok(list) = self.get_json("/api/v1/namespaces").await {
+            for namespace in list["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|i| fresh(i))
+            {
+                let name = namespace["metadata"]["name"].as_str().unwrap_or_default();
+                for collection in ["configmaps", "secrets", "serviceaccounts", "events"] {
+                    let _ = self
+                        .send(
+                            "DELETE",
+                            &format!("/api/v1/namespaces/{name}/{collection}"),
+                            None,
+                            Vec::new(),
+                        )
+                        .await;
+                }
+                let path = format!("/api/v1/namespaces/{name}");
+                self.let_go(&path, namespace).await;
+                let _ = self.send("DELETE", &path, None, Vec::new()).await;
+                if let Ok(mut now) = self.get_json(&path).await {
+                    now["spec"]["finalizers"] = json!([]);
+                    let _ = self
+                        .send(
+                            "PUT",
+                            &format!("{path}/finalize"),
+                            Some("application/json"),
+                            now.to_string().into_bytes(),
+                        )
+                        .await;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the finalizers of the object at `path`, if it has any.
+    async fn let_go(&self, path: &str, item: &Value) {
+        let held = item["metadata"]["finalizers"]
+            .as_array()
+            .is_some_and(|f| !f.is_empty());
+        if held {
+            let _ = self
+                .send(
+                    "PATCH",
+                    path,
+                    Some("application/merge-patch+json"),
+                    br#"{"metadata":{"finalizers":null}}"#.to_vec(),
+                )
+                .await;
+        }
+    }
+}
+
+/// An object of a list, which the server sends without its apiVersion
+/// and kind, with them.
+fn with_type(mut item: Value, kind: &Gvk) -> String {
+    if let Some(fields) = item.as_object_mut() {
+        fields.insert("apiVersion".into(), json!(api_version_of(kind)));
+        fields.insert("kind".into(), json!(kind.kind));
+    }
+    item.to_string()
+}
+
+#[async_trait::async_trait]
+impl Cluster for Direct {
+    async fn get(&self, target: &ObjectRef) -> Result<String, ApiError> {
+        let served = self.resource(&target.kind).await?;
+        let path = Self::path(
+            &target.kind,
+            &served,
+            target.namespace.as_deref(),
+            Some(&target.name),
+        );
+        self.send("GET", &path, None, Vec::new()).await
+    }
+
+    async fn list(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> Result<Vec<String>, ApiError> {
+        let served = self.resource(kind).await?;
+        let mut path = Self::path(kind, &served, namespace, None);
+        if let Some(selector) = label_selector {
+            path.push_str("?labelSelector=");
+            path.push_str(&query_value(selector));
+        }
+        let list = self.get_json(&path).await?;
+        let items = list["items"].as_array().cloned().unwrap_or_default();
+        Ok(items.into_iter().map(|i| with_type(i, kind)).collect())
+    }
+
+    async fn create(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        object: &str,
+        field_manager: &str,
+    ) -> Result<String, ApiError> {
+        let served = self.resource(kind).await?;
+        let path = Self::path(kind, &served, namespace, None);
+        self.send(
+            "POST",
+            &format!("{path}?fieldManager={}", query_value(field_manager)),
+            Some("application/json"),
+            object.as_bytes().to_vec(),
+        )
+        .await
+    }
+
+    async fn replace(
+        &self,
+        target: &ObjectRef,
+        object: &str,
+        status: bool,
+        field_manager: &str,
+    ) -> Result<String, ApiError> {
+        let served = self.resource(&target.kind).await?;
+        let path = Self::path(
+            &target.kind,
+            &served,
+            target.namespace.as_deref(),
+            Some(&target.name),
+        );
+        self.send(
+            "PUT",
+            &format!(
+                "{path}{}?fieldManager={}",
+                if status { "/status" } else { "" },
+                query_value(field_manager)
+            ),
+            Some("application/json"),
+            object.as_bytes().to_vec(),
+        )
+        .await
+    }
+
+    async fn patch(
+        &self,
+        target: &ObjectRef,
+        patch_type: &PatchType,
+        body: &str,
+        status: bool,
+        field_manager: &str,
+    ) -> Result<String, ApiError> {
+        let served = self.resource(&target.kind).await?;
+        let (content_type, manager, force) = rekon_host::patch_request(patch_type, field_manager);
+        let mut path = format!(
+            "{}{}?fieldManager={}",
+            Self::path(
+                &target.kind,
+                &served,
+                target.namespace.as_deref(),
+                Some(&target.name)
+            ),
+            if status { "/status" } else { "" },
+            query_value(manager),
+        );
+        if force {
+            path.push_str("&force=true");
+        }
+        self.send("PATCH", &path, Some(content_type), body.as_bytes().to_vec())
+            .await
+    }
+
+    async fn delete(
+        &self,
+        target: &ObjectRef,
+        propagation: Option<Propagation>,
+    ) -> Result<(), ApiError> {
+        let served = self.resource(&target.kind).await?;
+        let path = Self::path(
+            &target.kind,
+            &served,
+            target.namespace.as_deref(),
+            Some(&target.name),
+        );
+        let body = match propagation {
+            None => Vec::new(),
+            Some(p) => json!({
+                "kind": "DeleteOptions",
+                "apiVersion": "v1",
+                "propagationPolicy": match p {
+                    Propagation::Background => "Background",
+                    Propagation::Foreground => "Foreground",
+                    Propagation::Orphan => "Orphan",
+                },
+            })
+            .to_string()
+            .into_bytes(),
+        };
+        let content_type = (!body.is_empty()).then_some("application/json");
+        self.send("DELETE", &path, content_type, body)
+            .await
+            .map(|_| ())
+    }
+
+    async fn record_event(
+        &self,
+        regarding: &ObjectRef,
+        event_type: EventType,
+        reason: &str,
+        message: &str,
+        component: &str,
+    ) -> Result<(), ApiError> {
+        let namespace = regarding.namespace.as_deref().unwrap_or("default");
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+        let event = json!({
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"generateName": format!("{}.", regarding.name), "namespace": namespace},
+            "eventTime": now,
+            "reportingController": component,
+            "reportingInstance": format!("{component}-rekon-test"),
+            "action": reason,
+            "reason": reason,
+            "type": match event_type { EventType::Normal => "Normal", EventType::Warning => "Warning" },
+            "note": message,
+            "regarding": {
+                "apiVersion": api_version_of(&regarding.kind),
+                "kind": regarding.kind.kind,
+                "namespace": regarding.namespace,
+                "name": regarding.name,
+            },
+        });
+        // Best effort, as a cluster's recorder: an Event the server
+        // refuses is not the reconcile's failure.
+        let _ = self
+            .send(
+                "POST",
+                &format!("/apis/events.k8s.io/v1/namespaces/{namespace}/events"),
+                Some("application/json"),
+                event.to_string().into_bytes(),
+            )
+            .await;
+        Ok(())
+    }
+}
+
+/// Largest ConversionReview read.
+const MAX_REVIEW: usize = 8 << 20;
+
+/// How long the API server may take to call a conversion it was just given
+/// (it reloads a CRD's handler through its own informer).
+const CONVERSION_SETTLE: Duration = Duration::from_secs(1);
+
+/// Serves `module`'s CRD conversions over HTTPS on 127.0.0.1 and points its
+/// CRDs at them (`spec.conversion` with the caBundle), as `rekon run`'s
+/// webhook server publishes them on a cluster: so the real API server
+/// converts custom resources with the module, as `rekon test` does in
+/// memory. `None` when the module converts nothing; abort the task to stop.
+pub(super) async fn serve_conversions(
+    direct: std::sync::Arc<Direct>,
+    module: &rekon_host::Module,
+) -> anyhow::Result<Option<tokio::task::JoinHandle<()>>> {
+    use http_body_util::{BodyExt as _, Full, Limited};
+    use hyper::body::{Bytes, Incoming};
+
+    let conversions = &module.webhooks().conversions;
+    if conversions.is_empty() {
+        return Ok(None);
+    }
+    let cert = rekon_host::webhook::ServingCert::self_signed(&[
+        "127.0.0.1".to_string(),
+        "localhost".to_string(),
+    ])?;
+    let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(cert.server_config()?));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .context("cannot serve the module's conversions")?;
+    let port = listener.local_addr()?.port();
+    let served = (module.clone(), direct.clone());
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let (acceptor, served) = (acceptor.clone(), served.clone());
+            tokio::spawn(async move {
+                let Ok(stream) = acceptor.accept(stream).await else {
+                    return;
+                };
+                let service =
+                    hyper::service::service_fn(move |request: http::Request<Incoming>| {
+                        let (module, direct) = served.clone();
+                        async move {
+                            let body = Limited::new(request.into_body(), MAX_REVIEW)
+                                .collect()
+                                .await
+                                .map(|b| b.to_bytes())
+                                .unwrap_or_default();
+                            let review: Value =
+                                serde_json::from_slice(&body).unwrap_or(Value::Null);
+                            let (answer, _) =
+                                rekon_host::webhook::convert(&module, direct, &review).await;
+                            Ok::<_, std::convert::Infallible>(
+                                http::Response::builder()
+                                    .header("content-type", "application/json")
+                                    .body(Full::new(Bytes::from(answer.to_string())))
+                                    .expect("a valid response"),
+                            )
+                        }
+                    });
+                let _ = hyper_util::server::conn::auto::Builder::new(
+                    hyper_util::rt::TokioExecutor::new(),
+                )
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+            });
+        }
+    });
+    let patch = rekon_host::webhook::publish::conversion_patch(
+        module.name(),
+        &rekon_host::webhook::Endpoint::Url(format!("https://127.0.0.1:{port}")),
+        &rekon_host::webhook::CaSource::Bundle(cert.ca_bundle()),
+    );
+    let crds = module.crds().await.context("the CRDs the module ships")?;
+    for conversion in conversions {
+        let Some(name) = crds
+            .iter()
+            .find(|crd| {
+                crd["spec"]["group"] == conversion.kind.group.as_str()
+                    && crd["spec"]["names"]["kind"] == conversion.kind.kind.as_str()
+            })
+            .and_then(|crd| crd["metadata"]["name"].as_str())
+        else {
+            continue;
+        };
+        direct
+            .send(
+                "PATCH",
+                &format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"),
+                Some("application/merge-patch+json"),
+                patch.to_string().into_bytes(),
+            )
+            .await
+            .map_err(|e| {
+                anyhow!(
+                    "cannot point the CRD {name} at its conversion: {}",
+                    e.message
+                )
+            })?;
+    }
+    tokio::time::sleep(CONVERSION_SETTLE).await;
+    Ok(Some(task))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser as _;
+
+    #[derive(Debug, clap::Parser)]
+    struct Flags {
+        #[command(flatten)]
+        server: ServerArgs,
+    }
+
+    #[test]
+    fn the_flag_names_the_binaries_and_embedded_keeps_the_in_memory_server() {
+        let flags = Flags::parse_from(["rekon", "--kube-assets", "/opt/kube"]);
+        assert_eq!(flags.server.assets(), Some(PathBuf::from("/opt/kube")));
+        let flags = Flags::parse_from(["rekon", "--embedded"]);
+        assert_eq!(flags.server.assets(), None);
+        assert!(
+            Flags::try_parse_from(["rekon", "--embedded", "--kube-assets", "/opt/kube"]).is_err()
+        );
+    }
+
+    #[test]
+    fn a_listed_object_gets_its_type_back() {
+        let kind = gvk_of("apps/v1", "Deployment");
+        let item: Value =
+            serde_json::from_str(&with_type(json!({"metadata": {"name": "web"}}), &kind)).unwrap();
+        assert_eq!(item["apiVersion"], "apps/v1");
+        assert_eq!(item["kind"], "Deployment");
+        assert_eq!(base_path("v1"), "/api/v1");
+        assert_eq!(base_path("apps/v1"), "/apis/apps/v1");
+        assert_eq!(query_value("a=b,c in (x)"), "a%3Db%2Cc%20in%20%28x%29");
+    }
+}

@@ -1,0 +1,223 @@
+//! ResourceQuota (v1): quantities that decode (else `400`), rounded up to
+//! milli-units and served canonical (`SetDefaults_ResourceList`), resource
+//! names for quota, whole numbers for counted resources, scopes, and scopes
+//! that never change (`ValidateResourceQuota`, `ValidateResourceQuotaUpdate`,
+//! `ValidateResourceQuotaStatusUpdate`).
+//!
+//! Left out: `scopeSelector` checks.
+
+use serde_json::{Value, json};
+
+use super::super::Rules;
+use super::resources::{
+    default_list, is_quota_standard, list, list_decode_error, quantity, quota_name_errors,
+    value_errors,
+};
+use crate::field::{ErrorList, FieldError, Path};
+use crate::metadata::name_is_dns_subdomain;
+
+pub(crate) static RULES: Rules = Rules {
+    name: name_is_dns_subdomain,
+    default,
+    validate,
+    validate_update,
+    validate_status: Some(validate_status),
+};
+
+/// The resource lists of a quota, with Go's names for them in decoding errors.
+const LISTS: [(&str, &str); 3] = [
+    ("/spec/hard", "ResourceQuotaSpec.spec.hard"),
+    ("/status/hard", "ResourceQuotaStatus.status.hard"),
+    ("/status/used", "ResourceQuotaStatus.status.used"),
+];
+
+/// Why the real server cannot decode this quota, if it cannot.
+pub(crate) fn decode(obj: &Value) -> Option<String> {
+    LISTS
+        .iter()
+        .find_map(|(pointer, field)| list_decode_error(obj, pointer, field))
+}
+
+fn default(obj: &mut Value) {
+    for (pointer, _) in LISTS {
+        default_list(obj, pointer);
+    }
+}
+
+/// `PrepareForCreate`: a new quota's status is empty.
+pub(crate) fn prepare_create(obj: &mut Value) {
+    if let Some(quota) = obj.as_object_mut() {
+        quota.insert("status".into(), json!({}));
+    }
+}
+
+/// The names and values of the list at `pointer`.
+fn list_errors(obj: &Value, pointer: &str, path: &Path) -> ErrorList {
+    let mut errors = ErrorList::new();
+    for (name, value) in list(obj, pointer) {
+        let at = path.key(name);
+        errors.extend(quota_name_errors(name, &at));
+        errors.extend(value_errors(name, &quantity(value), &at));
+    }
+    errors
+}
+
+/// `IsStandardResourceQuotaScope`.
+const SCOPES: &[&str] = &[
+    "Terminating",
+    "NotTerminating",
+    "BestEffort",
+    "NotBestEffort",
+    "PriorityClass",
+    "VolumeAttributesClass",
+    "CrossNamespacePodAffinity",
+];
+
+/// `IsResourceQuotaScopeValidForResource`.
+fn scope_fits(scope: &str, resource: &str) -> bool {
+    let pod_count = resource == "pods";
+    let pod_compute = [
+        "cpu",
+        "memory",
+        "limits.cpu",
+        "limits.memory",
+        "requests.cpu",
+        "requests.memory",
+    ]
+    .contains(&resource);
+    match scope {
+        "Terminating"
+        | "NotTerminating"
+        | "NotBestEffort"
+        | "PriorityClass"
+        | "CrossNamespacePodAffinity" => pod_count || pod_compute,
+        "BestEffort" => pod_count,
+        "VolumeAttributesClass" => {
+            ["persistentvolumeclaims", "requests.storage"].contains(&resource)
+        }
+        _ => true,
+    }
+}
+
+fn scopes(obj: &Value) -> Vec<Value> {
+    obj.pointer("/spec/scopes")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// `ValidateResourceQuotaSpec`: the hard limits and the scopes.
+fn validate_spec(obj: &Value) -> ErrorList {
+    let mut errors = list_errors(obj, "/spec/hard", &Path::new(["spec", "hard"]));
+    let scopes = scopes(obj);
+    if scopes.is_empty() {
+        return errors;
+    }
+    let path = Path::new(["spec", "scopes"]);
+    let mut hard: Vec<&String> = list(obj, "/spec/hard")
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    hard.sort();
+    for scope in scopes.iter().map(|s| s.as_str().unwrap_or_default()) {
+        if !SCOPES.contains(&scope) {
+            errors.push(FieldError::invalid(
+                &path,
+                json!(scopes),
+                "unsupported scope",
+            ));
+        }
+        for name in &hard {
+            if is_quota_standard(name) && !scope_fits(scope, name) {
+                errors.push(FieldError::invalid(
+                    &path,
+                    json!(scopes),
+                    "unsupported scope applied to resource",
+                ));
+            }
+        }
+    }
+    let has = |s: &str| scopes.iter().any(|v| v == s);
+    for (a, b) in [
+        ("BestEffort", "NotBestEffort"),
+        ("Terminating", "NotTerminating"),
+    ] {
+        if has(a) && has(b) {
+            errors.push(FieldError::invalid(
+                &path,
+                json!(scopes),
+                "conflicting scopes",
+            ));
+        }
+    }
+    errors
+}
+
+fn validate_status_lists(obj: &Value) -> ErrorList {
+    let mut errors = list_errors(obj, "/status/hard", &Path::new(["status", "hard"]));
+    errors.extend(list_errors(
+        obj,
+        "/status/used",
+        &Path::new(["status", "used"]),
+    ));
+    errors
+}
+
+/// `WarningsOnCreate`: a request above its limit (`requests.cpu` or `cpu`
+/// against `limits.cpu`, and so on).
+pub(crate) fn warnings(obj: &Value) -> Vec<String> {
+    let hard = |name: &str| {
+        obj.pointer("/spec/hard")
+            .and_then(|h| h.get(name))
+            .map(quantity)
+    };
+    let mut warnings = Vec::new();
+    for resource in ["cpu", "memory", "storage", "ephemeral-storage"] {
+        let mut request_name = format!("requests.{resource}");
+        let mut request = hard(&request_name);
+        if request.is_none() && (resource == "cpu" || resource == "memory") {
+            request = hard(resource);
+            request_name = resource.to_string();
+        }
+        let limit_name = format!("limits.{resource}");
+        if let (Some(request), Some(limit)) = (request, hard(&limit_name))
+            && request > limit
+        {
+            warnings.push(format!(
+                "ResourceQuota {request_name} ({request}) should be less than {limit_name} ({limit})"
+            ));
+        }
+    }
+    warnings
+}
+
+fn validate(obj: &Value) -> ErrorList {
+    let mut errors = validate_spec(obj);
+    errors.extend(validate_status_lists(obj));
+    errors
+}
+
+fn validate_update(new: &Value, old: &Value) -> ErrorList {
+    let mut errors = validate_spec(new);
+    let set = |o: &Value| {
+        let mut s: Vec<String> = scopes(o)
+            .iter()
+            .map(|v| v.as_str().unwrap_or_default().to_string())
+            .collect();
+        s.sort();
+        s.dedup();
+        s
+    };
+    if set(new) != set(old) {
+        errors.push(FieldError::invalid(
+            &Path::new(["spec", "scopes"]),
+            json!(scopes(new)),
+            "field is immutable",
+        ));
+    }
+    errors
+}
+
+fn validate_status(new: &Value, _old: &Value) -> ErrorList {
+    validate_status_lists(new)
+}

@@ -1,0 +1,3 @@
+//! The policy group (`pkg/apis/policy`): one file per kind.
+
+pub(crate) mod poddisruptionbudget;
