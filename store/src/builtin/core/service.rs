@@ -15,7 +15,7 @@
 //! and its annotation, the warnings about address forms (leading zeros),
 //! the topology annotations, a load balancer's status checks.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
 use serde_json::{Map, Value, json};
@@ -356,8 +356,9 @@ impl Ranges {
         let (first, last) = self.addresses();
         let size = last - first + 1;
         let band = (size / 16).clamp(16, 256).min(size);
-        lowest_free(&taken.held.ips, &taken.own_ips, first + band, last)
-            .or_else(|| lowest_free(&taken.held.ips, &taken.own_ips, first, first + band - 1))
+        taken
+            .lowest_free_ip(first + band, last)
+            .or_else(|| taken.lowest_free_ip(first, first + band - 1))
             .map(|n| Ipv4Addr::from(n).to_string())
     }
 
@@ -400,10 +401,13 @@ pub(crate) fn is_service(res: &crate::resource::ResourceInfo) -> bool {
 
 /// The addresses every stored Service holds, kept by the store as Services
 /// are written (`Inner::services`), so that an allocation reads no Service.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Held {
     ips: BTreeSet<u32>,
     ports: BTreeSet<i64>,
+    /// For a search from an address, the address below which every one is
+    /// held (so that the next search starts there, not at the bottom).
+    ip_hints: std::sync::Arc<std::sync::Mutex<BTreeMap<u32, u32>>>,
 }
 
 impl Held {
@@ -424,7 +428,17 @@ impl Held {
 
     /// `service` holds its addresses no more.
     pub(crate) fn remove(&mut self, service: &Value) {
-        for ip in ip_numbers(service) {
+        let freed = ip_numbers(service);
+        if let Ok(mut hints) = self.ip_hints.lock() {
+            for (from, below) in hints.iter_mut() {
+                for ip in &freed {
+                    if *from <= *ip && *ip < *below {
+                        *below = *ip;
+                    }
+                }
+            }
+        }
+        for ip in freed {
             self.ips.remove(&ip);
         }
         for port in node_ports_of(service) {
@@ -459,6 +473,30 @@ impl<'a> Taken<'a> {
             own_ips: own.map(ip_numbers).unwrap_or_default(),
             own_ports: own.map(node_ports_of).unwrap_or_default(),
         }
+    }
+
+    /// The lowest address of `from..=to` free for this Service.
+    fn lowest_free_ip(&self, from: u32, to: u32) -> Option<u32> {
+        let mut hints = self.held.ip_hints.lock().ok();
+        let start = hints
+            .as_ref()
+            .and_then(|h| h.get(&from).copied())
+            .unwrap_or(from)
+            .max(from);
+        // Below the hint every address is held: its own are the free ones.
+        if let Some(own) = self
+            .own_ips
+            .iter()
+            .filter(|ip| (from..start).contains(*ip))
+            .min()
+        {
+            return Some(*own);
+        }
+        let found = lowest_free(&self.held.ips, &self.own_ips, start, to);
+        if let Some(hints) = hints.as_mut() {
+            hints.insert(from, found.unwrap_or(to.saturating_add(1)).max(start));
+        }
+        found
     }
 
     fn has_ip(&self, ip: Ipv4Addr) -> bool {
