@@ -73,6 +73,7 @@ pub mod uninstall;
 pub mod webhook;
 
 pub use bindings::CallRecord;
+pub use cluster::kube::{from_kube, query_value};
 pub use cluster::memory::MemoryCluster;
 pub use cluster::{Cluster, patch_request};
 pub use config::{

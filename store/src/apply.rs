@@ -12,11 +12,7 @@ impl Inner {
         body: &[u8],
         opts: &WriteOptions,
     ) -> Result<Value, Status> {
-        let ns = if res.namespaced {
-            namespace.unwrap_or("").to_string()
-        } else {
-            String::new()
-        };
+        let ns = res.namespace_of(namespace).to_string();
         let force = match ptype {
             PatchType::Apply { force } => *force,
             other => return self.patch_existing(res, &ns, name, other, body, opts),

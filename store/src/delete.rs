@@ -11,11 +11,7 @@ impl Inner {
         propagation: Option<Propagation>,
         from_gc: bool,
     ) -> Result<DeleteOutcome, Status> {
-        let ns = if res.namespaced {
-            namespace.unwrap_or("").to_string()
-        } else {
-            String::new()
-        };
+        let ns = res.namespace_of(namespace).to_string();
         let existing = self
             .find(res, &ns, name)
             .cloned()

@@ -249,6 +249,16 @@ impl ResourceInfo {
     }
 
     /// Whether objects of this kind carry `metadata.generation`.
+    /// The namespace an object of this resource is kept under: the one
+    /// asked for when it is namespaced, none otherwise.
+    pub(crate) fn namespace_of<'a>(&self, namespace: Option<&'a str>) -> &'a str {
+        if self.namespaced {
+            namespace.unwrap_or("")
+        } else {
+            ""
+        }
+    }
+
     pub(crate) fn has_generation(&self) -> bool {
         // Built-in kinds whose strategy sets generation 1 on create and
         // bumps it on spec changes; every custom resource does. (The

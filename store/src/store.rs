@@ -194,11 +194,7 @@ impl Store {
     /// Whether `name` exists (without reading it).
     pub fn exists(&self, res: &ResourceInfo, namespace: Option<&str>, name: &str) -> bool {
         let g = self.lock();
-        let ns = if res.namespaced {
-            namespace.unwrap_or("")
-        } else {
-            ""
-        };
+        let ns = res.namespace_of(namespace);
         g.objects
             .get(&res.key())
             .is_some_and(|m| m.contains_key(&(ns.to_string(), name.to_string())))
@@ -212,11 +208,7 @@ impl Store {
         name: &str,
     ) -> Result<Value, Status> {
         let g = self.lock();
-        let ns = if res.namespaced {
-            namespace.unwrap_or("")
-        } else {
-            ""
-        };
+        let ns = res.namespace_of(namespace);
         let object = g
             .objects
             .get(&res.key())
@@ -344,11 +336,7 @@ impl Store {
         opts: &WriteOptions,
     ) -> Result<(Value, bool), Status> {
         let mut g = self.lock();
-        let ns = if res.namespaced {
-            namespace.unwrap_or("")
-        } else {
-            ""
-        };
+        let ns = res.namespace_of(namespace);
         let existed = g.find(res, ns, name).is_some();
         let out = g.replace(res, namespace, name, object, opts)?;
         Ok((present(res, &out), !existed))
@@ -381,11 +369,7 @@ impl Store {
         opts: &WriteOptions,
     ) -> Result<(Value, bool), Status> {
         let mut g = self.lock();
-        let ns = if res.namespaced {
-            namespace.unwrap_or("")
-        } else {
-            ""
-        };
+        let ns = res.namespace_of(namespace);
         let existed = g.find(res, ns, name).is_some();
         let out = g.patch(res, namespace, name, patch, body, opts)?;
         Ok((present(res, &out), !existed))

@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, anyhow, bail};
 use rekon_envtest::RealCluster;
 use rekon_host::{
-    ApiError, Cluster, EventType, Gvk, ObjectRef, PatchType, Propagation, api_error, object_ref_of,
+    ApiError, Cluster, EventType, Gvk, ObjectRef, PatchType, Propagation, api_error, from_kube,
+    object_ref_of, query_value,
 };
 use serde_json::{Value, json};
 
@@ -103,38 +104,6 @@ impl Real {
                 .await?;
         super::client_from(config, identity)
     }
-}
-
-/// A kube client error as a guest sees it.
-fn from_kube(error: kube::Error) -> ApiError {
-    match error {
-        kube::Error::Api(status) => api_error(
-            status.code,
-            if status.reason.is_empty() {
-                "Unknown"
-            } else {
-                &status.reason
-            },
-            &status.message,
-        ),
-        other => api_error(
-            503,
-            "ServiceUnavailable",
-            &format!("the API server cannot be reached: {other}"),
-        ),
-    }
-}
-
-/// `text` escaped for a URL query value.
-fn query_value(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// One resource the server serves.

@@ -96,7 +96,7 @@ impl KubeCluster {
 }
 
 /// A kube client error as the guest sees it.
-pub(crate) fn from_kube(error: kube::Error) -> ApiError {
+pub fn from_kube(error: kube::Error) -> ApiError {
     match error {
         kube::Error::Api(status) => api_error(
             status.code,
@@ -118,7 +118,7 @@ pub(crate) fn from_kube(error: kube::Error) -> ApiError {
 }
 
 /// `text` escaped for a URL query value.
-fn query_value(text: &str) -> String {
+pub fn query_value(text: &str) -> String {
     text.bytes()
         .map(|b| match b {
             b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {

@@ -113,11 +113,12 @@ fn with_template() -> Node {
 }
 
 /// The shapes, by `(group, kind)`.
-fn shapes() -> &'static HashMap<(&'static str, &'static str), Node> {
-    static SHAPES: OnceLock<HashMap<(&'static str, &'static str), Node>> = OnceLock::new();
+fn shapes() -> &'static [((&'static str, &'static str), Node)] {
+    static SHAPES: OnceLock<Vec<((&'static str, &'static str), Node)>> = OnceLock::new();
     SHAPES.get_or_init(|| {
-        let mut shapes = HashMap::new();
-        shapes.insert(
+        let mut shapes = Vec::new();
+        let mut add = |kind: (&'static str, &'static str), node: Node| shapes.push((kind, node));
+        add(
             ("", "Pod"),
             Node::object([
                 ("spec", pod_spec()),
@@ -130,26 +131,26 @@ fn shapes() -> &'static HashMap<(&'static str, &'static str), Node> {
                 ),
             ]),
         );
-        shapes.insert(("", "PodTemplate"), with_template());
-        shapes.insert(
+        add(("", "PodTemplate"), with_template());
+        add(
             ("", "ReplicationController"),
             Node::object([("spec", with_template())]),
         );
         for kind in ["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"] {
-            shapes.insert(
+            add(
                 ("apps", kind),
                 Node::object([("spec", with_template()), ("status", conditions_by_type())]),
             );
         }
-        shapes.insert(("batch", "Job"), Node::object([("spec", with_template())]));
-        shapes.insert(
+        add(("batch", "Job"), Node::object([("spec", with_template())]));
+        add(
             ("batch", "CronJob"),
             Node::object([(
                 "spec",
                 Node::object([("jobTemplate", Node::object([("spec", with_template())]))]),
             )]),
         );
-        shapes.insert(
+        add(
             ("", "Service"),
             Node::object([(
                 "spec",
@@ -160,7 +161,7 @@ fn shapes() -> &'static HashMap<(&'static str, &'static str), Node> {
                 )]),
             )]),
         );
-        shapes.insert(
+        add(
             ("", "PersistentVolumeClaim"),
             Node::object([("status", conditions_by_type())]),
         );
