@@ -26,8 +26,16 @@ impl Inner {
                     details: Some(json!({"group": "meta.k8s.io", "kind": "PatchOptions", "causes": [{"reason": "FieldValueRequired", "message": "Required value: is required for apply patch", "field": "fieldManager"}]})),
                 });
             };
-            let config: Value = serde_yaml::from_slice(body)
-                .map_err(|e| Status::bad_request(format!("error decoding YAML: {e}")))?;
+            // JSON (what clients send) read as JSON; YAML, and JSON that
+            // repeats a field (which YAML refuses), as YAML.
+            let json = serde_json::from_slice::<Value>(body)
+                .ok()
+                .filter(|_| crate::duplicates::duplicate_fields(body).is_empty());
+            let config: Value = match json {
+                Some(config) => config,
+                None => serde_yaml::from_slice(body)
+                    .map_err(|e| Status::bad_request(format!("error decoding YAML: {e}")))?,
+            };
             if !config.is_object() {
                 return Err(Status::bad_request(
                     "error decoding YAML: the body is not an object",
@@ -47,10 +55,10 @@ impl Inner {
         body: &[u8],
         opts: &WriteOptions,
     ) -> Result<Value, Status> {
-        let existing = self
-            .find(res, ns, name)
-            .map(|o| res.view(o).into_owned())
+        let stored = self
+            .find_shared(res, ns, name)
             .ok_or_else(|| Status::not_found(res, name))?;
+        let existing = res.view(&stored);
         let mut doc = patched(&existing, ptype, body, res)?;
         if let Some(rv) = meta(&doc, "resourceVersion")
             && Some(&rv) != meta(&existing, "resourceVersion").as_ref()
@@ -87,7 +95,7 @@ impl Inner {
                     )],
                 )
             })?;
-        self.update(res, existing, doc, opts, None)
+        self.update(res, &existing, doc, opts, None)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -144,7 +152,8 @@ impl Inner {
             });
         }
         let set = strip_meta(structured::field_set(&applied, ty));
-        let existing = self.find(res, ns, name).map(|o| res.view(o).into_owned());
+        let stored = self.find_shared(res, ns, name);
+        let existing = stored.as_deref().map(|o| res.view(o));
         let stub;
         let live: &Value = match &existing {
             Some(existing) => existing,
@@ -252,7 +261,7 @@ impl Inner {
                 // defaults for the items it gained).
                 let mut live = live;
                 self.decode_custom(res, &mut live, Some(&existing), opts)?;
-                self.update(res, existing, live, opts, Some(entries))
+                self.update(res, &existing, live, opts, Some(entries))
             }
         }
     }

@@ -46,7 +46,7 @@ impl Inner {
             if let Some(m) = marked.as_object_mut() {
                 m.insert("status".into(), json!({"phase": "Terminating"}));
             }
-            let out = self.commit(res, EventType::Modified, marked, Some(existing));
+            let out = self.commit(res, EventType::Modified, marked);
             // Delete the namespace's contents; the namespace goes once it is empty.
             let keys: Vec<(String, String)> = self.objects.keys().cloned().collect();
             for key in keys {
@@ -91,28 +91,19 @@ impl Inner {
             _ => {}
         }
         if fins.is_empty() {
-            return Ok(DeleteOutcome::Deleted(self.finish_delete(
-                res,
-                existing.clone(),
-                Some(existing),
-            )));
+            return Ok(DeleteOutcome::Deleted(self.finish_delete(res, existing)));
         }
         meta_mut(&mut marked).insert("finalizers".into(), json!(fins));
-        let out = self.commit(res, EventType::Modified, marked, Some(existing));
+        let out = self.commit(res, EventType::Modified, marked);
         Ok(DeleteOutcome::Pending(out))
     }
 
-    pub(crate) fn finish_delete(
-        &mut self,
-        res: &ResourceInfo,
-        obj: Value,
-        old: Option<Value>,
-    ) -> Value {
+    pub(crate) fn finish_delete(&mut self, res: &ResourceInfo, obj: Value) -> Value {
         if res.group == "apiextensions.k8s.io" && res.kind == "CustomResourceDefinition" {
             self.remove_crd_objects(&obj);
             self.unregister_crd(&obj);
         }
-        self.commit(res, EventType::Deleted, obj, old)
+        self.commit(res, EventType::Deleted, obj)
     }
 
     /// Whether a Pod in `namespace` mounts the claim `claim`.

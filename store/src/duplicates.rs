@@ -14,7 +14,7 @@ pub fn duplicate_fields(body: &[u8]) -> Vec<String> {
         found: Vec::new(),
     };
     scanner.skip_space();
-    if scanner.value("").is_none() {
+    if scanner.value(&mut String::new()).is_none() {
         return Vec::new();
     }
     scanner.found
@@ -77,30 +77,36 @@ impl Scanner<'_> {
         }
     }
 
-    /// One value at `path`; `None` when the text is not JSON.
-    fn value(&mut self, path: &str) -> Option<()> {
+    /// One value at `path` (kept as it was on return); `None` when the
+    /// text is not JSON.
+    fn value(&mut self, path: &mut String) -> Option<()> {
         self.skip_space();
         match self.peek()? {
             b'{' => {
                 self.at += 1;
-                let mut seen = std::collections::HashSet::new();
+                let mut seen: Vec<String> = Vec::new();
                 self.skip_space();
                 if self.peek() == Some(b'}') {
                     self.at += 1;
                     return Some(());
                 }
+                let at = path.len();
                 loop {
                     let key = self.string()?;
-                    let child = if path.is_empty() {
-                        key.clone()
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(&key);
+                    if seen.contains(&key) {
+                        if !self.found.contains(path) {
+                            self.found.push(path.clone());
+                        }
                     } else {
-                        format!("{path}.{key}")
-                    };
-                    if !seen.insert(key) && !self.found.contains(&child) {
-                        self.found.push(child.clone());
+                        seen.push(key);
                     }
                     self.expect(b':')?;
-                    self.value(&child)?;
+                    self.value(path)?;
+                    path.truncate(at);
                     self.skip_space();
                     match self.peek()? {
                         b',' => self.at += 1,
@@ -119,9 +125,13 @@ impl Scanner<'_> {
                     self.at += 1;
                     return Some(());
                 }
+                let at = path.len();
                 let mut index = 0;
                 loop {
-                    self.value(&format!("{path}[{index}]"))?;
+                    use std::fmt::Write as _;
+                    let _ = write!(path, "[{index}]");
+                    self.value(path)?;
+                    path.truncate(at);
                     index += 1;
                     self.skip_space();
                     match self.peek()? {

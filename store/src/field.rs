@@ -366,6 +366,19 @@ impl Status {
 /// characters escaped, printable Unicode kept.
 pub fn go_quote(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
+    push_quoted(text, &mut out, |c, out| match c {
+        '\u{7}' => out.push_str("\\a"),
+        '\u{b}' => out.push_str("\\v"),
+        c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+        c => out.push(c),
+    });
+    out
+}
+
+/// `text` in double quotes with the escapes Go's `%q` and `encoding/json`
+/// share (`\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`); `other` writes
+/// every other character.
+fn push_quoted(text: &str, out: &mut String, other: impl Fn(char, &mut String)) {
     out.push('"');
     for c in text.chars() {
         match c {
@@ -374,18 +387,12 @@ pub fn go_quote(text: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            '\u{7}' => out.push_str("\\a"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
+            c => other(c, out),
         }
     }
     out.push('"');
-    out
 }
 
 /// The shortest digits of a finite, non-zero float that read back, and its
@@ -485,30 +492,62 @@ pub fn go_value(value: &Value) -> String {
 /// JSON as Go's `encoding/json` writes it: object keys sorted, `<`, `>`
 /// and `&` escaped, numbers as parsed.
 pub fn go_json(value: &Value) -> String {
+    let mut out = String::new();
+    write_go_json(value, &mut out);
+    out
+}
+
+/// [`go_json`], written at the end of `out`.
+pub fn write_go_json(value: &Value, out: &mut String) {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            let fields: Vec<String> = keys
-                .into_iter()
-                .map(|k| format!("{}:{}", go_json(&json!(k)), go_json(&map[k])))
-                .collect();
-            format!("{{{}}}", fields.join(","))
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_string(key, out);
+                out.push(':');
+                write_go_json(&map[key], out);
+            }
+            out.push('}');
         }
-        Value::Array(items) => format!(
-            "[{}]",
-            items.iter().map(go_json).collect::<Vec<_>>().join(",")
-        ),
-        Value::String(_) => value
-            .to_string()
-            .replace('<', "\\u003c")
-            .replace('>', "\\u003e")
-            .replace('&', "\\u0026"),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_json(item, out);
+            }
+            out.push(']');
+        }
+        Value::String(text) => write_go_string(text, out),
         Value::Number(n) if n.as_i64().is_none() && n.as_u64().is_none() => {
-            go_json_float(n.as_f64().unwrap_or_default())
+            out.push_str(&go_json_float(n.as_f64().unwrap_or_default()));
         }
-        other => other.to_string(),
+        other => {
+            use std::fmt::Write as _;
+            let _ = write!(out, "{other}");
+        }
     }
+}
+
+/// A string as Go's `encoding/json` quotes it: JSON's escapes, and `<`,
+/// `>`, `&` as `\u003c`, `\u003e`, `\u0026`.
+pub(crate) fn write_go_string(text: &str, out: &mut String) {
+    push_quoted(text, out, |c, out| match c {
+        '<' => out.push_str("\\u003c"),
+        '>' => out.push_str("\\u003e"),
+        '&' => out.push_str("\\u0026"),
+        c if (c as u32) < 0x20 => {
+            use std::fmt::Write as _;
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        }
+        c => out.push(c),
+    });
 }
 
 /// A float as Go's `encoding/json` writes it: plain decimal, with an
@@ -551,6 +590,12 @@ mod tests {
         );
         assert_eq!(go_quote("a\"b\\c\nd"), "\"a\\\"b\\\\c\\nd\"");
         assert_eq!(go_json(&json!([1.5, 1e21, 0.0000001])), "[1.5,1e+21,1e-7]");
+        // Go's quoting: JSON's escapes, HTML's three characters escaped,
+        // object keys sorted.
+        assert_eq!(
+            go_json(&json!({"b": "a<b>&\"\\\n\u{1}", "a": [true, null, -3]})),
+            r#"{"a":[true,null,-3],"b":"a\u003cb\u003e\u0026\"\\\n\u0001"}"#
+        );
     }
 
     #[test]

@@ -37,7 +37,7 @@ impl Inner {
                 let ns = meta(&o, "namespace");
                 let uid = meta(&o, "uid").unwrap_or_default();
                 let owners = owner_uids(&o);
-                let owner_objs: Vec<Option<Value>> = owners
+                let owner_objs: Vec<Option<Arc<Value>>> = owners
                     .iter()
                     .map(|u| {
                         live_uids
@@ -74,7 +74,7 @@ impl Inner {
                     .filter_map(|w| meta(w, "uid"))
                     .collect();
                 if !orphaning.is_empty() {
-                    let mut n = o.clone();
+                    let mut n = Value::clone(&o);
                     if let Some(refs) = n
                         .pointer_mut("/metadata/ownerReferences")
                         .and_then(Value::as_array_mut)
@@ -94,7 +94,7 @@ impl Inner {
                             .retain(|p| p.get(1).map(String::as_str) != Some("f:ownerReferences"));
                     }
                     write_managed(&mut n, &entries);
-                    self.commit(&res, EventType::Modified, n, Some(o));
+                    self.commit(&res, EventType::Modified, n);
                     changed = true;
                     continue;
                 }
@@ -112,19 +112,19 @@ impl Inner {
                                 && m.keys().any(|(n, _)| n == &name)
                         });
                         if empty && fins.is_empty() {
-                            self.finish_delete(&res, o.clone(), Some(o));
+                            self.finish_delete(&res, Arc::unwrap_or_clone(o));
                             changed = true;
                         }
                         continue;
                     }
                     if fins.len() != before {
-                        let mut n = o.clone();
+                        let mut n = Value::clone(&o);
                         if fins.is_empty() {
                             meta_mut(&mut n).remove("finalizers");
-                            self.finish_delete(&res, n, Some(o));
+                            self.finish_delete(&res, n);
                         } else {
                             meta_mut(&mut n).insert("finalizers".into(), json!(fins));
-                            self.commit(&res, EventType::Modified, n, Some(o));
+                            self.commit(&res, EventType::Modified, n);
                         }
                         changed = true;
                     }

@@ -85,11 +85,7 @@ pub(crate) fn present_checked(res: &ResourceInfo, o: &Value) -> Result<Value, St
 /// the order clients see: `kind`, `apiVersion`, `metadata` first.
 pub(crate) fn arrange(res: &ResourceInfo, o: &Value) -> Value {
     // What the store keeps is in order already ([`put_in_order`]).
-    if let Some(map) = o.as_object()
-        && map.get("kind").and_then(Value::as_str) == Some(res.kind.as_str())
-        && map.get("apiVersion").and_then(Value::as_str) == Some(res.api_version().as_str())
-        && in_order(map)
-    {
+    if is_arranged(res, o) {
         return o.clone();
     }
     let mut out = Map::new();
@@ -117,6 +113,34 @@ pub(crate) fn arrange(res: &ResourceInfo, o: &Value) -> Value {
         }
     }
     Value::Object(out)
+}
+
+/// Whether `o` is as [`arrange`] gives it: `res`'s kind and apiVersion,
+/// in order.
+pub(crate) fn is_arranged(res: &ResourceInfo, o: &Value) -> bool {
+    o.as_object().is_some_and(|map| {
+        map.get("kind").and_then(Value::as_str) == Some(res.kind.as_str())
+            && map
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .is_some_and(|v| res.is_api_version(v))
+            && in_order(map)
+    })
+}
+
+/// [`present`] of an object the caller gives away: no copy when it is
+/// already in `res`'s version and order.
+pub(crate) fn present_owned(res: &ResourceInfo, o: Value) -> Value {
+    let converted = match res.view(&o) {
+        std::borrow::Cow::Borrowed(_) => None,
+        std::borrow::Cow::Owned(view) => Some(view),
+    };
+    let o = converted.unwrap_or(o);
+    if is_arranged(res, &o) {
+        o
+    } else {
+        arrange(res, &o)
+    }
 }
 
 /// Whether `map` is in the order [`arrange`] gives: `kind`, `apiVersion`,
@@ -255,39 +279,56 @@ pub(crate) fn list_key(ns: &str, name: &str) -> String {
     }
 }
 
-/// Everything but metadata and status: what bumps generation.
-pub(crate) fn spec_part(o: &Value) -> Value {
-    match o {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(k, _)| {
-                    !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind")
-                })
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
+/// Whether `a` and `b` differ outside `metadata` and `status` (what
+/// raises the generation).
+pub(crate) fn spec_differs(a: &Value, b: &Value) -> bool {
+    !equal_except(
+        a,
+        b,
+        &["metadata", "status", "apiVersion", "kind"],
+        |_, _, _| None,
+    )
 }
 
-/// The object without resourceVersion and managedFields times, to detect no-ops.
-pub(crate) fn comparable(o: &Value) -> Value {
-    let mut c = o.clone();
-    if let Some(md) = c.get_mut("metadata").and_then(Value::as_object_mut) {
-        md.remove("resourceVersion");
-        if let Some(Value::Array(entries)) = md.get_mut("managedFields") {
-            for e in entries.iter_mut() {
-                if let Some(m) = e.as_object_mut() {
-                    m.remove("time");
-                }
-            }
-        }
-    }
-    if let Some(m) = c.as_object_mut() {
-        m.remove("apiVersion");
-        m.remove("kind");
-    }
-    c
+/// Whether `a` and `b` are the same object but for resourceVersion and
+/// managedFields times (a write that changes nothing).
+pub(crate) fn same_object(a: &Value, b: &Value) -> bool {
+    equal_except(a, b, &["apiVersion", "kind"], |key, a, b| {
+        (key == "metadata").then(|| {
+            equal_except(a, b, &["resourceVersion"], |key, a, b| {
+                (key == "managedFields").then(|| match (a.as_array(), b.as_array()) {
+                    (Some(a), Some(b)) => {
+                        a.len() == b.len()
+                            && a.iter()
+                                .zip(b)
+                                .all(|(a, b)| equal_except(a, b, &["time"], |_, _, _| None))
+                    }
+                    _ => a == b,
+                })
+            })
+        })
+    })
+}
+
+/// Whether objects `a` and `b` have the same fields, those named in `skip`
+/// left out; `field` compares a field its own way when it answers.
+fn equal_except(
+    a: &Value,
+    b: &Value,
+    skip: &[&str],
+    field: impl Fn(&str, &Value, &Value) -> Option<bool>,
+) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    let kept = |m: &Map<String, Value>| m.keys().filter(|k| !skip.contains(&k.as_str())).count();
+    kept(a) == kept(b)
+        && a.iter()
+            .filter(|(k, _)| !skip.contains(&k.as_str()))
+            .all(|(k, va)| {
+                b.get(k)
+                    .is_some_and(|vb| field(k, va, vb).unwrap_or_else(|| va == vb))
+            })
 }
 
 /// The fields `res`'s objects can be selected by: a custom resource's

@@ -7,6 +7,20 @@ impl Inner {
         self.objects
             .get(&res.key())?
             .get(&(ns.to_string(), name.to_string()))
+            .map(Arc::as_ref)
+    }
+
+    /// The stored object, shared (reading it while the store changes).
+    pub(crate) fn find_shared(
+        &self,
+        res: &ResourceInfo,
+        ns: &str,
+        name: &str,
+    ) -> Option<Arc<Value>> {
+        self.objects
+            .get(&res.key())?
+            .get(&(ns.to_string(), name.to_string()))
+            .cloned()
     }
 
     pub(crate) fn resource_by_key(&self, key: &(String, String)) -> Option<ResourceInfo> {
@@ -17,27 +31,28 @@ impl Inner {
     }
 
     /// Stores `obj` (or removes it for Deleted) at a new resourceVersion and
-    /// notifies watches. Returns the object as stored.
+    /// notifies watches, whose events carry the object it replaces. Returns
+    /// the object as stored.
     pub(crate) fn commit(
         &mut self,
         res: &ResourceInfo,
         event_type: EventType,
         obj: Value,
-        old: Option<Value>,
     ) -> Value {
-        let (mut obj, old) = if res.is_events_api() {
-            (event_stored(obj), old.map(event_stored))
+        let mut obj = if res.is_events_api() {
+            event_stored(obj)
         } else {
-            (res.stored(obj), old.map(|o| res.stored(o)))
+            res.stored(obj)
         };
         canonical_bytes(res, &mut obj);
         omit_empty_metadata(&mut obj);
-        put_in_order(&mut obj);
         self.rv += 1;
         let rv = self.rv;
         meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
+        put_in_order(&mut obj);
         let ns = meta(&obj, "namespace").unwrap_or_default();
         let name = meta(&obj, "name").unwrap_or_default();
+        let obj = Arc::new(obj);
         let map = self.objects.entry(res.key()).or_default();
         let previous = if event_type == EventType::Deleted {
             if let Some(uid) = meta(&obj, "uid") {
@@ -62,7 +77,7 @@ impl Inner {
             key: res.key(),
             event_type,
             object: obj.clone(),
-            old,
+            old: previous,
         };
         self.subs.retain_mut(|s| s.deliver(&ev));
         self.history.push_back(ev);
@@ -71,7 +86,7 @@ impl Inner {
                 self.history_start = old.rv;
             }
         }
-        obj
+        Arc::unwrap_or_clone(obj)
     }
 
     pub(crate) fn resolve_ns(

@@ -107,6 +107,18 @@ impl ResourceInfo {
         }
     }
 
+    /// Whether `api_version` is [`ResourceInfo::api_version`] (without
+    /// building it).
+    pub fn is_api_version(&self, api_version: &str) -> bool {
+        if self.group.is_empty() {
+            return api_version == self.version;
+        }
+        api_version
+            .strip_prefix(self.group.as_str())
+            .and_then(|rest| rest.strip_prefix('/'))
+            == Some(self.version.as_str())
+    }
+
     /// The group-qualified resource name used in messages: `configmaps`,
     /// `deployments.apps`.
     pub fn qualified_plural(&self) -> String {
@@ -344,6 +356,13 @@ impl ResourceInfo {
         if self.is_events_api() {
             return Ok(std::borrow::Cow::Owned(event_view(o)));
         }
+        if o.get("apiVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|v| self.is_api_version(v))
+        {
+            // In this version already.
+            return Ok(std::borrow::Cow::Borrowed(o));
+        }
         if let Some(conversion) = &self.conversion {
             match conversion.to(o, &self.api_version()) {
                 Ok(Some(mut converted)) => {
@@ -359,7 +378,10 @@ impl ResourceInfo {
             }
         }
         if let Some(custom) = &self.custom
-            && o.get("apiVersion").and_then(Value::as_str) != Some(self.api_version().as_str())
+            && !o
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .is_some_and(|v| self.is_api_version(v))
         {
             // Strategy None: the apiVersion changes, and the object is
             // pruned by this version's schema.

@@ -180,7 +180,12 @@ impl LabelSelector {
 
     /// Whether the object's labels satisfy every requirement.
     pub fn matches(&self, obj: &Value) -> bool {
-        self.matches_labels(obj.pointer("/metadata/labels").and_then(Value::as_object))
+        self.reqs.is_empty()
+            || self.matches_labels(
+                obj.get("metadata")
+                    .and_then(|m| m.get("labels"))
+                    .and_then(Value::as_object),
+            )
     }
 
     /// Whether a label map (`metadata.labels`) satisfies every requirement.

@@ -25,7 +25,7 @@ impl Store {
         let mut objects = Vec::new();
         for ((group, plural), m) in g.objects.iter() {
             for o in m.values() {
-                objects.push(json!({"group": group, "plural": plural, "object": o}));
+                objects.push(json!({"group": group, "plural": plural, "object": &**o}));
             }
         }
         json!({"resourceVersion": g.rv, "resources": resources, "objects": objects})
@@ -74,7 +74,7 @@ impl Store {
                 g.objects
                     .entry((group, plural))
                     .or_default()
-                    .insert((ns, name), o);
+                    .insert((ns, name), Arc::new(o));
             }
             let rv = snapshot
                 .get("resourceVersion")

@@ -8,7 +8,9 @@ pub(crate) struct Inner {
     pub(crate) config: StoreConfig,
     pub(crate) rv: u64,
     pub(crate) resources: Vec<ResourceInfo>,
-    pub(crate) objects: HashMap<(String, String), BTreeMap<ObjKey, Value>>,
+    /// Shared with the watch history and its events: a write copies an
+    /// object once.
+    pub(crate) objects: HashMap<(String, String), BTreeMap<ObjKey, Arc<Value>>>,
     pub(crate) history: VecDeque<HistEvent>,
     pub(crate) history_start: u64,
     pub(crate) subs: Vec<Subscription>,
@@ -267,6 +269,12 @@ impl Store {
                 if ns_filter.is_some_and(|ns| ns != k.0) {
                     break;
                 }
+                if count_rest && page.len() >= limit {
+                    // Without selectors every object counts: no need to
+                    // read the rest.
+                    more += 1;
+                    continue;
+                }
                 let seen = res.try_view(o)?;
                 if !(labels.matches(&seen) && fields.matches(&seen)) {
                     continue;
@@ -307,7 +315,7 @@ impl Store {
     ) -> Result<Value, Status> {
         let mut g = self.lock();
         let out = g.create(res, namespace, object, opts)?;
-        Ok(present(res, &out))
+        Ok(present_owned(res, out))
     }
 
     /// Replaces an object (PUT). A `metadata.resourceVersion` in `object` is a
@@ -322,7 +330,7 @@ impl Store {
     ) -> Result<Value, Status> {
         let mut g = self.lock();
         let out = g.replace(res, namespace, name, object, opts)?;
-        Ok(present(res, &out))
+        Ok(present_owned(res, out))
     }
 
     /// Replaces an object, telling whether the update created it (kinds
@@ -339,7 +347,7 @@ impl Store {
         let ns = res.namespace_of(namespace);
         let existed = g.find(res, ns, name).is_some();
         let out = g.replace(res, namespace, name, object, opts)?;
-        Ok((present(res, &out), !existed))
+        Ok((present_owned(res, out), !existed))
     }
 
     /// Patches an object. Apply creates it when missing and needs
@@ -355,7 +363,7 @@ impl Store {
     ) -> Result<Value, Status> {
         let mut g = self.lock();
         let out = g.patch(res, namespace, name, patch, body, opts)?;
-        Ok(present(res, &out))
+        Ok(present_owned(res, out))
     }
 
     /// Patches an object, telling whether apply created it.
@@ -372,7 +380,7 @@ impl Store {
         let ns = res.namespace_of(namespace);
         let existed = g.find(res, ns, name).is_some();
         let out = g.patch(res, namespace, name, patch, body, opts)?;
-        Ok((present(res, &out), !existed))
+        Ok((present_owned(res, out), !existed))
     }
 
     /// Deletes an object. With finalizers (or Foreground/Orphan propagation)
@@ -388,8 +396,8 @@ impl Store {
         let out = g.delete(res, namespace, name, propagation, false)?;
         g.collect_garbage();
         Ok(match out {
-            DeleteOutcome::Deleted(o) => DeleteOutcome::Deleted(present(res, &o)),
-            DeleteOutcome::Pending(o) => DeleteOutcome::Pending(present(res, &o)),
+            DeleteOutcome::Deleted(o) => DeleteOutcome::Deleted(present_owned(res, o)),
+            DeleteOutcome::Pending(o) => DeleteOutcome::Pending(present_owned(res, o)),
         })
     }
 
@@ -472,7 +480,6 @@ impl Store {
         let mut g = self.lock();
         let old = g
             .find(&res, &ns, &name)
-            .cloned()
             .ok_or_else(|| Status::not_found(&res, &name))?;
         let mut updated = old.clone();
         let md = meta_mut(&mut updated);
@@ -483,7 +490,7 @@ impl Store {
             md.insert("deletionTimestamp".into(), deleting);
             md.insert("deletionGracePeriodSeconds".into(), json!(0));
         }
-        let out = g.commit(&res, EventType::Modified, updated, Some(old));
-        Ok(present(&res, &out))
+        let out = g.commit(&res, EventType::Modified, updated);
+        Ok(present_owned(&res, out))
     }
 }

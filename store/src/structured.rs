@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde_json::{Map, Value};
 
-use crate::field::{go_json, go_value};
+use crate::field::go_value;
 use crate::schema::{Additional, Schema};
 
 /// A path: each element as `fieldsV1` writes it (`f:spec`, `k:{...}`, `v:...`).
@@ -172,12 +172,12 @@ fn item_element(list: &ListKind, ty: Ty<'_>, item: &Value) -> Result<String, Str
                     return Err("associative list with keys may not have non-map elements".into());
                 }
             };
-            let mut key: BTreeMap<&str, Value> = BTreeMap::new();
+            let mut key: Vec<(&str, std::borrow::Cow<'_, Value>)> = Vec::new();
             for name in keys {
                 if let Some(value) = fields.get(name) {
-                    key.insert(name, value.clone());
+                    key.push((name, std::borrow::Cow::Borrowed(value)));
                 } else if let Some(default) = ty.key_default(name) {
-                    key.insert(name, default);
+                    key.push((name, std::borrow::Cow::Owned(default)));
                 }
             }
             if key.is_empty() {
@@ -187,8 +187,20 @@ fn item_element(list: &ListKind, ty: Ty<'_>, item: &Value) -> Result<String, Str
                     quoted.join(" ")
                 ));
             }
-            let key: Map<String, Value> = key.into_iter().map(|(k, v)| (k.into(), v)).collect();
-            Ok(format!("k:{}", go_json(&Value::Object(key))))
+            // `k:` and the key fields as one JSON object, sorted by name.
+            key.sort_by(|a, b| a.0.cmp(b.0));
+            key.dedup_by(|a, b| a.0 == b.0);
+            let mut element = String::from("k:{");
+            for (i, (name, value)) in key.iter().enumerate() {
+                if i > 0 {
+                    element.push(',');
+                }
+                crate::field::write_go_string(name, &mut element);
+                element.push(':');
+                crate::field::write_go_json(value, &mut element);
+            }
+            element.push('}');
+            Ok(element)
         }
         ListKind::Set => match item {
             Value::Object(_) => {
@@ -198,7 +210,11 @@ fn item_element(list: &ListKind, ty: Ty<'_>, item: &Value) -> Result<String, Str
             Value::Null => {
                 Err("associative list without keys has an element that's an explicit null".into())
             }
-            scalar => Ok(format!("v:{}", go_json(scalar))),
+            scalar => {
+                let mut element = String::from("v:");
+                crate::field::write_go_json(scalar, &mut element);
+                Ok(element)
+            }
         },
         ListKind::Atomic => Err("invalid indexing of non-associative list".into()),
     }

@@ -214,8 +214,9 @@ impl EventType {
 pub struct WatchEvent {
     /// ADDED, MODIFIED or DELETED.
     pub event_type: EventType,
-    /// The object, with apiVersion and kind.
-    pub object: Value,
+    /// The object, with apiVersion and kind (shared: the store keeps the
+    /// same object, and every watch of it gets this one).
+    pub object: std::sync::Arc<Value>,
 }
 
 /// Identifies an open watch, for [`Store::unwatch`].

@@ -6,8 +6,9 @@ pub(crate) struct HistEvent {
     pub(crate) rv: u64,
     pub(crate) key: (String, String),
     pub(crate) event_type: EventType,
-    pub(crate) object: Value,
-    pub(crate) old: Option<Value>,
+    pub(crate) object: Arc<Value>,
+    /// The object as stored before this event.
+    pub(crate) old: Option<Arc<Value>>,
 }
 
 pub(crate) struct Subscription {
@@ -49,10 +50,14 @@ impl Subscription {
             (_, true, false) => EventType::Deleted,
             _ => return true,
         };
-        (self.sink)(WatchEvent {
-            event_type,
-            object: arrange(&self.res, &object),
-        })
+        // The stored object itself when it is what this watch serves.
+        let object = match object {
+            std::borrow::Cow::Borrowed(_) if is_arranged(&self.res, &ev.object) => {
+                ev.object.clone()
+            }
+            object => Arc::new(arrange(&self.res, &object)),
+        };
+        (self.sink)(WatchEvent { event_type, object })
     }
 }
 
@@ -183,7 +188,7 @@ impl Store {
             json!({"kind": sub.res.kind, "apiVersion": sub.res.api_version(), "metadata": md});
         let open = (sub.sink)(WatchEvent {
             event_type: EventType::Bookmark,
-            object,
+            object: Arc::new(object),
         });
         if !open {
             g.subs.remove(pos);

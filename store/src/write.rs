@@ -120,13 +120,13 @@ impl Inner {
             // Stored as the real server stores it, then established by
             // its controller: ADDED, then MODIFIED with the conditions.
             self.register_crd(&full, None)?;
-            let created = self.commit(res, EventType::Added, Inner::crd_initial_status(full), None);
+            let created = self.commit(res, EventType::Added, Inner::crd_initial_status(full));
             let established = self.crd_status(created.clone(), None);
-            self.commit(res, EventType::Modified, established, Some(created.clone()));
+            self.commit(res, EventType::Modified, established);
             return Ok(created);
         }
         res.check_stored(&full)?;
-        Ok(self.commit(res, EventType::Added, full, None))
+        Ok(self.commit(res, EventType::Added, full))
     }
 
     pub(crate) fn replace(
@@ -153,7 +153,8 @@ impl Inner {
         }
         let ns = self.resolve_ns(res, namespace, &obj, name)?;
         let given = meta(&obj, "resourceVersion").filter(|s| !s.is_empty());
-        let Some(existing) = self.find(res, &ns, name).map(|o| res.view(o).into_owned()) else {
+        let stored = self.find_shared(res, &ns, name);
+        let Some(existing) = stored.as_deref().map(|o| res.view(o)) else {
             // Some kinds are created by an update of a missing object
             // (`AllowCreateOnUpdate`), when it names no version.
             if given.is_none()
@@ -190,7 +191,7 @@ impl Inner {
                 return Err(Status::conflict(res, name));
             }
         }
-        self.update(res, existing, obj, opts, None)
+        self.update(res, &existing, obj, opts, None)
     }
 
     /// The update path shared by replace and patch: `incoming` becomes the
@@ -198,12 +199,12 @@ impl Inner {
     pub(crate) fn update(
         &mut self,
         res: &ResourceInfo,
-        existing: Value,
+        existing: &Value,
         incoming: Value,
         opts: &WriteOptions,
         managed: Option<Vec<ManagedEntry>>,
     ) -> Result<Value, Status> {
-        let name = meta(&existing, "name").unwrap_or_default();
+        let name = meta(existing, "name").unwrap_or_default();
         let subresource = opts.subresource.as_deref();
         if subresource.is_some_and(|s| s != "status")
             || (subresource == Some("status") && !res.status_subresource)
@@ -214,12 +215,21 @@ impl Inner {
         if res.custom.is_none() {
             self.validate(res, &incoming, &name)?;
         }
+        // What the client did with managedFields: kept them, cleared them
+        // (an empty list), or wrote others.
+        let incoming_mf = incoming.pointer("/metadata/managedFields");
+        let rewrites_mf =
+            incoming_mf.is_some() && incoming_mf != existing.pointer("/metadata/managedFields");
+        let clears_mf = incoming_mf
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.is_empty());
         let mut new = if subresource == Some("status") {
             let mut n = existing.clone();
             if let Some(m) = n.as_object_mut() {
-                match incoming.get("status") {
+                let mut incoming = incoming;
+                match incoming.as_object_mut().and_then(|i| i.remove("status")) {
                     Some(s) => {
-                        m.insert("status".into(), s.clone());
+                        m.insert("status".into(), s);
                     }
                     None => {
                         m.remove("status");
@@ -228,7 +238,7 @@ impl Inner {
             }
             n
         } else {
-            let mut n = incoming.clone();
+            let mut n = incoming;
             if res.status_subresource
                 && let Some(m) = n.as_object_mut()
             {
@@ -241,10 +251,11 @@ impl Inner {
                     }
                 }
             }
+            let empty = Map::new();
             let old_md = existing
                 .get("metadata")
-                .cloned()
-                .unwrap_or_else(|| json!({}));
+                .and_then(Value::as_object)
+                .unwrap_or(&empty);
             let md = meta_mut(&mut n);
             for k in [
                 "name",
@@ -277,11 +288,11 @@ impl Inner {
         }
         crate::builtin::default(res, &mut new);
         if subresource.is_none() {
-            crate::builtin::prepare_update(res, &mut new, &existing);
-            crate::builtin::allocate(self, res, &mut new, Some(&existing))?;
+            crate::builtin::prepare_update(res, &mut new, existing);
+            crate::builtin::allocate(self, res, &mut new, Some(existing))?;
         }
-        if is_deleting(&existing) {
-            let old_f = finalizers(&existing);
+        if is_deleting(existing) {
+            let old_f = finalizers(existing);
             let added: Vec<String> = finalizers(&new)
                 .into_iter()
                 .filter(|f| !old_f.contains(f))
@@ -303,16 +314,10 @@ impl Inner {
             }
         }
         // managedFields: explicitly rewritten by the client, computed by apply, or tracked.
-        let incoming_mf = incoming.pointer("/metadata/managedFields").cloned();
-        let existing_mf = existing.pointer("/metadata/managedFields").cloned();
         match managed {
             Some(entries) => write_managed(&mut new, &entries),
-            None if incoming_mf.is_some() && incoming_mf != existing_mf => {
-                if incoming_mf
-                    .as_ref()
-                    .and_then(Value::as_array)
-                    .is_some_and(|a| a.is_empty())
-                {
+            None if rewrites_mf => {
+                if clears_mf {
                     meta_mut(&mut new).remove("managedFields");
                 }
             }
@@ -321,14 +326,14 @@ impl Inner {
                     .field_manager
                     .clone()
                     .unwrap_or_else(|| "unknown".into());
-                track_update(res, Some(&existing), &mut new, &manager, subresource);
+                track_update(res, Some(existing), &mut new, &manager, subresource);
             }
         }
         omit_empty_metadata(&mut new);
-        if comparable(&new) == comparable(&existing) {
-            return Ok(existing);
+        if same_object(&new, existing) {
+            return Ok(existing.clone());
         }
-        if res.has_generation() && spec_part(&new) != spec_part(&existing) {
+        if res.has_generation() && spec_differs(&new, existing) {
             let g = existing
                 .pointer("/metadata/generation")
                 .and_then(Value::as_i64)
@@ -341,30 +346,30 @@ impl Inner {
             } else {
                 super_custom::Write::Update
             };
-            crate::builtin::validate_update(res, &new, &existing, subresource == Some("status"))?;
+            crate::builtin::validate_update(res, &new, existing, subresource == Some("status"))?;
             if subresource.is_none() {
-                for warning in crate::builtin::warnings(res, &new, Some(&existing)) {
+                for warning in crate::builtin::warnings(res, &new, Some(existing)) {
                     opts.warnings.add(warning);
                 }
             }
-            self.validate_custom(res, &new, Some(&existing), write, opts)?;
+            self.validate_custom(res, &new, Some(existing), write, opts)?;
         }
         if is_crd(res) && subresource.is_none() {
-            Inner::prepare_crd(&mut new, Some(&existing), opts)?;
+            Inner::prepare_crd(&mut new, Some(existing), opts)?;
         }
         if opts.dry_run {
             return Ok(new);
         }
         if is_crd(res) {
-            self.register_crd(&new, Some(&existing))?;
-            new = self.crd_status(new, Some(&existing));
+            self.register_crd(&new, Some(existing))?;
+            new = self.crd_status(new, Some(existing));
         }
         if is_deleting(&new) && finalizers(&new).is_empty() {
             // The write that removes the last finalizer deletes the object;
             // like the real server, it answers with the previous version
             // while the DELETED event carries a new one.
             let previous = existing.pointer("/metadata/resourceVersion").cloned();
-            let mut out = self.finish_delete(res, new.clone(), Some(existing));
+            let mut out = self.finish_delete(res, new);
             if let Some(rv) = previous {
                 meta_mut(&mut out).insert("resourceVersion".into(), rv);
             }
@@ -372,7 +377,7 @@ impl Inner {
             return Ok(out);
         }
         res.check_stored(&new)?;
-        let out = self.commit(res, EventType::Modified, new, Some(existing));
+        let out = self.commit(res, EventType::Modified, new);
         if is_deleting(&out) {
             self.collect_garbage();
         }

@@ -2,11 +2,19 @@
 
 use super::prelude::*;
 
+/// One line of a watch stream, written straight from the object.
 pub(crate) fn event_line(event_type: &str, object: &Value) -> Bytes {
-    let mut v =
-        serde_json::to_vec(&json!({"type": event_type, "object": object})).unwrap_or_default();
-    v.push(b'\n');
-    Bytes::from(v)
+    let mut line = Vec::with_capacity(4096);
+    line.extend_from_slice(b"{\"type\":");
+    let written = serde_json::to_writer(&mut line, event_type).and_then(|()| {
+        line.extend_from_slice(b",\"object\":");
+        serde_json::to_writer(&mut line, object)
+    });
+    if written.is_err() {
+        return Bytes::new();
+    }
+    line.extend_from_slice(b"}\n");
+    Bytes::from(line)
 }
 
 pub(crate) struct WatchGuard {
@@ -51,25 +59,24 @@ pub(crate) fn watch(
     let metadata_only = shape.metadata_only;
     let mut first = true;
     let sink = Box::new(move |ev: WatchEvent| {
-        let object = match &cols {
+        let kind = ev.event_type.as_str();
+        let line = match &cols {
             Some(cols) if ev.event_type != rekon_store::EventType::Bookmark => {
                 let rv = ev
                     .object
                     .pointer("/metadata/resourceVersion")
                     .and_then(Value::as_str)
                     .unwrap_or("");
-                let t = table::table(cols, rv, std::slice::from_ref(&ev.object), first);
+                let t = table::table(cols, rv, std::slice::from_ref(&*ev.object), first);
                 first = false;
-                t
+                event_line(kind, &t)
             }
             _ if metadata_only && ev.event_type != rekon_store::EventType::Bookmark => {
-                table::partial(&ev.object)
+                event_line(kind, &table::partial(&ev.object))
             }
-            _ => ev.object,
+            _ => event_line(kind, &ev.object),
         };
-        sink_tx
-            .send(event_line(ev.event_type.as_str(), &object))
-            .is_ok()
+        sink_tx.send(line).is_ok()
     });
     let timeout = query
         .get("timeoutSeconds")

@@ -257,7 +257,12 @@ pub(crate) fn allocate(
     let key = res.key();
     let objects = &store.objects;
     let held = store.services.get_or_insert_with(|| {
-        core::service::Held::of(objects.get(&key).into_iter().flat_map(|o| o.values()))
+        core::service::Held::of(
+            objects
+                .get(&key)
+                .into_iter()
+                .flat_map(|o| o.values().map(std::sync::Arc::as_ref)),
+        )
     });
     let ranges = core::service::Ranges::new(
         &store.config.service_cluster_ip_range,

@@ -323,7 +323,7 @@ impl Inner {
             && let Some(objects) = self.objects.get_mut(&key)
         {
             for object in objects.values_mut() {
-                schemas.redecode(object);
+                schemas.redecode(Arc::make_mut(object));
             }
         }
         Ok(())
@@ -470,13 +470,13 @@ impl Inner {
         let Some(info) = infos.into_iter().next() else {
             return;
         };
-        let objs: Vec<Value> = self
+        let objs: Vec<Arc<Value>> = self
             .objects
             .get(&info.key())
             .map(|m| m.values().cloned().collect())
             .unwrap_or_default();
         for o in objs {
-            self.commit(&info, EventType::Deleted, o.clone(), Some(o));
+            self.commit(&info, EventType::Deleted, Arc::unwrap_or_clone(o));
         }
     }
 }
