@@ -142,7 +142,24 @@ pub struct ModuleConfig {
     /// Settings of the module's webhooks, by the name the module gives each.
     #[serde(default)]
     pub webhooks: BTreeMap<String, WebhookConfig>,
+    /// Record the module's reconciles, for `rekon replay`.
+    pub record: Option<RecordConfig>,
 }
+
+/// What of a module's reconciles is recorded ([`crate::replay`]).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordConfig {
+    /// How many of the latest reconciles are kept in memory, served at
+    /// `/recordings/<module>` on the metrics port (default 100; 0 keeps
+    /// none).
+    pub last: Option<usize>,
+    /// A file every reconcile is appended to, as JSON lines.
+    pub file: Option<std::path::PathBuf>,
+}
+
+/// Reconciles kept in memory when `record:` does not say.
+pub const DEFAULT_RECORDED: usize = 100;
 
 /// The operator's settings of one webhook of a module: each overrides
 /// what the module declares.

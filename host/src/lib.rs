@@ -65,6 +65,7 @@ mod ha;
 mod host;
 mod informer;
 mod loader;
+pub mod replay;
 mod runtime;
 mod shared;
 mod source;
@@ -88,7 +89,7 @@ pub use contract::{
     AdmissionRequest, Conversion, ConversionRequest, FailurePolicy, Mutation, Operation, UserInfo,
     Verdict, Webhook, WebhookManifest, Webhooks,
 };
-pub use controller::ControllerConfig;
+pub use controller::{ControllerConfig, REASONS, reason_name, reason_of};
 pub use ha::LeaderConfig;
 pub use host::{Host, HostBuilder, HostError, SHUTDOWN_GRACE};
 pub use runtime::{

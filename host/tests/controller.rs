@@ -128,6 +128,10 @@ mod app {
 #[path = "controller/options.rs"]
 mod options;
 
+/// Recording live reconciles and replaying them against other versions.
+#[path = "controller/record.rs"]
+mod record;
+
 fn configmap(ns: &str, name: &str, annotations: Value, data: Value) -> Value {
     json!({
         "apiVersion": "v1", "kind": "ConfigMap",

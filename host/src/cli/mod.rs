@@ -1,4 +1,4 @@
-//! CLI: the `rekon` command, one file per subcommand (`new`, `run`, `dev`, `check`, `crd`, `pack`, `reconcile`, `admit`, `bench`, `uninstall`...).
+//! CLI: the `rekon` command, one file per subcommand (`new`, `run`, `dev`, `check`, `crd`, `pack`, `reconcile`, `replay`, `admit`, `bench`, `uninstall`...).
 //! May call: the library's public API only, like any program that embeds the host.
 
 mod admit;
@@ -12,6 +12,7 @@ mod pack;
 #[cfg(feature = "dev")]
 mod real;
 mod reconcile;
+mod replay;
 mod run;
 mod test;
 mod uninstall;
@@ -77,6 +78,8 @@ enum Command {
     Pack(pack::Args),
     /// Run one reconcile offline and print, as JSON lines, every host call and its answer, then the result.
     Reconcile(reconcile::Args),
+    /// Run recorded reconciles against another version of their module, offline; print where it differs.
+    Replay(replay::Args),
     /// Answer one AdmissionReview or ConversionReview offline with a module's webhooks, as JSON.
     Admit(admit::Args),
     /// Run a module's reconcile against test cases written in YAML; print each failure as a diff.
@@ -128,6 +131,7 @@ pub fn main() -> ExitCode {
             Command::New(args) => new::run(args),
             Command::Pack(args) => pack::run(&cli, args).await,
             Command::Reconcile(args) => reconcile::run(&cli, args).await,
+            Command::Replay(args) => replay::run(&cli, args).await,
             Command::Admit(args) => admit::run(&cli, args).await,
             Command::Test(args) => test::run(&cli, args).await,
             Command::Bench(args) => bench::run(&cli, args).await,

@@ -447,10 +447,10 @@ impl Case {
             .reason
             .as_deref()
             .map(|r| {
-                reason_named(r).with_context(|| {
+                rekon_host::reason_of(r).with_context(|| {
                     format!(
                         "request.reason: unknown reason {r:?} (one of {})",
-                        REASONS.join(", ")
+                        rekon_host::REASONS.map(rekon_host::reason_name).join(", ")
                     )
                 })
             })
@@ -515,39 +515,6 @@ fn identity(object: &Value) -> anyhow::Result<ObjectRef> {
             flow(object)
         )
     })
-}
-
-/// The reasons a case may give, as the WIT names them.
-const REASONS: [&str; 11] = [
-    "added",
-    "updated",
-    "deleted",
-    "finalizing",
-    "owned-changed",
-    "watched-changed",
-    "requeued",
-    "retry",
-    "resync",
-    "module-reloaded",
-    "manual",
-];
-
-fn reason_named(name: &str) -> Option<Reason> {
-    let reasons = [
-        Reason::Added,
-        Reason::Updated,
-        Reason::Deleted,
-        Reason::Finalizing,
-        Reason::OwnedChanged,
-        Reason::WatchedChanged,
-        Reason::Requeued,
-        Reason::Retry,
-        Reason::Resync,
-        Reason::ModuleReloaded,
-        Reason::Manual,
-    ];
-    let index = REASONS.iter().position(|r| *r == name)?;
-    Some(reasons[index])
 }
 
 fn expected_result(value: &Value) -> anyhow::Result<ExpectedResult> {

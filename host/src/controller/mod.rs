@@ -32,6 +32,7 @@ pub(crate) use primaries::Primaries;
 use queue::{Priority, QueueConfig, WorkQueue};
 use reconcile::Worker;
 use triggers::{Primary, Role, change_reason, keys, passes};
+pub use triggers::{REASONS, reason_name, reason_of};
 
 /// How long to wait before trying again to resolve a module's kinds.
 const RESOLVE_RETRY: Duration = Duration::from_secs(2);
@@ -50,6 +51,9 @@ pub struct ControllerConfig {
     pub backoff_base: Duration,
     /// Longest retry delay (default 1000 s).
     pub backoff_max: Duration,
+    /// Where the module's reconciles are recorded, when they are
+    /// ([`crate::replay::Recording`]).
+    pub recording: Option<Arc<crate::replay::Recording>>,
 }
 
 impl Default for ControllerConfig {
@@ -58,6 +62,7 @@ impl Default for ControllerConfig {
             concurrency: None,
             backoff_base: Duration::from_millis(5),
             backoff_max: Duration::from_secs(1000),
+            recording: None,
         }
     }
 }
@@ -149,6 +154,7 @@ pub(crate) async fn run(
                 .collect(),
         ),
         queue: WorkQueue::new(queue_config(&module, &start.config)),
+        recording: start.config.recording.clone(),
         metrics: shared.metrics.clone(),
         module,
     };

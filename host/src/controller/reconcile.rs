@@ -24,6 +24,8 @@ pub(crate) struct Worker {
     pub primary: super::Primaries,
     pub queue: WorkQueue<Key, Reason>,
     pub metrics: Arc<Metrics>,
+    /// Where each reconcile is recorded, when the operator asks for it.
+    pub recording: Option<Arc<crate::replay::Recording>>,
 }
 
 impl Worker {
@@ -81,10 +83,20 @@ impl Worker {
     /// still there to carry Events.
     async fn run(&self, request: &Request, waited: Duration, exists: bool) -> Completion {
         let manifest = self.module.manifest();
+        let started = std::time::SystemTime::now();
+        let options = DispatchOptions {
+            record: self.recording.is_some(),
+            ..DispatchOptions::default()
+        };
         let outcome = self
             .module
-            .reconcile(self.cluster.clone(), request, DispatchOptions::default())
+            .reconcile(self.cluster.clone(), request, options)
             .await;
+        if let Some(recording) = &self.recording {
+            let contract = self.module.contract_version();
+            let trace = crate::replay::Trace::of(manifest, contract, started, request, &outcome);
+            recording.push(trace);
+        }
         record_reconcile(&self.metrics, &manifest.name, waited, &outcome);
         if !outcome.denied.is_empty() && exists {
             // Once per reconcile, however many calls were refused.

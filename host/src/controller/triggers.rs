@@ -111,7 +111,28 @@ pub(crate) fn request_reason(
 }
 
 /// A reason as the WIT names it, for logs.
-pub(crate) fn reason_name(reason: Reason) -> &'static str {
+/// Every reason a request may have.
+pub const REASONS: [Reason; 11] = [
+    Reason::Added,
+    Reason::Updated,
+    Reason::Deleted,
+    Reason::Finalizing,
+    Reason::OwnedChanged,
+    Reason::WatchedChanged,
+    Reason::Requeued,
+    Reason::Retry,
+    Reason::Resync,
+    Reason::ModuleReloaded,
+    Reason::Manual,
+];
+
+/// The reason [`reason_name`] names `name`.
+pub fn reason_of(name: &str) -> Option<Reason> {
+    REASONS.into_iter().find(|r| reason_name(*r) == name)
+}
+
+/// A reason as the WIT names it: `added`, `owned-changed`...
+pub fn reason_name(reason: Reason) -> &'static str {
     match reason {
         Reason::Added => "added",
         Reason::Updated => "updated",

@@ -221,6 +221,21 @@ impl Supervisor {
         if let Some(concurrency) = self.config.modules.get(&name).and_then(|m| m.concurrency) {
             config.concurrency = Some(concurrency.max(1));
         }
+        if let Some(record) = self
+            .config
+            .modules
+            .get(&name)
+            .and_then(|m| m.record.as_ref())
+        {
+            config.recording = self.shared.metrics.recording(&name, || {
+                let last = record.last.unwrap_or(crate::config::DEFAULT_RECORDED);
+                crate::replay::Recording::new(last, record.file.as_deref())
+                    .inspect_err(|error| {
+                        tracing::error!(module = %name, error = %error, "cannot open the recording file: reconciles are not recorded");
+                    })
+                    .ok()
+            });
+        }
         let controller = module.reconciles().then(|| {
             Controller::spawn(
                 Dispatcher::wasm(module.clone(), self.stats.clone()),

@@ -109,6 +109,15 @@ impl Dispatcher {
         &self.manifest().name
     }
 
+    /// The contract the module was built for (`0.4.0`); `native` for a
+    /// native reconciler.
+    pub fn contract_version(&self) -> &'static str {
+        match &self.target {
+            Target::Wasm(module) => module.contract_version(),
+            Target::Native(_) => "native",
+        }
+    }
+
     /// The first 12 hex digits of the module's digest; `native` for a
     /// native reconciler.
     pub fn short_digest(&self) -> &str {

@@ -11,8 +11,8 @@ mod serve;
 pub(crate) use serve::serve;
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -122,6 +122,9 @@ pub struct Metrics {
     stopping: AtomicBool,
     /// Each running controller, and whether its primary cache has synced.
     controllers: Mutex<BTreeMap<String, bool>>,
+    /// The modules whose reconciles are recorded, served at
+    /// `/recordings/<module>`.
+    recordings: Mutex<BTreeMap<String, Arc<crate::replay::Recording>>>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -243,7 +246,32 @@ impl Metrics {
             ready: AtomicBool::new(false),
             stopping: AtomicBool::new(false),
             controllers: Mutex::new(BTreeMap::new()),
+            recordings: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// The recording of `module`'s reconciles: the one it has (kept across
+    /// its versions), or a new one from `make`.
+    pub(crate) fn recording(
+        &self,
+        module: &str,
+        make: impl FnOnce() -> Option<crate::replay::Recording>,
+    ) -> Option<Arc<crate::replay::Recording>> {
+        let mut recordings = self.recordings.lock().expect("recordings lock");
+        if let Some(recording) = recordings.get(module) {
+            return Some(recording.clone());
+        }
+        let recording = Arc::new(make()?);
+        recordings.insert(module.to_string(), recording.clone());
+        Some(recording)
+    }
+
+    /// The traces kept of `module`'s reconciles, as JSON lines; `None` when
+    /// they are not recorded.
+    pub fn recorded(&self, module: &str) -> Option<String> {
+        let recordings = self.recordings.lock().expect("recordings lock");
+        let recording = recordings.get(module)?;
+        Some(recording.traces().iter().map(|t| t.to_lines()).collect())
     }
 
     /// The metrics in the Prometheus text format.

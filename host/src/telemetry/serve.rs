@@ -58,11 +58,24 @@ fn answer(request: &Request<hyper::body::Incoming>, metrics: &Metrics) -> Respon
             "text/plain",
             "not ready: caches syncing or modules loading\n".to_string(),
         ),
-        _ => (
-            StatusCode::NOT_FOUND,
-            "text/plain",
-            "not found\n".to_string(),
-        ),
+        path => match path
+            .strip_prefix("/recordings/")
+            .map(|module| (module, metrics.recorded(module)))
+        {
+            Some((_, Some(traces))) => (StatusCode::OK, "application/jsonl", traces),
+            Some((module, None)) => (
+                StatusCode::NOT_FOUND,
+                "text/plain",
+                format!(
+                    "the reconciles of module {module:?} are not recorded (see `record:` in the operator configuration)\n"
+                ),
+            ),
+            None => (
+                StatusCode::NOT_FOUND,
+                "text/plain",
+                "not found\n".to_string(),
+            ),
+        },
     };
     Response::builder()
         .status(status)

@@ -250,14 +250,7 @@ mod selector {
     }
 
     fn options_metrics(port: u16) -> Option<String> {
-        use std::io::{Read as _, Write as _};
-        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-        stream
-            .write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
-            .ok()?;
-        let mut text = String::new();
-        stream.read_to_string(&mut text).ok()?;
-        Some(text)
+        support::http_get(port, "/metrics")
     }
 }
 

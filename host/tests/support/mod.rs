@@ -311,6 +311,17 @@ pub fn app(name: &str, replicas: i64) -> Value {
     })
 }
 
+/// The whole HTTP/1.0 answer to `GET path` on 127.0.0.1:`port`, or `None`
+/// when nothing answers there (yet).
+pub fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
 /// A free TCP port on 127.0.0.1.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

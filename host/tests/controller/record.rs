@@ -1,0 +1,124 @@
+use super::*;
+
+/// What `rekon replay` printed, and how it exited.
+fn replay(traces: &std::path::Path, module: &std::path::Path) -> (String, Option<i32>) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_rekon"))
+        .arg("replay")
+        .arg(traces)
+        .arg("--module")
+        .arg(module)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (text, output.status.code())
+}
+
+/// A module's live reconciles are recorded (to a file, and the last ones
+/// on the metrics port); replayed offline against the same build they
+/// agree, against a build that writes something else the difference is
+/// shown, and a recording of another module is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_reconciles_are_recorded_and_replayed_against_other_versions() {
+    let mut env = Env::new().await;
+    env.apply(namespace("shop"));
+    env.apply(configmap("shop", "one", json!({}), json!({})));
+    let traces = env.dir.path().join("misbehave.jsonl");
+    let config = env.dir.path().join("rekon.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "modules:\n  misbehave:\n    record:\n      last: 5\n      file: {}\n",
+            traces.display()
+        ),
+    )
+    .unwrap();
+    let port = support::free_port();
+    let metrics_addr = format!("127.0.0.1:{port}");
+    env.run(
+        &[rekon_test_artifacts::MISBEHAVE],
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--metrics-addr",
+            &metrics_addr,
+        ],
+    );
+    env.wait("the ConfigMap reconciled", || {
+        env.get("", "v1", "ConfigMap", Some("shop"), "one")
+            .filter(|c| c["data"]["reconciled"] == "true")
+    })
+    .await;
+    env.apply(configmap("shop", "two", json!({}), json!({})));
+    env.wait("the second ConfigMap reconciled", || {
+        env.get("", "v1", "ConfigMap", Some("shop"), "two")
+            .filter(|c| c["data"]["reconciled"] == "true")
+    })
+    .await;
+    env.settled().await;
+
+    // The file has each reconcile: what was asked, every call, the result.
+    let text = std::fs::read_to_string(&traces).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let patched = lines.iter().any(|l| {
+        l["call"] == "patch"
+            && l["args"]["name"] == "one"
+            && l["args"]["patch"]["data"]["reconciled"] == "true"
+    });
+    assert!(patched, "the patch of `one` is recorded: {text}");
+    let requests = lines
+        .iter()
+        .filter(|l| l["reconcile"]["module"] == "misbehave")
+        .count();
+    let results = lines
+        .iter()
+        .filter(|l| l.get("call").is_none() && l.get("result").is_some())
+        .count();
+    assert_eq!(requests, results, "each reconcile ends with its result");
+    // The metrics port serves the latest five.
+    let served = support::http_get(port, "/recordings/misbehave").unwrap();
+    assert!(served.starts_with("HTTP/1.0 200") || served.starts_with("HTTP/1.1 200"));
+    let served_requests = served.matches("{\"reconcile\":").count();
+    assert_eq!(served_requests, requests.min(5), "{served}");
+    let missing = support::http_get(port, "/recordings/other").unwrap();
+    assert!(missing.contains("404") && missing.contains("not recorded"));
+
+    // The same build does what was recorded.
+    let (out, code) = replay(
+        &traces,
+        std::path::Path::new(rekon_test_artifacts::MISBEHAVE),
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains(&format!("{requests}/{requests} recorded reconciles agree")),
+        "{out}"
+    );
+    // A build that stamps another mark writes something else: shown.
+    let other = env.dir.path().join("misbehave-b.wasm");
+    std::fs::write(
+        &other,
+        support::misbehave_with(misbehave::BUILD_MARK, "misbehave-build-B"),
+    )
+    .unwrap();
+    let (out, code) = replay(&traces, &other);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("differ  shop/one"), "{out}");
+    assert!(
+        out.contains("\"behaved-by\":\"misbehave-build-A\"")
+            && out.contains("\"behaved-by\":\"misbehave-build-B\""),
+        "the differing patch is shown: {out}"
+    );
+    // A recording of another module is refused.
+    let (out, code) = replay(&traces, std::path::Path::new(rekon_test_artifacts::APP));
+    assert_ne!(code, Some(0), "{out}");
+    assert!(
+        out.contains("a reconcile of module \"misbehave\", not of \"app\""),
+        "{out}"
+    );
+}
