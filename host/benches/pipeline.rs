@@ -279,6 +279,9 @@ enum Logic {
     /// The same `app` built for contract 0.1.0: no predicates, every
     /// change of an App queues it.
     WasmAnyChange,
+    /// `app` serving, with a second copy of it as its shadow (every
+    /// reconcile run again, its writes dry runs, compared).
+    WasmShadow,
     Native,
     /// The peer: a kube-rs `Controller`, in a process of its own ([`peer`]).
     KubeRs,
@@ -355,6 +358,16 @@ fn pipeline(logic: Logic, sizes: &Sizes) {
             "app.wasm",
             std::fs::read(rekon_test_artifacts::APP_V0_1).expect("the 0.1.0 app is kept"),
         ),
+        Logic::WasmShadow => {
+            let app = std::fs::read(rekon_test_artifacts::APP).expect("the app guest is built");
+            let config: rekon_host::HostConfig =
+                serde_yaml::from_str("modules:\n  app:\n    shadow: app-shadow.wasm\n")
+                    .expect("a configuration");
+            builder
+                .config(config)
+                .module("app.wasm", app.clone())
+                .module("app-shadow.wasm", app)
+        }
         Logic::Native => builder.native(native::app()),
         Logic::KubeRs => unreachable!("the peer runs without a host"),
     };
@@ -1020,6 +1033,7 @@ fn main() {
         match role.as_str() {
             "wasm" => pipeline(Logic::Wasm, &sizes),
             "wasm-any-change" => pipeline(Logic::WasmAnyChange, &sizes),
+            "wasm-shadow" => pipeline(Logic::WasmShadow, &sizes),
             "backlog" => options::backlog(&sizes),
             "cache-metadata" => options::metadata_cache(&sizes),
             "serve-marked-config-maps" => options::serve_marked_config_maps(),
@@ -1181,6 +1195,21 @@ fn main() {
         "idle_rss_over_kubers",
         number(&wasm, "idle_rss_mb") / number(&kubers, "idle_rss_mb"),
         "ratio",
+    );
+
+    // Shadowing: the serving version's throughput with a shadow of the
+    // same module running (every reconcile run again, its writes dry
+    // runs), and the host CPU per serving reconcile then.
+    let shadow = measure("wasm-shadow", full, &peer);
+    emit(
+        "shadow_over_live_throughput",
+        per_second(&shadow) / per_second(&wasm),
+        "ratio",
+    );
+    emit(
+        "shadow_host_cpu_us_per_reconcile",
+        cpu_per_reconcile(&shadow),
+        "us",
     );
 
     // Predicates: reconciles per edited App, its follow-ups included (the

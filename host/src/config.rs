@@ -144,6 +144,11 @@ pub struct ModuleConfig {
     pub webhooks: BTreeMap<String, WebhookConfig>,
     /// Record the module's reconciles, for `rekon replay`.
     pub record: Option<RecordConfig>,
+    /// A module file (as given to `rekon run`, or in its `--modules`
+    /// directory) run as this module's shadow: it reconciles what the
+    /// serving version reconciles, its writes sent as dry runs and
+    /// compared (see `rekon rollout status`).
+    pub shadow: Option<String>,
 }
 
 /// What of a module's reconciles is recorded ([`crate::replay`]).

@@ -66,6 +66,7 @@ mod host;
 mod informer;
 mod loader;
 pub mod replay;
+pub mod rollout;
 mod runtime;
 mod shared;
 mod source;

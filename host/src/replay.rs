@@ -81,11 +81,7 @@ impl Trace {
                 "attempt": request.attempt,
                 "object": object,
             }),
-            calls: outcome
-                .calls
-                .iter()
-                .map(|c| serde_json::to_value(c).unwrap_or_default())
-                .collect(),
+            calls: calls_json(&outcome.calls),
             result: result_json(&outcome.result),
         };
         redact(&mut trace.request);
@@ -224,6 +220,14 @@ fn header_trace(header: &Value) -> Result<Trace, String> {
         calls: Vec::new(),
         result: Value::Null,
     })
+}
+
+/// Recorded calls as JSON (`call`, `args`, `result`).
+pub(crate) fn calls_json(calls: &[crate::CallRecord]) -> Vec<Value> {
+    calls
+        .iter()
+        .map(|c| serde_json::to_value(c).unwrap_or_default())
+        .collect()
 }
 
 /// A reconcile's result as a trace and `rekon reconcile` print it.
@@ -377,11 +381,7 @@ pub async fn replay(module: &Module, trace: &Trace) -> Result<Replayed, String> 
             },
         )
         .await;
-    let mut replayed: Vec<Value> = outcome
-        .calls
-        .iter()
-        .map(|c| serde_json::to_value(c).unwrap_or_default())
-        .collect();
+    let mut replayed = calls_json(&outcome.calls);
     replayed.iter_mut().for_each(redact);
     let mut differences = compare_calls(&trace.calls, &replayed);
     let result = result_json(&outcome.result);

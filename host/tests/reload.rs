@@ -445,3 +445,55 @@ async fn a_cold_module_serves_on_baseline_code_until_optimised_code_takes_over()
         );
     }
 }
+
+/// A version shipped in a ConfigMap annotated `rekon.dev/rollout: shadow`
+/// shadows the serving version of its module instead of replacing it (its
+/// writes dry runs, the difference shown at `/rollout/<module>`); deleting
+/// it ends the shadow, and the serving version never stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configmap_marked_shadow_shadows_the_serving_version() {
+    let mut env = Env::new().await;
+    let port = support::free_port();
+    let metrics_addr = format!("127.0.0.1:{port}");
+    env.run(
+        &[],
+        &["--watch-configmaps", "--metrics-addr", &metrics_addr],
+    );
+    for document in pack(&version("misbehave-build-A"), "misbehave", &[]) {
+        env.apply(document);
+    }
+    env.apply(configmap("one"));
+    behaved_by(&env, "one", "misbehave-build-A").await;
+
+    let mut shadow = pack(&version("misbehave-build-B"), "misbehave-next", &[]);
+    let head = shadow.last_mut().unwrap();
+    head["metadata"]["annotations"]["rekon.dev/rollout"] = json!("shadow");
+    for document in shadow {
+        env.apply(document);
+    }
+    let status = env
+        .wait("the shadow's comparison", || {
+            support::http_get(port, "/rollout/misbehave")
+                .filter(|s| s.contains("differ  default/one"))
+        })
+        .await;
+    assert!(
+        status.contains("from configmap:default/misbehave-next"),
+        "{status}"
+    );
+    assert!(status.contains("misbehave-build-B"), "{status}");
+    // The serving version serves; the shadow's writes were dry runs.
+    env.apply(configmap("two"));
+    behaved_by(&env, "two", "misbehave-build-A").await;
+    behaved_by(&env, "one", "misbehave-build-A").await;
+
+    // Deleting the shadow's ConfigMap ends the shadow.
+    let configmaps = env.resource("", "v1", "ConfigMap");
+    env.store()
+        .delete(&configmaps, Some("default"), "misbehave-next", None)
+        .unwrap();
+    env.wait("the shadow gone", || {
+        support::http_get(port, "/rollout/misbehave").filter(|s| s.contains("no shadow"))
+    })
+    .await;
+}

@@ -1,4 +1,4 @@
-//! CLI: the `rekon` command, one file per subcommand (`new`, `run`, `dev`, `check`, `crd`, `pack`, `reconcile`, `replay`, `admit`, `bench`, `uninstall`...).
+//! CLI: the `rekon` command, one file per subcommand (`new`, `run`, `dev`, `check`, `crd`, `pack`, `reconcile`, `replay`, `rollout`, `admit`, `bench`, `uninstall`...).
 //! May call: the library's public API only, like any program that embeds the host.
 
 mod admit;
@@ -13,6 +13,7 @@ mod pack;
 mod real;
 mod reconcile;
 mod replay;
+mod rollout;
 mod run;
 mod test;
 mod uninstall;
@@ -80,6 +81,8 @@ enum Command {
     Reconcile(reconcile::Args),
     /// Run recorded reconciles against another version of their module, offline; print where it differs.
     Replay(replay::Args),
+    /// Safe rollout: what a module's shadow version does (`status`), from a running host.
+    Rollout(rollout::Args),
     /// Answer one AdmissionReview or ConversionReview offline with a module's webhooks, as JSON.
     Admit(admit::Args),
     /// Run a module's reconcile against test cases written in YAML; print each failure as a diff.
@@ -132,6 +135,7 @@ pub fn main() -> ExitCode {
             Command::Pack(args) => pack::run(&cli, args).await,
             Command::Reconcile(args) => reconcile::run(&cli, args).await,
             Command::Replay(args) => replay::run(&cli, args).await,
+            Command::Rollout(args) => rollout::run(args),
             Command::Admit(args) => admit::run(&cli, args).await,
             Command::Test(args) => test::run(&cli, args).await,
             Command::Bench(args) => bench::run(&cli, args).await,

@@ -99,6 +99,15 @@ impl Cluster for Fenced {
         self.inner.delete(target, propagation).await
     }
 
+    fn dry_run(&self) -> Option<Arc<dyn Cluster>> {
+        Some(Arc::new(Fenced {
+            inner: self.inner.dry_run()?,
+            leadership: self.leadership.clone(),
+            module: self.module.clone(),
+            metrics: self.metrics.clone(),
+        }))
+    }
+
     async fn record_event(
         &self,
         regarding: &ObjectRef,

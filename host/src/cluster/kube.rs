@@ -25,6 +25,8 @@ pub(crate) struct KubeCluster {
     discovery: Arc<Discovery>,
     informers: Arc<Informers>,
     recorder: Recorder,
+    /// Writes are server-side dry runs, Events are not recorded.
+    dry_run: bool,
 }
 
 impl KubeCluster {
@@ -50,6 +52,7 @@ impl KubeCluster {
             discovery,
             informers,
             recorder,
+            dry_run: false,
         }
     }
 
@@ -135,9 +138,9 @@ fn build(
     result.map_err(|e| api_error(400, "BadRequest", &e.to_string()))
 }
 
-fn post_params(field_manager: &str) -> PostParams {
+fn post_params(field_manager: &str, dry_run: bool) -> PostParams {
     PostParams {
-        dry_run: false,
+        dry_run,
         field_manager: Some(field_manager.to_string()),
     }
 }
@@ -214,9 +217,10 @@ impl Cluster for KubeCluster {
     ) -> Result<String, ApiError> {
         let resolved = self.resolve(kind).await?;
         let request = kube::core::Request::new(resolved.url_path(namespace));
-        self.send(build(
-            request.create(&post_params(field_manager), object.as_bytes().to_vec()),
-        )?)
+        self.send(build(request.create(
+            &post_params(field_manager, self.dry_run),
+            object.as_bytes().to_vec(),
+        ))?)
         .await
     }
 
@@ -229,7 +233,7 @@ impl Cluster for KubeCluster {
     ) -> Result<String, ApiError> {
         let resolved = self.resolve(&target.kind).await?;
         let request = kube::core::Request::new(resolved.url_path(target.namespace.as_deref()));
-        let params = post_params(field_manager);
+        let params = post_params(field_manager, self.dry_run);
         let body = object.as_bytes().to_vec();
         let http = if status {
             request.replace_subresource("status", &target.name, &params, body)
@@ -261,6 +265,9 @@ impl Cluster for KubeCluster {
         if force {
             url.push_str("&force=true");
         }
+        if self.dry_run {
+            url.push_str("&dryRun=All");
+        }
         let request = http::Request::patch(url)
             .header(http::header::CONTENT_TYPE, content_type)
             .body(body.as_bytes().to_vec())
@@ -281,11 +288,21 @@ impl Cluster for KubeCluster {
                 Propagation::Foreground => PropagationPolicy::Foreground,
                 Propagation::Orphan => PropagationPolicy::Orphan,
             }),
+            dry_run: self.dry_run,
             ..DeleteParams::default()
         };
         self.send(build(request.delete(&target.name, &params))?)
             .await
             .map(|_| ())
+    }
+
+    fn dry_run(&self) -> Option<Arc<dyn Cluster>> {
+        Some(Arc::new(KubeCluster {
+            discovery: self.discovery.clone(),
+            informers: self.informers.clone(),
+            recorder: self.recorder.clone(),
+            dry_run: true,
+        }))
     }
 
     async fn record_event(
@@ -296,6 +313,9 @@ impl Cluster for KubeCluster {
         message: &str,
         component: &str,
     ) -> Result<(), ApiError> {
+        if self.dry_run {
+            return Ok(());
+        }
         let uid = self
             .informers
             .cached(

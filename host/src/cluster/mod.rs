@@ -11,6 +11,8 @@ pub(crate) mod fence;
 pub(crate) mod kube;
 pub(crate) mod memory;
 
+use std::sync::Arc;
+
 use crate::contract::{ApiError, EventType, Gvk, Index, ObjectRef, PatchType, Propagation};
 
 /// The cluster a guest's host calls are served from. Two implementations
@@ -82,6 +84,13 @@ pub trait Cluster: Send + Sync + 'static {
         target: &ObjectRef,
         propagation: Option<Propagation>,
     ) -> Result<(), ApiError>;
+    /// This cluster with every write sent as a server-side dry run
+    /// (`dryRun=All`: admitted, validated and answered as it would be
+    /// stored, nothing persisted) and Events not recorded; `None` when the
+    /// backend cannot dry-run.
+    fn dry_run(&self) -> Option<Arc<dyn Cluster>> {
+        None
+    }
     /// Records an Event about an object, reported by `component`. Best
     /// effort: a backend hands the Event over and returns without waiting
     /// for the API server, and answers an error only for an Event it

@@ -155,6 +155,7 @@ pub(crate) async fn run(
         ),
         queue: WorkQueue::new(queue_config(&module, &start.config)),
         recording: start.config.recording.clone(),
+        rollout: shared.metrics.rollouts.of(&name),
         metrics: shared.metrics.clone(),
         module,
     };
@@ -165,8 +166,15 @@ pub(crate) async fn run(
             tokio::spawn(feed(informer, source, worker.clone(), start.reloaded))
         })
         .collect();
+    worker.rollout.set_serving(Some(format!(
+        "{} ({})",
+        worker.module.manifest().version,
+        worker.module.short_digest()
+    )));
     worker.primary.wait_ready().await;
-    let resync = resync_task(&worker);
+    let resync = resync_task(&worker)
+        .into_iter()
+        .chain([shadow_task(&worker)]);
     shared.metrics.controller_synced(&name);
     tracing::info!(module = %name, objects = worker.primary.len(), concurrency = worker.queue.concurrency(), "controller running");
     dispatch(&worker, &leadership, &informers, stop).await;
@@ -196,6 +204,33 @@ fn resync_task(worker: &Worker) -> Option<tokio::task::JoinHandle<()>> {
             }
         },
     )))
+}
+
+/// Queues every primary once (low priority) whenever a shadow version
+/// arrives, so that the shadow compares each object, not only those that
+/// change next.
+fn shadow_task(worker: &Worker) -> tokio::task::JoinHandle<()> {
+    let worker = worker.clone();
+    let mut arrivals = worker.rollout.arrivals();
+    tokio::spawn(async move {
+        // A shadow already there when this controller starts counts too.
+        let mut pending = worker.rollout.shadow().is_some();
+        loop {
+            if pending {
+                for object in worker.primary.list() {
+                    let key = (
+                        object.namespace().map(str::to_string),
+                        object.name().to_string(),
+                    );
+                    worker.queue.add_with(key, Reason::Resync, Priority::Low);
+                }
+            }
+            if arrivals.changed().await.is_err() {
+                return;
+            }
+            pending = true;
+        }
+    })
 }
 
 /// The queue's settings for `module`.

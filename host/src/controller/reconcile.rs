@@ -26,6 +26,8 @@ pub(crate) struct Worker {
     pub metrics: Arc<Metrics>,
     /// Where each reconcile is recorded, when the operator asks for it.
     pub recording: Option<Arc<crate::replay::Recording>>,
+    /// The module's rollout: the shadow that reconciles each request too.
+    pub rollout: Arc<crate::rollout::Rollout>,
 }
 
 impl Worker {
@@ -84,8 +86,9 @@ impl Worker {
     async fn run(&self, request: &Request, waited: Duration, exists: bool) -> Completion {
         let manifest = self.module.manifest();
         let started = std::time::SystemTime::now();
+        let shadow = self.rollout.shadow();
         let options = DispatchOptions {
-            record: self.recording.is_some(),
+            record: self.recording.is_some() || shadow.is_some(),
             ..DispatchOptions::default()
         };
         let outcome = self
@@ -96,6 +99,9 @@ impl Worker {
             let contract = self.module.contract_version();
             let trace = crate::replay::Trace::of(manifest, contract, started, request, &outcome);
             recording.push(trace);
+        }
+        if let Some(shadow) = shadow {
+            self.shadow(shadow, request, &outcome);
         }
         record_reconcile(&self.metrics, &manifest.name, waited, &outcome);
         if !outcome.denied.is_empty() && exists {
@@ -136,6 +142,102 @@ impl Worker {
                 }
             }
         }
+    }
+
+    /// Reconciles `request` with the shadow too, on a task of its own (once
+    /// one of the module's shadow slots is free; not at all when too many
+    /// wait), its writes dry runs, and keeps how its writes compare with
+    /// the serving version's.
+    fn shadow(
+        &self,
+        shadow: crate::rollout::Shadow,
+        request: &Request,
+        serving: &crate::runtime::Outcome,
+    ) {
+        use crate::rollout::{Compared, diff, writes_text};
+        let module = self.module.name().to_string();
+        let label = crate::telemetry::ModuleLabel {
+            module: module.clone(),
+        };
+        let Some(queued) = self.rollout.queue() else {
+            self.metrics.shadow_skipped.get_or_create(&label).inc();
+            return;
+        };
+        let serving_writes = writes_text(&crate::replay::calls_json(&serving.calls));
+        let serving_result = crate::replay::result_json(&serving.result);
+        let serving_version = self.module.manifest().version.clone();
+        let (rollout, metrics, cluster) = (
+            self.rollout.clone(),
+            self.metrics.clone(),
+            self.cluster.clone(),
+        );
+        let request = request.clone();
+        tokio::spawn(async move {
+            let _slot = rollout.slot().await;
+            drop(queued);
+            let reason = super::triggers::reason_name(request.reason).to_string();
+            let shadow_version = shadow.module.manifest().version.clone();
+            let compared = match cluster.dry_run() {
+                None => Compared {
+                    reason,
+                    diff: Vec::new(),
+                    error: Some("this cluster cannot dry-run the shadow's writes".into()),
+                },
+                Some(dry) => {
+                    let options = DispatchOptions {
+                        record: true,
+                        ..DispatchOptions::default()
+                    };
+                    let outcome = shadow.module.reconcile(dry, &request, options).await;
+                    let writes = writes_text(&crate::replay::calls_json(&outcome.calls));
+                    let mut diff = diff(
+                        &serving_writes,
+                        &writes,
+                        (&serving_version, &shadow_version),
+                    );
+                    let result = crate::replay::result_json(&outcome.result);
+                    let mut error = None;
+                    if result != serving_result {
+                        match &outcome.result {
+                            Err(failure) => error = Some(failure.to_string()),
+                            Ok(_) => diff
+                                .push(format!("result: serving {serving_result}, shadow {result}")),
+                        }
+                    }
+                    Compared {
+                        reason,
+                        diff,
+                        error,
+                    }
+                }
+            };
+            metrics.shadow_reconciles.get_or_create(&label).inc();
+            if !compared.agrees() {
+                metrics.shadow_differences.get_or_create(&label).inc();
+            }
+            if compared.error.is_some() {
+                metrics.shadow_errors.get_or_create(&label).inc();
+                tracing::warn!(module = %module, object = %request.target.name, error = compared.error.as_deref(), "shadow reconcile failed");
+            }
+            let object = match &request.target.namespace {
+                Some(ns) => format!("{ns}/{}", request.target.name),
+                None => request.target.name.clone(),
+            };
+            if rollout.keep(&object, compared) {
+                let message = format!(
+                    "shadow version {shadow_version} of module {module} writes differently from serving version {serving_version}: see `rekon rollout status {module}`"
+                );
+                let _ = cluster
+                    .record_event(
+                        &request.target,
+                        EventType::Warning,
+                        "ShadowDiffers",
+                        &message,
+                        &format!("rekon-{module}"),
+                    )
+                    .await;
+            }
+        });
     }
 
     /// Records a Warning Event about `target` (best effort, never waits).

@@ -150,6 +150,17 @@ impl Supervisor {
                 let this = self.clone();
                 tokio::spawn(async move { this.unload(&name, &origin).await });
             }
+            Decision::Shadow(version) => self.shadow(version),
+            Decision::Unshadow { name, origin } => {
+                let rollout = self.shared.metrics.rollouts.of(&name);
+                if rollout
+                    .shadow()
+                    .is_some_and(|s| s.origin == origin.to_string())
+                {
+                    rollout.set_shadow(None);
+                    tracing::info!(%origin, module = %name, "shadow unloaded: its source is gone");
+                }
+            }
             Decision::Refuse {
                 origin,
                 reason,
@@ -160,6 +171,29 @@ impl Supervisor {
                 tokio::spawn(async move { this.refuse(&origin, reason, &message, serving).await });
             }
         }
+    }
+
+    /// Runs `version` as the shadow of its module (in place of the shadow
+    /// it had): it reconciles what the serving version reconciles, its
+    /// writes dry runs.
+    fn shadow(&self, version: Version) {
+        let Version { origin, module, .. } = version;
+        let name = module.name().to_string();
+        tracing::info!(
+            %origin,
+            module = %name,
+            version = %module.manifest().version,
+            digest = module.digest(),
+            "shadow loaded: it reconciles beside the serving version, its writes dry runs"
+        );
+        self.shared
+            .metrics
+            .rollouts
+            .of(&name)
+            .set_shadow(Some(crate::rollout::Shadow {
+                module: Dispatcher::wasm(module, Arc::default()),
+                origin: origin.to_string(),
+            }));
     }
 
     fn slot(&self, name: &str) -> Slot {

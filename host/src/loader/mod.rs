@@ -14,7 +14,7 @@ use tokio::task::JoinSet;
 
 use crate::config::HostConfig;
 use crate::runtime::{Engine, Module, digest};
-use crate::source::{Origin, SourceEvent};
+use crate::source::{Origin, Rollout, SourceEvent};
 
 /// What the loader hands the supervisor.
 #[derive(Debug)]
@@ -22,6 +22,16 @@ pub(crate) enum Decision {
     /// A validated version of a module, to run (instead of the running
     /// version of the same module, if any).
     Install(Version),
+    /// A validated version to run as the shadow of the serving version of
+    /// its module (replacing the shadow it has, if any).
+    Shadow(Version),
+    /// The shadow of module `name`, provided by `origin`, is gone.
+    Unshadow {
+        /// The module's name.
+        name: String,
+        /// Where the shadow came from.
+        origin: Origin,
+    },
     /// The module `name`, provided by `origin`, is gone.
     Unload {
         /// The module's name.
@@ -63,13 +73,18 @@ struct OriginState {
     /// Bumped by every event: a compile that finishes for an older one is
     /// dropped.
     generation: u64,
+    /// How its newest version is marked to run.
+    rollout: Rollout,
     /// The module name this origin provides while it runs.
     provides: Option<String>,
+    /// The module this origin's version shadows.
+    shadows: Option<String>,
 }
 
 /// The result of one compile.
 struct Compiled {
     origin: Origin,
+    rollout: Rollout,
     generation: u64,
     loaded: Result<Module, crate::runtime::ModuleError>,
 }
@@ -105,13 +120,18 @@ impl Loader {
     /// or decides at once.
     pub fn event(&mut self, event: SourceEvent) -> Option<Decision> {
         match event {
-            SourceEvent::Upsert { origin, bytes } => {
+            SourceEvent::Upsert {
+                origin,
+                bytes,
+                rollout,
+            } => {
                 let state = self.origins.entry(origin.clone()).or_default();
                 let digest = digest(&bytes);
-                if state.digest.as_deref() == Some(digest.as_str()) {
+                if state.digest.as_deref() == Some(digest.as_str()) && state.rollout == rollout {
                     return None;
                 }
                 state.digest = Some(digest);
+                state.rollout = rollout;
                 state.generation += 1;
                 let generation = state.generation;
                 if state.provides.is_some() {
@@ -122,6 +142,7 @@ impl Loader {
                     let loaded = Module::load(&engine, &bytes).await;
                     Compiled {
                         origin,
+                        rollout,
                         generation,
                         loaded,
                     }
@@ -130,6 +151,9 @@ impl Loader {
             }
             SourceEvent::Remove { origin } => {
                 let state = self.origins.remove(&origin)?;
+                if let Some(name) = state.shadows {
+                    return Some(Decision::Unshadow { name, origin });
+                }
                 let name = state.provides?;
                 self.names.remove(&name);
                 Some(Decision::Unload { name, origin })
@@ -175,6 +199,7 @@ impl Loader {
     fn decide(&mut self, compiled: Compiled) -> Option<Decision> {
         let Compiled {
             origin,
+            rollout,
             generation,
             loaded,
         } = compiled;
@@ -196,7 +221,20 @@ impl Loader {
             Err(error) => return Some(refuse(error.metric_label(), error_chain(&error))),
         };
         let name = module.name().to_string();
-        if let Some(owner) = self.names.get(&name).filter(|o| **o != origin) {
+        let shadow = rollout == Rollout::Shadow
+            || self
+                .config
+                .modules
+                .get(&name)
+                .and_then(|m| m.shadow.as_deref())
+                .is_some_and(|path| origin_is(&origin, path));
+        if shadow && serving.is_some() {
+            let message = format!(
+                "a version that serves cannot turn into a shadow: run the shadow of module {name:?} from another source"
+            );
+            return Some(refuse("serving_as_shadow", message));
+        }
+        if let Some(owner) = self.names.get(&name).filter(|o| **o != origin && !shadow) {
             // The first source to provide a name keeps it until it goes.
             let message = format!("another source provides module {name:?}: {owner}");
             return Some(refuse("name_taken", message));
@@ -219,6 +257,15 @@ impl Loader {
         });
         if let Err(error) = overridden {
             return Some(refuse("invalid_configuration", error.to_string()));
+        }
+        if shadow {
+            let reload = state.shadows.replace(name).is_some();
+            return Some(Decision::Shadow(Version {
+                origin,
+                module,
+                reload,
+                replaces: None,
+            }));
         }
         let reload = serving.as_deref() == Some(name.as_str());
         let replaces = serving.filter(|p| *p != name);
@@ -254,6 +301,20 @@ pub(crate) fn upsert(origin: Origin, bytes: Vec<u8>) -> SourceEvent {
     SourceEvent::Upsert {
         origin,
         bytes: Arc::new(bytes),
+        rollout: Rollout::Serve,
+    }
+}
+
+/// Whether `origin` is the module file `path` names (as given to the host,
+/// or in a watched directory).
+fn origin_is(origin: &Origin, path: &str) -> bool {
+    match origin {
+        Origin::Given(given) => given == path,
+        Origin::File(file) => {
+            file == std::path::Path::new(path)
+                || std::fs::canonicalize(path).is_ok_and(|p| p == *file)
+        }
+        Origin::ConfigMap { .. } => false,
     }
 }
 

@@ -141,3 +141,58 @@ async fn the_operators_configuration_narrows_what_a_module_may_do() {
     assert!(!module.allows(Verbs::GET, &configmap, Some("team-b")));
     assert!(!module.allows(Verbs::PATCH, &configmap, Some("team-a")));
 }
+
+/// A version marked shadow (by its ConfigMap, or named in the operator's
+/// configuration) shadows the module another origin serves, instead of
+/// being refused as a second provider of the name; its source going ends
+/// the shadow, not the module; a serving origin cannot turn into a shadow.
+#[tokio::test]
+async fn a_version_marked_shadow_shadows_instead_of_taking_the_name() {
+    let mut loader = Loader::new(engine(), HostConfig::default());
+    loader.event(upsert(file("a.wasm"), misbehave()));
+    installed(decided(&mut loader).await);
+    let marked = Origin::ConfigMap {
+        namespace: "rekon".into(),
+        name: "next".into(),
+    };
+    loader.event(SourceEvent::Upsert {
+        origin: marked.clone(),
+        bytes: Arc::new(another_version(misbehave(), b'n')),
+        rollout: Rollout::Shadow,
+    });
+    match decided(&mut loader).await {
+        Decision::Shadow(version) => assert_eq!(version.origin, marked),
+        other => panic!("expected a shadow, got {other:?}"),
+    }
+    match loader.event(SourceEvent::Remove {
+        origin: marked.clone(),
+    }) {
+        Some(Decision::Unshadow { name, origin }) => {
+            assert_eq!((name.as_str(), origin), (misbehave::NAME, marked));
+        }
+        other => panic!("expected the shadow to go, got {other:?}"),
+    }
+    // Named in the configuration: a file.
+    let config: HostConfig =
+        serde_yaml::from_str("modules:\n  misbehave:\n    shadow: b.wasm\n").unwrap();
+    let mut loader = Loader::new(engine(), config);
+    loader.event(upsert(file("a.wasm"), misbehave()));
+    installed(decided(&mut loader).await);
+    loader.event(upsert(file("b.wasm"), another_version(misbehave(), b'b')));
+    assert!(matches!(decided(&mut loader).await, Decision::Shadow(_)));
+    // The serving origin marked shadow: refused, it keeps serving.
+    loader.event(SourceEvent::Upsert {
+        origin: file("a.wasm"),
+        bytes: Arc::new(misbehave()),
+        rollout: Rollout::Shadow,
+    });
+    match decided(&mut loader).await {
+        Decision::Refuse {
+            reason, serving, ..
+        } => {
+            assert_eq!(reason, "serving_as_shadow");
+            assert_eq!(serving.as_deref(), Some(misbehave::NAME));
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}

@@ -159,12 +159,19 @@ fn compare(
             name: text("name"),
         };
         present.push(origin.clone());
+        let rollout = match manifest["metadata"]["annotations"][super::ROLLOUT_ANNOTATION].as_str()
+        {
+            Some("shadow") => super::Rollout::Shadow,
+            _ => super::Rollout::Serve,
+        };
         let (state, event) = match pack::assemble(manifest, configmaps) {
             Ok(bytes) => {
-                let digest = crate::runtime::digest(&bytes);
+                // A change of the rollout annotation alone is news too.
+                let digest = format!("{} {rollout:?}", crate::runtime::digest(&bytes));
                 let event = SourceEvent::Upsert {
                     origin: origin.clone(),
                     bytes: Arc::new(bytes),
+                    rollout,
                 };
                 (digest, event)
             }

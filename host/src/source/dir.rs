@@ -99,6 +99,7 @@ pub fn watch_dir(
                     let _ = events.send(SourceEvent::Upsert {
                         origin: Origin::File(path.clone()),
                         bytes: bytes.clone(),
+                        rollout: super::Rollout::Serve,
                     });
                 }
             }

@@ -48,6 +48,22 @@ pub const DEBOUNCE: Duration = Duration::from_millis(50);
 /// parts of one `kubectl apply` arrive within milliseconds of each other.
 pub const CONFIGMAP_QUIET: Duration = Duration::from_millis(100);
 
+/// The annotation of a module ConfigMap (`rekon pack`'s head) that says
+/// how its version is run: `shadow` beside the serving version (see
+/// [`Rollout`]); absent or anything else, it serves.
+pub const ROLLOUT_ANNOTATION: &str = "rekon.dev/rollout";
+
+/// How a module version is run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Rollout {
+    /// It serves: the module's requests are reconciled by it.
+    #[default]
+    Serve,
+    /// It shadows the serving version of its module: it reconciles the
+    /// same requests, its writes sent as dry runs and compared.
+    Shadow,
+}
+
 /// A change of a module source.
 #[derive(Clone, Debug)]
 pub enum SourceEvent {
@@ -57,6 +73,8 @@ pub enum SourceEvent {
         origin: Origin,
         /// Its bytes.
         bytes: Arc<Vec<u8>>,
+        /// Whether it serves or shadows (as its source marks it).
+        rollout: Rollout,
     },
     /// The module at `origin` is gone.
     Remove {

@@ -108,6 +108,12 @@ pub struct Metrics {
     pub(crate) guest_failures: Family<KindLabels, Counter>,
     pub(crate) host_calls: Family<CallLabels, Counter>,
     pub(crate) module_info: Family<InfoLabels, Gauge>,
+    pub(crate) shadow_reconciles: Family<ModuleLabel, Counter>,
+    pub(crate) shadow_differences: Family<ModuleLabel, Counter>,
+    pub(crate) shadow_errors: Family<ModuleLabel, Counter>,
+    pub(crate) shadow_skipped: Family<ModuleLabel, Counter>,
+    /// Each module's shadow and what it did (`/rollout/<module>`).
+    pub(crate) rollouts: crate::rollout::Rollouts,
     pub(crate) load_failures: Family<ReasonLabel, Counter>,
     pub(crate) leader: Gauge,
     pub(crate) module_leader: Family<ModuleLabel, Gauge>,
@@ -230,6 +236,11 @@ impl Metrics {
             guest_failures: register(&mut r, "guest_failures", Family::default()),
             host_calls: register(&mut r, "host_calls", Family::default()),
             module_info: register(&mut r, "module_info", Family::default()),
+            shadow_reconciles: register(&mut r, "shadow_reconciles", Family::default()),
+            shadow_differences: register(&mut r, "shadow_differences", Family::default()),
+            shadow_errors: register(&mut r, "shadow_errors", Family::default()),
+            shadow_skipped: register(&mut r, "shadow_skipped", Family::default()),
+            rollouts: crate::rollout::Rollouts::default(),
             load_failures: register(&mut r, "module_load_failures", Family::default()),
             leader: register(&mut r, "leader", Gauge::default()),
             module_leader: register(&mut r, "module_leader", Family::default()),
@@ -264,6 +275,13 @@ impl Metrics {
         let recording = Arc::new(make()?);
         recordings.insert(module.to_string(), recording.clone());
         Some(recording)
+    }
+
+    /// `module`'s rollout as `rekon rollout status` prints it; `None` when
+    /// it never had a shadow.
+    pub fn rollout_status(&self, module: &str) -> Option<String> {
+        let rollout = self.rollouts.get(module)?;
+        Some(rollout.status(module))
     }
 
     /// The traces kept of `module`'s reconciles, as JSON lines; `None` when

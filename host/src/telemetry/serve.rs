@@ -58,6 +58,19 @@ fn answer(request: &Request<hyper::body::Incoming>, metrics: &Metrics) -> Respon
             "text/plain",
             "not ready: caches syncing or modules loading\n".to_string(),
         ),
+        path if path.starts_with("/rollout/") => {
+            let module = &path["/rollout/".len()..];
+            match metrics.rollout_status(module) {
+                Some(status) => (StatusCode::OK, "text/plain", status),
+                None => (
+                    StatusCode::NOT_FOUND,
+                    "text/plain",
+                    format!(
+                        "module {module:?} has no shadow (mark a version `rekon.dev/rollout: shadow`, or name one in `shadow:` of the operator configuration)\n"
+                    ),
+                ),
+            }
+        }
         path => match path
             .strip_prefix("/recordings/")
             .map(|module| (module, metrics.recorded(module)))

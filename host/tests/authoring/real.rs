@@ -384,3 +384,100 @@ fn rekon_dev_runs_the_app_on_a_real_api_server() {
     );
     assert!(!answers(&url), "the API server at {url} outlived rekon dev");
 }
+
+/// A shadow version on a real kube-apiserver: its writes are the server's
+/// dry runs, answered with what the server would store (its defaults) or
+/// refused by its validation, and shown as the difference from the serving
+/// version; nothing the shadow wrote is stored.
+#[test]
+fn a_shadow_on_a_real_api_server_is_answered_by_its_dry_runs() {
+    if !real_binaries("a_shadow_on_a_real_api_server_is_answered_by_its_dry_runs") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let assets = rekon_envtest::assets().unwrap();
+    let cluster = rekon_envtest::RealCluster::start(
+        &assets,
+        &rekon_envtest::Options {
+            controller_manager: false,
+            ..rekon_envtest::Options::default()
+        },
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, cluster.kubeconfig()).unwrap();
+    // The shadow reads its mode from another annotation: only it probes
+    // (and `subject` is no mode's name, which would be both versions').
+    let shadow_key = misbehave::MODE_KEY.replace("/mode", "/modx");
+    let shadow = dir.path().join("misbehave-shadow.wasm");
+    std::fs::write(
+        &shadow,
+        super::support::misbehave_with(misbehave::MODE_KEY, &shadow_key),
+    )
+    .unwrap();
+    let config = dir.path().join("rekon.yaml");
+    std::fs::write(
+        &config,
+        format!("modules:\n  misbehave:\n    shadow: {}\n", shadow.display()),
+    )
+    .unwrap();
+    let port = super::support::free_port();
+    let log = dir.path().join("rekon.log");
+    let _run = Stopped(
+        Command::new(env!("CARGO_BIN_EXE_rekon"))
+            .args(["run", rekon_test_artifacts::MISBEHAVE])
+            .arg(&shadow)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .arg("--config")
+            .arg(&config)
+            .args(["--metrics-addr", &format!("127.0.0.1:{port}")])
+            .env("REKON_CACHE_DIR", dir.path().join("cache"))
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let create = |name: &str| {
+        serde_json::json!({"call": "create", "apiVersion": "v1", "kind": "ConfigMap",
+            "namespace": "default", "name": name,
+            "body": serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name}, "data": {"made-by": "shadow"}}).to_string()})
+    };
+    let script = serde_json::json!([create("shadow-made"), create("Bad_Name")]).to_string();
+    let probe = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "subject", "namespace": "default",
+            "annotations": {shadow_key: "probe", misbehave::SCRIPT_KEY: script}}});
+    let file = dir.path().join("subject.json");
+    std::fs::write(&file, probe.to_string()).unwrap();
+    let applied = kubectl(&kubeconfig, &["apply", "-f", file.to_str().unwrap()]);
+    assert!(applied.status.success(), "{}", shown(&applied));
+
+    let mut status = String::new();
+    until("the shadow's comparison", &log, || {
+        status = super::support::http_get(port, "/rollout/misbehave").unwrap_or_default();
+        status.contains("differ  default/subject")
+    });
+    // The valid create: answered with the object the server would store.
+    assert!(status.contains("\"made-by\": \"shadow\""), "{status}");
+    // The invalid one: refused by the server's validation, in its words.
+    assert!(
+        status.contains("\"code\": 422") && status.contains("Bad_Name"),
+        "{status}"
+    );
+    // The serving version's write is stored; the shadow's are not.
+    let subject: serde_json::Value = serde_json::from_str(&kubectl_out(
+        &kubeconfig,
+        &["get", "configmap", "subject", "-o", "json"],
+    ))
+    .unwrap();
+    assert_eq!(subject["data"]["reconciled"], "true", "{subject}");
+    let made = kubectl(&kubeconfig, &["get", "configmap", "shadow-made"]);
+    assert!(
+        String::from_utf8_lossy(&made.stderr).contains("NotFound"),
+        "{}",
+        shown(&made)
+    );
+}

@@ -1,12 +1,9 @@
 use super::*;
 
-/// What `rekon replay` printed, and how it exited.
-fn replay(traces: &std::path::Path, module: &std::path::Path) -> (String, Option<i32>) {
+/// What the `rekon` command printed with `args`, and how it exited.
+fn rekon(args: &[&std::ffi::OsStr]) -> (String, Option<i32>) {
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_rekon"))
-        .arg("replay")
-        .arg(traces)
-        .arg("--module")
-        .arg(module)
+        .args(args)
         .output()
         .unwrap();
     let text = format!(
@@ -15,6 +12,16 @@ fn replay(traces: &std::path::Path, module: &std::path::Path) -> (String, Option
         String::from_utf8_lossy(&output.stderr)
     );
     (text, output.status.code())
+}
+
+/// What `rekon replay` printed, and how it exited.
+fn replay(traces: &std::path::Path, module: &std::path::Path) -> (String, Option<i32>) {
+    rekon(&[
+        "replay".as_ref(),
+        traces.as_os_str(),
+        "--module".as_ref(),
+        module.as_os_str(),
+    ])
 }
 
 /// A module's live reconciles are recorded (to a file, and the last ones
@@ -120,5 +127,148 @@ async fn live_reconciles_are_recorded_and_replayed_against_other_versions() {
     assert!(
         out.contains("a reconcile of module \"misbehave\", not of \"app\""),
         "{out}"
+    );
+}
+
+/// What `rekon rollout status` printed, and how it exited.
+fn rollout_status(port: u16, module: &str) -> (String, Option<i32>) {
+    let addr = format!("127.0.0.1:{port}");
+    let args = ["rollout", "status", module, "--addr", &addr];
+    rekon(&args.map(std::ffi::OsStr::new))
+}
+
+/// Runs misbehave (build A) with `shadow` (bytes) as its shadow, named in
+/// the operator configuration; returns the metrics port.
+fn run_with_shadow(env: &mut Env, shadow: Vec<u8>) -> u16 {
+    let path = env.dir.path().join("misbehave-shadow.wasm");
+    std::fs::write(&path, shadow).unwrap();
+    let config = env.dir.path().join("rekon.yaml");
+    std::fs::write(
+        &config,
+        format!("modules:\n  misbehave:\n    shadow: {}\n", path.display()),
+    )
+    .unwrap();
+    let port = support::free_port();
+    let metrics_addr = format!("127.0.0.1:{port}");
+    env.run(
+        &[rekon_test_artifacts::MISBEHAVE, path.to_str().unwrap()],
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--metrics-addr",
+            &metrics_addr,
+        ],
+    );
+    port
+}
+
+/// A shadow that writes something else: every request the serving version
+/// reconciles is reconciled by the shadow too; its writes are dry runs
+/// (nothing it wrote is stored), the difference is shown per object as a
+/// unified diff, counted, and announced by one Event per object.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shadow_that_differs_is_shown_and_writes_nothing() {
+    let mut env = Env::new().await;
+    env.apply(namespace("shop"));
+    env.apply(configmap("shop", "one", json!({}), json!({})));
+    let shadow = support::misbehave_with(misbehave::BUILD_MARK, "misbehave-build-B");
+    let port = run_with_shadow(&mut env, shadow);
+    env.wait("the ConfigMap reconciled", || {
+        env.get("", "v1", "ConfigMap", Some("shop"), "one")
+            .filter(|c| c["data"]["reconciled"] == "true")
+    })
+    .await;
+    let status = env
+        .wait("the shadow's difference", || {
+            let (out, code) = rollout_status(port, "misbehave");
+            (code == Some(1) && out.contains("differ  shop/one")).then_some(out)
+        })
+        .await;
+    assert!(
+        status.contains("shadow 0.1.0") && status.contains("misbehave-shadow.wasm"),
+        "{status}"
+    );
+    assert!(
+        status.contains("--- serving 0.1.0") && status.contains("+++ shadow 0.1.0"),
+        "{status}"
+    );
+    assert!(
+        status
+            .lines()
+            .any(|l| l.trim_start().starts_with('+') && l.contains("misbehave-build-B")),
+        "the shadow's write is in the diff: {status}"
+    );
+    env.settled().await;
+    // Dry runs: nothing the shadow wrote is stored.
+    let stored = env.get("", "v1", "ConfigMap", Some("shop"), "one").unwrap();
+    assert_eq!(stored["data"]["behaved-by"], "misbehave-build-A");
+    // Counted, and announced once on the object.
+    let metrics = support::http_get(port, "/metrics").unwrap();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("rekon_shadow_differences_total{module=\"misbehave\"}")),
+        "{metrics}"
+    );
+    let events = env.resource("events.k8s.io", "v1", "Event");
+    let announced = env
+        .wait("the ShadowDiffers Event", || {
+            let all = env
+                .store()
+                .list(&events, &Default::default())
+                .unwrap()
+                .items;
+            let about_one: Vec<Value> = all
+                .into_iter()
+                .filter(|e| e["reason"] == "ShadowDiffers" && e["regarding"]["name"] == "one")
+                .collect();
+            (!about_one.is_empty()).then_some(about_one)
+        })
+        .await;
+    assert_eq!(announced.len(), 1, "{announced:?}");
+}
+
+/// A shadow of the same logic agrees on every object; one that traps where
+/// the serving version does not is an error, and the serving version goes
+/// on unharmed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agreeing_shadow_and_a_trapping_one() {
+    use misbehave::MODE_KEY;
+    let mut env = Env::new().await;
+    env.apply(namespace("shop"));
+    env.apply(configmap("shop", "calm", json!({}), json!({})));
+    // The shadow reads its mode from another annotation: `troubled` traps
+    // in the shadow only.
+    let shadow_key = MODE_KEY.replace("/mode", "/modx");
+    env.apply(configmap(
+        "shop",
+        "troubled",
+        json!({ shadow_key.clone(): "trap" }),
+        json!({}),
+    ));
+    let port = run_with_shadow(&mut env, support::misbehave_with(MODE_KEY, &shadow_key));
+    for name in ["calm", "troubled"] {
+        env.wait("the serving version reconciled", || {
+            env.get("", "v1", "ConfigMap", Some("shop"), name)
+                .filter(|c| c["data"]["reconciled"] == "true")
+        })
+        .await;
+    }
+    let status = env
+        .wait("both objects shadowed", || {
+            let (out, code) = rollout_status(port, "misbehave");
+            (out.contains("shop/calm") && out.contains("shop/troubled")).then_some((out, code))
+        })
+        .await;
+    let (out, code) = status;
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("agree   shop/calm"), "{out}");
+    assert!(out.contains("error   shop/troubled"), "{out}");
+    let metrics = support::http_get(port, "/metrics").unwrap();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("rekon_shadow_errors_total{module=\"misbehave\"}")),
+        "{metrics}"
     );
 }

@@ -1,0 +1,378 @@
+//! Safe rollout: a new version of a module runs in **shadow** beside the
+//! serving one. Every request the serving version reconciles is reconciled
+//! by the shadow too, on the same request, its writes sent to the API
+//! server as dry runs (`dryRun=All`: admitted, defaulted and validated,
+//! nothing stored) and its Events dropped; the host compares the writes
+//! the two made (the objects the server stored or would store, and the
+//! calls) and keeps, per object, whether they agree and a unified diff.
+//!
+//! - A shadow never slows or changes the serving version: it runs after
+//!   it, on its own task, at most [`SHADOW_CONCURRENCY`] at once per module
+//!   (with at most [`SHADOW_BACKLOG`] waiting: more are not shadowed, and
+//!   counted), within the module's own CPU deadline and memory cap.
+//! - A shadow that traps, loops, eats memory or is refused by the server
+//!   counts as a difference and an error.
+//! - What the user sees: `/rollout/<module>` on the metrics port (`rekon
+//!   rollout status MODULE`), the metrics `rekon_shadow_reconciles_total`,
+//!   `rekon_shadow_differences_total`, `rekon_shadow_errors_total`, and one
+//!   `ShadowDiffers` Event per object the first time the versions differ.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use crate::runtime::Dispatcher;
+
+/// Shadow reconciles of one module running at once; more wait.
+pub const SHADOW_CONCURRENCY: usize = 2;
+
+/// Shadow reconciles of one module waiting to run; more are skipped (and
+/// counted in `rekon_shadow_skipped_total`).
+pub const SHADOW_BACKLOG: usize = 1000;
+
+/// Longest line of a diff (longer ones are cut, saying how much).
+const DIFF_LINE: usize = 200;
+
+/// The calls that write (what is compared).
+const WRITES: [&str; 7] = [
+    "create",
+    "replace",
+    "replace-status",
+    "patch",
+    "patch-status",
+    "delete",
+    "record-event",
+];
+
+/// The version shadowing a module's serving version.
+#[derive(Clone)]
+pub(crate) struct Shadow {
+    pub module: Dispatcher,
+    /// Where it comes from (`configmap:ns/name`, a path).
+    pub origin: String,
+}
+
+/// How the versions compared on an object's latest shadowed request.
+#[derive(Clone, Debug)]
+pub struct Compared {
+    /// The request's reason.
+    pub reason: String,
+    /// The unified diff of the serving version's writes (`-`) and the
+    /// shadow's (`+`); empty when they agree.
+    pub diff: Vec<String>,
+    /// Why the shadow failed (trapped, ran out of time or memory,
+    /// returned an error the serving version did not).
+    pub error: Option<String>,
+}
+
+impl Compared {
+    /// Whether the versions did the same.
+    pub fn agrees(&self) -> bool {
+        self.diff.is_empty() && self.error.is_none()
+    }
+}
+
+/// One module's rollout: its shadow, if any, and what the shadow did.
+pub struct Rollout {
+    /// The serving version, as `1.0.0 (digest)`, while one runs.
+    serving: Mutex<Option<String>>,
+    shadow: Mutex<Option<Shadow>>,
+    /// Bumped whenever a shadow arrives (its controller queues every
+    /// object once, so each is compared).
+    arrivals: tokio::sync::watch::Sender<u64>,
+    /// Per object (`namespace/name`): the latest comparison, and whether
+    /// the versions ever differed on it (its Event is sent once).
+    objects: Mutex<BTreeMap<String, (Compared, bool)>>,
+    slots: Arc<tokio::sync::Semaphore>,
+    backlog: Arc<tokio::sync::Semaphore>,
+}
+
+impl Default for Rollout {
+    fn default() -> Self {
+        Rollout {
+            serving: Mutex::new(None),
+            shadow: Mutex::new(None),
+            arrivals: tokio::sync::watch::Sender::new(0),
+            objects: Mutex::new(BTreeMap::new()),
+            slots: Arc::new(tokio::sync::Semaphore::new(SHADOW_CONCURRENCY)),
+            backlog: Arc::new(tokio::sync::Semaphore::new(SHADOW_BACKLOG)),
+        }
+    }
+}
+
+impl std::fmt::Debug for Rollout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rollout").finish_non_exhaustive()
+    }
+}
+
+impl Rollout {
+    /// Says which version serves (`None`: none now).
+    pub(crate) fn set_serving(&self, serving: Option<String>) {
+        *self.serving.lock().expect("rollout lock") = serving;
+    }
+
+    /// The shadow, if one runs.
+    pub(crate) fn shadow(&self) -> Option<Shadow> {
+        self.shadow.lock().expect("rollout lock").clone()
+    }
+
+    /// Runs `shadow` (replacing the one running: what it compared is
+    /// forgotten), or none.
+    pub(crate) fn set_shadow(&self, shadow: Option<Shadow>) {
+        let arrives = shadow.is_some();
+        *self.shadow.lock().expect("rollout lock") = shadow;
+        self.objects.lock().expect("rollout lock").clear();
+        if arrives {
+            self.arrivals.send_modify(|n| *n += 1);
+        }
+    }
+
+    /// Changes whenever a shadow arrives.
+    pub(crate) fn arrivals(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.arrivals.subscribe()
+    }
+
+    /// A place in the backlog of shadow reconciles, if the backlog is not
+    /// full.
+    pub(crate) fn queue(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.backlog.clone().try_acquire_owned().ok()
+    }
+
+    /// A slot to run one shadow reconcile, once one is free.
+    pub(crate) async fn slot(&self) -> tokio::sync::OwnedSemaphorePermit {
+        self.slots
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the shadow slots are never closed")
+    }
+
+    /// Keeps the comparison for `object`; whether it is the first time the
+    /// versions differ on it.
+    pub(crate) fn keep(&self, object: &str, compared: Compared) -> bool {
+        let mut objects = self.objects.lock().expect("rollout lock");
+        let differed = objects.get(object).is_some_and(|(_, d)| *d);
+        let differs = !compared.agrees();
+        objects.insert(object.to_string(), (compared, differed || differs));
+        differs && !differed
+    }
+
+    /// The latest comparison per object.
+    pub fn compared(&self) -> Vec<(String, Compared)> {
+        self.objects
+            .lock()
+            .expect("rollout lock")
+            .iter()
+            .map(|(k, (c, _))| (k.clone(), c.clone()))
+            .collect()
+    }
+
+    /// The rollout as `rekon rollout status` prints it.
+    pub fn status(&self, module: &str) -> String {
+        let mut out = String::new();
+        let serving = self
+            .serving
+            .lock()
+            .expect("rollout lock")
+            .clone()
+            .unwrap_or_else(|| "none".into());
+        match self.shadow() {
+            None => out.push_str(&format!("module {module}: serving {serving}, no shadow\n")),
+            Some(shadow) => out.push_str(&format!(
+                "module {module}: serving {serving}, shadow {} ({}) from {}\n",
+                shadow.module.manifest().version,
+                shadow.module.short_digest(),
+                shadow.origin
+            )),
+        }
+        let compared = self.compared();
+        let differ = compared.iter().filter(|(_, c)| !c.agrees()).count();
+        out.push_str(&format!(
+            "{} objects shadowed: {} agree, {differ} differ\n",
+            compared.len(),
+            compared.len() - differ
+        ));
+        for (object, c) in &compared {
+            match (&c.error, c.agrees()) {
+                (_, true) => out.push_str(&format!("agree   {object} ({})\n", c.reason)),
+                (Some(error), _) => {
+                    out.push_str(&format!("error   {object} ({}): {error}\n", c.reason))
+                }
+                (None, false) => out.push_str(&format!("differ  {object} ({})\n", c.reason)),
+            }
+            for line in &c.diff {
+                out.push_str("  ");
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+/// The modules' rollouts, by module name (kept across versions).
+#[derive(Default)]
+pub(crate) struct Rollouts {
+    map: Mutex<BTreeMap<String, Arc<Rollout>>>,
+}
+
+impl Rollouts {
+    /// The rollout of `module`.
+    pub fn of(&self, module: &str) -> Arc<Rollout> {
+        self.map
+            .lock()
+            .expect("rollouts lock")
+            .entry(module.to_string())
+            .or_default()
+            .clone()
+    }
+
+    /// The rollout of `module`, if it ever had a shadow.
+    pub fn get(&self, module: &str) -> Option<Arc<Rollout>> {
+        self.map.lock().expect("rollouts lock").get(module).cloned()
+    }
+}
+
+/// The writes among recorded calls, as text to compare: each call, what it
+/// is about and the object the server stored (or would store), without
+/// what differs between any two writes (resourceVersion, uid, times,
+/// managedFields, generation); a refused write with its error.
+pub(crate) fn writes_text(calls: &[Value]) -> String {
+    let mut out = String::new();
+    for call in calls {
+        let name = call["call"].as_str().unwrap_or_default();
+        if !WRITES.contains(&name) {
+            continue;
+        }
+        let args = &call["args"];
+        let what = if name == "record-event" {
+            json!({ "regarding": args["regarding"], "type": args["type"],
+                "reason": args["reason"], "message": args["message"] })
+        } else {
+            let mut about = json!({ "apiVersion": args["apiVersion"], "kind": args["kind"],
+                "namespace": args["namespace"],
+                "name": args.get("name").cloned()
+                    .unwrap_or_else(|| args["object"]["metadata"]["name"].clone()) });
+            match (call["result"].get("ok"), call["result"].get("error")) {
+                (Some(stored), _) if stored.is_object() => {
+                    about["stored"] = comparable(stored.clone());
+                }
+                (_, Some(error)) => about["refused"] = error.clone(),
+                _ => {}
+            }
+            about
+        };
+        out.push_str(&format!("{name}:\n"));
+        out.push_str(&serde_json::to_string_pretty(&what).unwrap_or_default());
+        out.push('\n');
+    }
+    out
+}
+
+/// A stored object without the fields that differ between any two writes.
+fn comparable(mut object: Value) -> Value {
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        for field in [
+            "resourceVersion",
+            "uid",
+            "creationTimestamp",
+            "generation",
+            "managedFields",
+        ] {
+            metadata.remove(field);
+        }
+    }
+    if let Some(conditions) = object
+        .pointer_mut("/status/conditions")
+        .and_then(Value::as_array_mut)
+    {
+        for condition in conditions.iter_mut().filter_map(Value::as_object_mut) {
+            condition.remove("lastTransitionTime");
+        }
+    }
+    object
+}
+
+/// The unified diff of the serving version's writes and the shadow's.
+pub(crate) fn diff(serving: &str, shadow: &str, versions: (&str, &str)) -> Vec<String> {
+    let lines = rekon_store::diff::lines(serving, shadow, 3);
+    if lines.is_empty() {
+        return lines;
+    }
+    let mut out = vec![
+        format!("--- serving {}", versions.0),
+        format!("+++ shadow {}", versions.1),
+    ];
+    out.extend(lines.into_iter().map(|line| {
+        if line.len() <= DIFF_LINE {
+            return line;
+        }
+        let mut end = DIFF_LINE;
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}... ({} more bytes)", &line[..end], line.len() - end)
+    }));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_compare_on_what_would_be_stored_not_on_bookkeeping() {
+        let patch = |rv: &str, replicas: i64| {
+            json!({"call": "patch", "args": {"apiVersion": "apps/v1", "kind": "Deployment",
+                "namespace": "shop", "name": "web", "patch": {}},
+                "result": {"ok": {"metadata": {"name": "web", "resourceVersion": rv,
+                    "managedFields": [{"time": rv}]}, "spec": {"replicas": replicas}}}})
+        };
+        let read = json!({"call": "get", "args": {}, "result": {"ok": {}}});
+        let a = writes_text(&[read.clone(), patch("1", 2)]);
+        let b = writes_text(&[patch("7", 2)]);
+        assert_eq!(a, b, "reads and bookkeeping are left out");
+        let c = writes_text(&[patch("7", 3)]);
+        let d = diff(&a, &c, ("1.0.0", "1.1.0"));
+        assert_eq!(d[0], "--- serving 1.0.0");
+        assert!(
+            d.iter()
+                .any(|l| l.starts_with('-') && l.contains("\"replicas\": 2"))
+        );
+        assert!(
+            d.iter()
+                .any(|l| l.starts_with('+') && l.contains("\"replicas\": 3"))
+        );
+        assert!(diff(&a, &b, ("1", "2")).is_empty());
+    }
+
+    #[test]
+    fn an_object_is_announced_once_when_the_versions_first_differ() {
+        let rollout = Rollout::default();
+        let agree = Compared {
+            reason: "added".into(),
+            diff: Vec::new(),
+            error: None,
+        };
+        let differ = Compared {
+            diff: vec!["-a".into()],
+            ..agree.clone()
+        };
+        assert!(!rollout.keep("shop/a", agree.clone()));
+        assert!(rollout.keep("shop/a", differ.clone()));
+        assert!(!rollout.keep("shop/a", differ));
+        assert!(!rollout.keep("shop/a", agree));
+        rollout.set_serving(Some("1.0.0 (abc)".into()));
+        let status = rollout.status("app");
+        assert!(
+            status.starts_with("module app: serving 1.0.0 (abc), no shadow"),
+            "{status}"
+        );
+        assert!(
+            status.contains("1 objects shadowed: 1 agree, 0 differ"),
+            "{status}"
+        );
+    }
+}
