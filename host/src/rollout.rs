@@ -49,6 +49,8 @@ const WRITES: [&str; 7] = [
 #[derive(Clone)]
 pub(crate) struct Shadow {
     pub module: Dispatcher,
+    /// The version itself (what a promotion installs).
+    pub version: crate::runtime::Module,
     /// Where it comes from (`configmap:ns/name`, a path).
     pub origin: String,
 }
@@ -212,10 +214,21 @@ impl Rollout {
     }
 }
 
+/// What an operator asks of a module's rollout (`rekon rollout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// The shadow becomes the serving version.
+    Promote,
+    /// The shadow goes; the serving version goes on alone.
+    Abort,
+}
+
 /// The modules' rollouts, by module name (kept across versions).
 #[derive(Default)]
 pub(crate) struct Rollouts {
     map: Mutex<BTreeMap<String, Arc<Rollout>>>,
+    /// Where commands go (the loader's driver), once the host runs.
+    commands: Mutex<Option<tokio::sync::mpsc::UnboundedSender<(String, Command)>>>,
 }
 
 impl Rollouts {
@@ -232,6 +245,27 @@ impl Rollouts {
     /// The rollout of `module`, if it ever had a shadow.
     pub fn get(&self, module: &str) -> Option<Arc<Rollout>> {
         self.map.lock().expect("rollouts lock").get(module).cloned()
+    }
+
+    /// Sends the commands to `sender` from now on.
+    pub fn command_to(&self, sender: tokio::sync::mpsc::UnboundedSender<(String, Command)>) {
+        *self.commands.lock().expect("rollouts lock") = Some(sender);
+    }
+
+    /// Asks `command` of `module`'s rollout; why not, when it cannot be.
+    pub fn command(&self, module: &str, command: Command) -> Result<(), String> {
+        if self.get(module).and_then(|r| r.shadow()).is_none() {
+            return Err(format!("module {module:?} has no shadow"));
+        }
+        let commands = self.commands.lock().expect("rollouts lock");
+        let sent = commands
+            .as_ref()
+            .is_some_and(|c| c.send((module.to_string(), command)).is_ok());
+        if sent {
+            Ok(())
+        } else {
+            Err("the host is not taking commands (starting or stopping)".into())
+        }
     }
 }
 

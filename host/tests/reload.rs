@@ -449,7 +449,8 @@ async fn a_cold_module_serves_on_baseline_code_until_optimised_code_takes_over()
 /// A version shipped in a ConfigMap annotated `rekon.dev/rollout: shadow`
 /// shadows the serving version of its module instead of replacing it (its
 /// writes dry runs, the difference shown at `/rollout/<module>`); deleting
-/// it ends the shadow, and the serving version never stopped.
+/// it ends the shadow, and the serving version never stopped; taking the
+/// annotation off promotes it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_configmap_marked_shadow_shadows_the_serving_version() {
     let mut env = Env::new().await;
@@ -496,4 +497,25 @@ async fn a_configmap_marked_shadow_shadows_the_serving_version() {
         support::http_get(port, "/rollout/misbehave").filter(|s| s.contains("no shadow"))
     })
     .await;
+
+    // Shadowing again, then the annotation taken off: promoted, it serves.
+    let marked = pack(&version("misbehave-build-B"), "misbehave-next", &[]);
+    let mut shadow = marked.clone();
+    shadow.last_mut().unwrap()["metadata"]["annotations"]["rekon.dev/rollout"] = json!("shadow");
+    for document in shadow {
+        env.apply(document);
+    }
+    env.wait("the shadow back", || {
+        support::http_get(port, "/rollout/misbehave")
+            .filter(|s| s.contains("from configmap:default/misbehave-next"))
+    })
+    .await;
+    for document in marked {
+        env.apply(document);
+    }
+    behaved_by(&env, "one", "misbehave-build-B").await;
+    env.apply(configmap("three"));
+    behaved_by(&env, "three", "misbehave-build-B").await;
+    let status = support::http_get(port, "/rollout/misbehave").unwrap();
+    assert!(status.contains("no shadow"), "{status}");
 }

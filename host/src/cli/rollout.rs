@@ -1,5 +1,5 @@
-//! `rekon rollout`: what a module's shadow version does, from a running
-//! host's metrics port.
+//! `rekon rollout`: what a module's shadow version does, and its promotion
+//! or abort, through a running host's metrics port.
 
 use std::io::{Read as _, Write as _};
 use std::process::ExitCode;
@@ -8,7 +8,7 @@ use anyhow::{Context as _, bail};
 
 use super::say;
 
-/// `rekon rollout status MODULE [--addr HOST:PORT]`.
+/// `rekon rollout status|promote|abort MODULE [--addr HOST:PORT]`.
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
     #[command(subcommand)]
@@ -27,12 +27,42 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1:8080")]
         addr: String,
     },
+    /// Make the shadow the serving version, in one step: every object is
+    /// reconciled once by it (as after a reload), none lost.
+    Promote {
+        /// The module, by its manifest name.
+        module: String,
+        /// The host's metrics address (`rekon run --metrics-addr`).
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: String,
+    },
+    /// Drop the shadow; the serving version goes on alone.
+    Abort {
+        /// The module, by its manifest name.
+        module: String,
+        /// The host's metrics address (`rekon run --metrics-addr`).
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: String,
+    },
 }
 
 pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let Command::Status { module, addr } = &args.command;
-    let (code, body) = get(addr, &format!("/rollout/{module}"))
-        .with_context(|| format!("cannot reach the host's metrics port at {addr}"))?;
+    let (module, addr, command) = match &args.command {
+        Command::Status { module, addr } => (module, addr, None),
+        Command::Promote { module, addr } => (module, addr, Some("promote")),
+        Command::Abort { module, addr } => (module, addr, Some("abort")),
+    };
+    let reach = || format!("cannot reach the host's metrics port at {addr}");
+    if let Some(command) = command {
+        let (code, body) =
+            request(addr, "POST", &format!("/rollout/{module}/{command}")).with_context(reach)?;
+        if code != 202 {
+            bail!("{}", body.trim_end());
+        }
+        say(body.trim_end())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (code, body) = request(addr, "GET", &format!("/rollout/{module}")).with_context(reach)?;
     if code != 200 {
         bail!("{}", body.trim_end());
     }
@@ -47,11 +77,14 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The status code and body of `GET path` at `addr` (HTTP/1.0).
-fn get(addr: &str, path: &str) -> anyhow::Result<(u16, String)> {
+/// The status code and body of `method path` at `addr` (HTTP/1.0).
+fn request(addr: &str, method: &str, path: &str) -> anyhow::Result<(u16, String)> {
     let mut stream = std::net::TcpStream::connect(addr)?;
     stream.set_read_timeout(Some(std::time::Duration::from_secs(10)))?;
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n")?;
+    write!(
+        stream,
+        "{method} {path} HTTP/1.0\r\nHost: {addr}\r\nContent-Length: 0\r\n\r\n"
+    )?;
     let mut text = String::new();
     stream.read_to_string(&mut text)?;
     let (head, body) = text

@@ -316,7 +316,9 @@ impl HostBuilder {
         metrics.modules_loaded();
         loaded.send_replace(true);
         let election = election.map(tokio::spawn);
-        let driver = tokio::spawn(drive(loader, events, supervisor.clone()));
+        let (commands_tx, commands) = mpsc::unbounded_channel();
+        metrics.rollouts.command_to(commands_tx);
+        let driver = tokio::spawn(drive(loader, events, commands, supervisor.clone()));
         Ok(Host {
             supervisor,
             stats,
@@ -428,11 +430,19 @@ async fn load_initial(
 async fn drive(
     mut loader: Loader,
     mut events: mpsc::UnboundedReceiver<SourceEvent>,
+    mut commands: mpsc::UnboundedReceiver<(String, crate::rollout::Command)>,
     supervisor: Supervisor,
 ) {
+    // Until the host stops (aborting this), for the operator's commands;
+    // the sources may stop before.
     let mut open = true;
-    while open || loader.is_compiling() {
+    loop {
         tokio::select! {
+            Some((module, command)) = commands.recv() => {
+                if let Some(decision) = loader.command(&module, command) {
+                    supervisor.decide(decision);
+                }
+            }
             Some(decision) = loader.next_compiled(), if loader.is_compiling() => {
                 supervisor.decide(decision);
             }
@@ -444,6 +454,7 @@ async fn drive(
                 }
                 None => open = false,
             },
+            else => return,
         }
     }
 }

@@ -151,6 +151,24 @@ impl Supervisor {
                 tokio::spawn(async move { this.unload(&name, &origin).await });
             }
             Decision::Shadow(version) => self.shadow(version),
+            Decision::Promote { name, origin } => {
+                let rollout = self.shared.metrics.rollouts.of(&name);
+                let Some(shadow) = rollout.shadow().filter(|s| s.origin == origin.to_string())
+                else {
+                    return;
+                };
+                tracing::info!(%origin, module = %name, version = %shadow.version.manifest().version, "shadow promoted: it serves now");
+                let this = self.clone();
+                tokio::spawn(async move {
+                    this.install(Version {
+                        origin,
+                        module: shadow.version,
+                        reload: true,
+                        replaces: None,
+                    })
+                    .await
+                });
+            }
             Decision::Unshadow { name, origin } => {
                 let rollout = self.shared.metrics.rollouts.of(&name);
                 if rollout
@@ -191,7 +209,8 @@ impl Supervisor {
             .rollouts
             .of(&name)
             .set_shadow(Some(crate::rollout::Shadow {
-                module: Dispatcher::wasm(module, Arc::default()),
+                module: Dispatcher::wasm(module.clone(), Arc::default()),
+                version: module,
                 origin: origin.to_string(),
             }));
     }
@@ -217,6 +236,14 @@ impl Supervisor {
             self.unload(&previous, &origin).await;
         }
         let name = module.name().to_string();
+        // A promoted shadow serves now: it shadows no more.
+        let rollout = self.shared.metrics.rollouts.of(&name);
+        if rollout
+            .shadow()
+            .is_some_and(|s| s.origin == origin.to_string())
+        {
+            rollout.set_shadow(None);
+        }
         let slot = self.slot(&name);
         let mut running = slot.lock().await;
         if let Some(client) = &self.install_crds {

@@ -25,6 +25,14 @@ pub(crate) enum Decision {
     /// A validated version to run as the shadow of the serving version of
     /// its module (replacing the shadow it has, if any).
     Shadow(Version),
+    /// The shadow of module `name`, from `origin`, becomes its serving
+    /// version (the operator promoted it).
+    Promote {
+        /// The module's name.
+        name: String,
+        /// Where the shadow came from.
+        origin: Origin,
+    },
     /// The shadow of module `name`, provided by `origin`, is gone.
     Unshadow {
         /// The module's name.
@@ -177,6 +185,42 @@ impl Loader {
         }
     }
 
+    /// Carries out an operator's command on module `name`'s rollout:
+    /// promoting makes the origin of its shadow provide the module (the
+    /// origin that provided it stays known, providing nothing); aborting
+    /// drops the shadow (its origin stays known: the same bytes are not
+    /// loaded again until they change). `None` when it has no shadow.
+    pub fn command(&mut self, name: &str, command: crate::rollout::Command) -> Option<Decision> {
+        let origin = self
+            .origins
+            .iter()
+            .find(|(_, state)| state.shadows.as_deref() == Some(name))
+            .map(|(origin, _)| origin.clone())?;
+        match command {
+            crate::rollout::Command::Abort => {
+                self.origins.get_mut(&origin)?.shadows = None;
+                Some(Decision::Unshadow {
+                    name: name.to_string(),
+                    origin,
+                })
+            }
+            crate::rollout::Command::Promote => {
+                if let Some(serving) = self.names.insert(name.to_string(), origin.clone())
+                    && let Some(state) = self.origins.get_mut(&serving)
+                {
+                    state.provides = None;
+                }
+                let state = self.origins.get_mut(&origin)?;
+                state.shadows = None;
+                state.provides = Some(name.to_string());
+                Some(Decision::Promote {
+                    name: name.to_string(),
+                    origin,
+                })
+            }
+        }
+    }
+
     /// The next compile to finish, decided; `None` when none is under way.
     /// A compile superseded by a newer event of its origin decides nothing
     /// and is skipped.
@@ -234,7 +278,13 @@ impl Loader {
             );
             return Some(refuse("serving_as_shadow", message));
         }
-        if let Some(owner) = self.names.get(&name).filter(|o| **o != origin && !shadow) {
+        // A shadow marked to serve now: promoted.
+        let promoted = !shadow && state.shadows.as_deref() == Some(name.as_str());
+        if let Some(owner) = self
+            .names
+            .get(&name)
+            .filter(|o| **o != origin && !shadow && !promoted)
+        {
             // The first source to provide a name keeps it until it goes.
             let message = format!("another source provides module {name:?}: {owner}");
             return Some(refuse("name_taken", message));
@@ -264,6 +314,21 @@ impl Loader {
                 origin,
                 module,
                 reload,
+                replaces: None,
+            }));
+        }
+        if promoted {
+            state.shadows = None;
+            state.provides = Some(name.clone());
+            if let Some(previous) = self.names.insert(name, origin.clone())
+                && let Some(state) = self.origins.get_mut(&previous)
+            {
+                state.provides = None;
+            }
+            return Some(Decision::Install(Version {
+                origin,
+                module,
+                reload: true,
                 replaces: None,
             }));
         }

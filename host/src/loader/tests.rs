@@ -196,3 +196,29 @@ async fn a_version_marked_shadow_shadows_instead_of_taking_the_name() {
         other => panic!("expected a refusal, got {other:?}"),
     }
 }
+
+/// Promoting hands the module's name to the shadow's origin (a new version
+/// at the old origin is then refused as a second provider); aborting drops
+/// the shadow; a module without one has nothing to promote.
+#[tokio::test]
+async fn promotion_moves_the_name_and_abort_drops_the_shadow() {
+    use crate::rollout::Command;
+    let config: HostConfig =
+        serde_yaml::from_str("modules:\n  misbehave:\n    shadow: b.wasm\n").unwrap();
+    let mut loader = Loader::new(engine(), config);
+    loader.event(upsert(file("a.wasm"), misbehave()));
+    installed(decided(&mut loader).await);
+    assert!(loader.command(misbehave::NAME, Command::Promote).is_none());
+    loader.event(upsert(file("b.wasm"), another_version(misbehave(), b'b')));
+    assert!(matches!(decided(&mut loader).await, Decision::Shadow(_)));
+    match loader.command(misbehave::NAME, Command::Promote) {
+        Some(Decision::Promote { origin, .. }) => assert_eq!(origin, file("b.wasm")),
+        other => panic!("expected a promotion, got {other:?}"),
+    }
+    loader.event(upsert(file("a.wasm"), another_version(misbehave(), b'a')));
+    match decided(&mut loader).await {
+        Decision::Refuse { reason, .. } => assert_eq!(reason, "name_taken"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert!(loader.command(misbehave::NAME, Command::Abort).is_none());
+}

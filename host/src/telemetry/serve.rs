@@ -58,6 +58,29 @@ fn answer(request: &Request<hyper::body::Incoming>, metrics: &Metrics) -> Respon
             "text/plain",
             "not ready: caches syncing or modules loading\n".to_string(),
         ),
+        path if request.method() == hyper::Method::POST && path.starts_with("/rollout/") => {
+            let rest = &path["/rollout/".len()..];
+            let command = match rest.rsplit_once('/') {
+                Some((module, "promote")) => Some((module, crate::rollout::Command::Promote)),
+                Some((module, "abort")) => Some((module, crate::rollout::Command::Abort)),
+                _ => None,
+            };
+            match command {
+                Some((module, command)) => match metrics.rollouts.command(module, command) {
+                    Ok(()) => (
+                        StatusCode::ACCEPTED,
+                        "text/plain",
+                        format!("{command:?} of module {module:?}'s shadow under way\n"),
+                    ),
+                    Err(why) => (StatusCode::CONFLICT, "text/plain", format!("{why}\n")),
+                },
+                None => (
+                    StatusCode::NOT_FOUND,
+                    "text/plain",
+                    "POST /rollout/<module>/promote or /rollout/<module>/abort\n".to_string(),
+                ),
+            }
+        }
         path if path.starts_with("/rollout/") => {
             let module = &path["/rollout/".len()..];
             match metrics.rollout_status(module) {

@@ -272,3 +272,99 @@ async fn an_agreeing_shadow_and_a_trapping_one() {
         "{metrics}"
     );
 }
+
+/// Promotion while objects keep arriving: `rekon rollout promote` makes the
+/// shadow serve in one step; every object, those created during the swap
+/// included, ends up reconciled by it, and the shadow is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_promoted_shadow_serves_and_no_object_is_lost() {
+    let mut env = Env::new().await;
+    env.apply(namespace("shop"));
+    for i in 0..5 {
+        env.apply(configmap("shop", &format!("c{i}"), json!({}), json!({})));
+    }
+    let shadow = support::misbehave_with(misbehave::BUILD_MARK, "misbehave-build-B");
+    let port = run_with_shadow(&mut env, shadow);
+    let behaved = |env: &Env, name: &str, mark: &str| {
+        env.get("", "v1", "ConfigMap", Some("shop"), name)
+            .is_some_and(|c| c["data"]["behaved-by"] == mark)
+    };
+    env.wait("the serving version's reconciles", || {
+        (0..5)
+            .all(|i| behaved(&env, &format!("c{i}"), "misbehave-build-A"))
+            .then_some(())
+    })
+    .await;
+    env.wait("the shadow's comparisons", || {
+        rollout_status(port, "misbehave")
+            .0
+            .contains("5 objects shadowed")
+            .then_some(())
+    })
+    .await;
+    // Objects arrive while the shadow is promoted.
+    let store = env.store();
+    let arriving = tokio::spawn(async move {
+        for i in 5..25 {
+            let object = configmap("shop", &format!("c{i}"), json!({}), json!({}));
+            store.apply_object(object).unwrap();
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let addr = format!("127.0.0.1:{port}");
+    let (out, code) =
+        rekon(&["rollout", "promote", "misbehave", "--addr", &addr].map(std::ffi::OsStr::new));
+    assert_eq!(code, Some(0), "{out}");
+    arriving.await.unwrap();
+    env.wait_long("every object reconciled by the promoted version", || {
+        (0..25)
+            .all(|i| behaved(&env, &format!("c{i}"), "misbehave-build-B"))
+            .then_some(())
+    })
+    .await;
+    let (status, _) = rollout_status(port, "misbehave");
+    assert!(status.contains("no shadow"), "{status}");
+    // A second promotion has nothing to promote.
+    let (out, code) =
+        rekon(&["rollout", "promote", "misbehave", "--addr", &addr].map(std::ffi::OsStr::new));
+    assert_ne!(code, Some(0), "{out}");
+    assert!(out.contains("has no shadow"), "{out}");
+}
+
+/// `rekon rollout abort` drops the shadow: the serving version goes on
+/// alone, and nothing the shadow would have written is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_aborted_shadow_is_gone_and_the_serving_version_goes_on() {
+    let mut env = Env::new().await;
+    env.apply(namespace("shop"));
+    env.apply(configmap("shop", "one", json!({}), json!({})));
+    let shadow = support::misbehave_with(misbehave::BUILD_MARK, "misbehave-build-B");
+    let port = run_with_shadow(&mut env, shadow);
+    env.wait("the shadow's comparison", || {
+        rollout_status(port, "misbehave")
+            .0
+            .contains("differ  shop/one")
+            .then_some(())
+    })
+    .await;
+    let addr = format!("127.0.0.1:{port}");
+    let (out, code) =
+        rekon(&["rollout", "abort", "misbehave", "--addr", &addr].map(std::ffi::OsStr::new));
+    assert_eq!(code, Some(0), "{out}");
+    env.wait("the shadow gone", || {
+        rollout_status(port, "misbehave")
+            .0
+            .contains("no shadow")
+            .then_some(())
+    })
+    .await;
+    env.apply(configmap("shop", "two", json!({}), json!({})));
+    for name in ["one", "two"] {
+        env.wait("the serving version's reconcile", || {
+            env.get("", "v1", "ConfigMap", Some("shop"), name)
+                .filter(|c| c["data"]["behaved-by"] == "misbehave-build-A")
+        })
+        .await;
+    }
+}
