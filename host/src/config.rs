@@ -149,6 +149,9 @@ pub struct ModuleConfig {
     /// serving version reconciles, its writes sent as dry runs and
     /// compared (see `rekon rollout status`).
     pub shadow: Option<String>,
+    /// The percentage of objects (0 to 100, by a stable hash of their
+    /// namespace and name) the shadow serves live instead of shadowing.
+    pub canary: Option<u8>,
 }
 
 /// What of a module's reconciles is recorded ([`crate::replay`]).

@@ -53,6 +53,22 @@ pub(crate) struct Shadow {
     pub version: crate::runtime::Module,
     /// Where it comes from (`configmap:ns/name`, a path).
     pub origin: String,
+    /// The percentage of objects it serves live ([`in_canary`]).
+    pub canary: u8,
+}
+
+/// Whether the object `namespace/name` is in a canary of `percent`: the
+/// FNV-1a hash of `namespace/name` (`name` alone for a cluster-scoped
+/// object), modulo 100, is below it. Stable across restarts and replicas.
+pub fn in_canary(namespace: Option<&str>, name: &str, percent: u8) -> bool {
+    let key = match namespace {
+        Some(ns) => format!("{ns}/{name}"),
+        None => name.to_string(),
+    };
+    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    hash % 100 < u64::from(percent)
 }
 
 /// How the versions compared on an object's latest shadowed request.
@@ -182,12 +198,20 @@ impl Rollout {
             .unwrap_or_else(|| "none".into());
         match self.shadow() {
             None => out.push_str(&format!("module {module}: serving {serving}, no shadow\n")),
-            Some(shadow) => out.push_str(&format!(
-                "module {module}: serving {serving}, shadow {} ({}) from {}\n",
-                shadow.module.manifest().version,
-                shadow.module.short_digest(),
-                shadow.origin
-            )),
+            Some(shadow) => {
+                out.push_str(&format!(
+                    "module {module}: serving {serving}, shadow {} ({}) from {}\n",
+                    shadow.module.manifest().version,
+                    shadow.module.short_digest(),
+                    shadow.origin
+                ));
+                if shadow.canary > 0 {
+                    out.push_str(&format!(
+                        "canary: the shadow serves {}% of the objects live\n",
+                        shadow.canary
+                    ));
+                }
+            }
         }
         let compared = self.compared();
         let differ = compared.iter().filter(|(_, c)| !c.agrees()).count();

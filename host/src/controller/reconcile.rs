@@ -86,18 +86,35 @@ impl Worker {
     async fn run(&self, request: &Request, waited: Duration, exists: bool) -> Completion {
         let manifest = self.module.manifest();
         let started = std::time::SystemTime::now();
-        let shadow = self.rollout.shadow();
+        let mut shadow = self.rollout.shadow();
+        // An object in the shadow's canary is served by the shadow, live.
+        let mut module = &self.module;
+        let canary = shadow.take_if(|s| {
+            s.canary > 0
+                && crate::rollout::in_canary(
+                    request.target.namespace.as_deref(),
+                    &request.target.name,
+                    s.canary,
+                )
+        });
+        if let Some(canary) = &canary {
+            module = &canary.module;
+            let label = crate::telemetry::ModuleLabel {
+                module: self.module.name().to_string(),
+            };
+            self.metrics.canary_reconciles.get_or_create(&label).inc();
+        }
         let options = DispatchOptions {
             record: self.recording.is_some() || shadow.is_some(),
             ..DispatchOptions::default()
         };
-        let outcome = self
-            .module
+        let outcome = module
             .reconcile(self.cluster.clone(), request, options)
             .await;
         if let Some(recording) = &self.recording {
-            let contract = self.module.contract_version();
-            let trace = crate::replay::Trace::of(manifest, contract, started, request, &outcome);
+            let contract = module.contract_version();
+            let trace =
+                crate::replay::Trace::of(module.manifest(), contract, started, request, &outcome);
             recording.push(trace);
         }
         if let Some(shadow) = shadow {

@@ -150,7 +150,7 @@ impl Supervisor {
                 let this = self.clone();
                 tokio::spawn(async move { this.unload(&name, &origin).await });
             }
-            Decision::Shadow(version) => self.shadow(version),
+            Decision::Shadow { version, canary } => self.shadow(version, canary),
             Decision::Promote { name, origin } => {
                 let rollout = self.shared.metrics.rollouts.of(&name);
                 let Some(shadow) = rollout.shadow().filter(|s| s.origin == origin.to_string())
@@ -194,7 +194,7 @@ impl Supervisor {
     /// Runs `version` as the shadow of its module (in place of the shadow
     /// it had): it reconciles what the serving version reconciles, its
     /// writes dry runs.
-    fn shadow(&self, version: Version) {
+    fn shadow(&self, version: Version, canary: u8) {
         let Version { origin, module, .. } = version;
         let name = module.name().to_string();
         tracing::info!(
@@ -202,6 +202,7 @@ impl Supervisor {
             module = %name,
             version = %module.manifest().version,
             digest = module.digest(),
+            canary_percent = canary,
             "shadow loaded: it reconciles beside the serving version, its writes dry runs"
         );
         self.shared
@@ -212,6 +213,7 @@ impl Supervisor {
                 module: Dispatcher::wasm(module.clone(), Arc::default()),
                 version: module,
                 origin: origin.to_string(),
+                canary,
             }));
     }
 

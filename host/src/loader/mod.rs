@@ -23,8 +23,14 @@ pub(crate) enum Decision {
     /// version of the same module, if any).
     Install(Version),
     /// A validated version to run as the shadow of the serving version of
-    /// its module (replacing the shadow it has, if any).
-    Shadow(Version),
+    /// its module (replacing the shadow it has, if any), serving the
+    /// `canary` share of its objects (a percentage) live.
+    Shadow {
+        /// The version.
+        version: Version,
+        /// The percentage of objects it serves live.
+        canary: u8,
+    },
     /// The shadow of module `name`, from `origin`, becomes its serving
     /// version (the operator promoted it).
     Promote {
@@ -265,13 +271,15 @@ impl Loader {
             Err(error) => return Some(refuse(error.metric_label(), error_chain(&error))),
         };
         let name = module.name().to_string();
-        let shadow = rollout == Rollout::Shadow
-            || self
-                .config
-                .modules
-                .get(&name)
+        let settings = self.config.modules.get(&name);
+        let canary = match rollout {
+            Rollout::Shadow { canary } => Some(canary),
+            Rollout::Serve => settings
                 .and_then(|m| m.shadow.as_deref())
-                .is_some_and(|path| origin_is(&origin, path));
+                .is_some_and(|path| origin_is(&origin, path))
+                .then(|| settings.and_then(|m| m.canary).unwrap_or(0).min(100)),
+        };
+        let shadow = canary.is_some();
         if shadow && serving.is_some() {
             let message = format!(
                 "a version that serves cannot turn into a shadow: run the shadow of module {name:?} from another source"
@@ -310,12 +318,15 @@ impl Loader {
         }
         if shadow {
             let reload = state.shadows.replace(name).is_some();
-            return Some(Decision::Shadow(Version {
-                origin,
-                module,
-                reload,
-                replaces: None,
-            }));
+            return Some(Decision::Shadow {
+                version: Version {
+                    origin,
+                    module,
+                    reload,
+                    replaces: None,
+                },
+                canary: canary.unwrap_or(0),
+            });
         }
         if promoted {
             state.shadows = None;

@@ -158,10 +158,12 @@ async fn a_version_marked_shadow_shadows_instead_of_taking_the_name() {
     loader.event(SourceEvent::Upsert {
         origin: marked.clone(),
         bytes: Arc::new(another_version(misbehave(), b'n')),
-        rollout: Rollout::Shadow,
+        rollout: Rollout::Shadow { canary: 0 },
     });
     match decided(&mut loader).await {
-        Decision::Shadow(version) => assert_eq!(version.origin, marked),
+        Decision::Shadow { version, canary } => {
+            assert_eq!((&version.origin, canary), (&marked, 0));
+        }
         other => panic!("expected a shadow, got {other:?}"),
     }
     match loader.event(SourceEvent::Remove {
@@ -179,12 +181,15 @@ async fn a_version_marked_shadow_shadows_instead_of_taking_the_name() {
     loader.event(upsert(file("a.wasm"), misbehave()));
     installed(decided(&mut loader).await);
     loader.event(upsert(file("b.wasm"), another_version(misbehave(), b'b')));
-    assert!(matches!(decided(&mut loader).await, Decision::Shadow(_)));
+    assert!(matches!(
+        decided(&mut loader).await,
+        Decision::Shadow { .. }
+    ));
     // The serving origin marked shadow: refused, it keeps serving.
     loader.event(SourceEvent::Upsert {
         origin: file("a.wasm"),
         bytes: Arc::new(misbehave()),
-        rollout: Rollout::Shadow,
+        rollout: Rollout::Shadow { canary: 0 },
     });
     match decided(&mut loader).await {
         Decision::Refuse {
@@ -210,7 +215,10 @@ async fn promotion_moves_the_name_and_abort_drops_the_shadow() {
     installed(decided(&mut loader).await);
     assert!(loader.command(misbehave::NAME, Command::Promote).is_none());
     loader.event(upsert(file("b.wasm"), another_version(misbehave(), b'b')));
-    assert!(matches!(decided(&mut loader).await, Decision::Shadow(_)));
+    assert!(matches!(
+        decided(&mut loader).await,
+        Decision::Shadow { .. }
+    ));
     match loader.command(misbehave::NAME, Command::Promote) {
         Some(Decision::Promote { origin, .. }) => assert_eq!(origin, file("b.wasm")),
         other => panic!("expected a promotion, got {other:?}"),

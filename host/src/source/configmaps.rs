@@ -161,7 +161,17 @@ fn compare(
         present.push(origin.clone());
         let rollout = match manifest["metadata"]["annotations"][super::ROLLOUT_ANNOTATION].as_str()
         {
-            Some("shadow") => super::Rollout::Shadow,
+            Some("shadow") => {
+                let annotation =
+                    manifest["metadata"]["annotations"][super::CANARY_ANNOTATION].as_str();
+                let canary = annotation.map_or(Some(0), super::canary_percent);
+                if canary.is_none() {
+                    tracing::warn!(%origin, value = annotation, "{} is not a percentage: no canary", super::CANARY_ANNOTATION);
+                }
+                super::Rollout::Shadow {
+                    canary: canary.unwrap_or(0),
+                }
+            }
             _ => super::Rollout::Serve,
         };
         let (state, event) = match pack::assemble(manifest, configmaps) {

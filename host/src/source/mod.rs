@@ -53,6 +53,10 @@ pub const CONFIGMAP_QUIET: Duration = Duration::from_millis(100);
 /// [`Rollout`]); absent or anything else, it serves.
 pub const ROLLOUT_ANNOTATION: &str = "rekon.dev/rollout";
 
+/// The annotation of a shadow's module ConfigMap giving the share of
+/// objects (a percentage, `10` or `10%`) it serves live: its canary.
+pub const CANARY_ANNOTATION: &str = "rekon.dev/canary";
+
 /// How a module version is run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Rollout {
@@ -60,8 +64,19 @@ pub enum Rollout {
     #[default]
     Serve,
     /// It shadows the serving version of its module: it reconciles the
-    /// same requests, its writes sent as dry runs and compared.
-    Shadow,
+    /// same requests, its writes sent as dry runs and compared; the objects
+    /// in its `canary` share (a percentage) it serves live instead.
+    Shadow {
+        /// The percentage of objects it serves live.
+        canary: u8,
+    },
+}
+
+/// A canary share as an annotation or the configuration gives it (`10`,
+/// `10%`), at most 100; `None` when it is not one.
+pub(crate) fn canary_percent(text: &str) -> Option<u8> {
+    let number = text.trim().trim_end_matches('%').trim();
+    number.parse::<u8>().ok().filter(|p| *p <= 100)
 }
 
 /// A change of a module source.

@@ -140,12 +140,20 @@ fn rollout_status(port: u16, module: &str) -> (String, Option<i32>) {
 /// Runs misbehave (build A) with `shadow` (bytes) as its shadow, named in
 /// the operator configuration; returns the metrics port.
 fn run_with_shadow(env: &mut Env, shadow: Vec<u8>) -> u16 {
+    run_with_shadow_settings(env, shadow, "")
+}
+
+/// [`run_with_shadow`] with more settings of the module (YAML lines).
+fn run_with_shadow_settings(env: &mut Env, shadow: Vec<u8>, settings: &str) -> u16 {
     let path = env.dir.path().join("misbehave-shadow.wasm");
     std::fs::write(&path, shadow).unwrap();
     let config = env.dir.path().join("rekon.yaml");
     std::fs::write(
         &config,
-        format!("modules:\n  misbehave:\n    shadow: {}\n", path.display()),
+        format!(
+            "modules:\n  misbehave:\n    shadow: {}\n{settings}",
+            path.display()
+        ),
     )
     .unwrap();
     let port = support::free_port();
@@ -367,4 +375,56 @@ async fn an_aborted_shadow_is_gone_and_the_serving_version_goes_on() {
         })
         .await;
     }
+}
+
+/// A canary: the shadow serves a share of the objects live (the same ones
+/// every time, by a stable hash of their namespace and name), the serving
+/// version the others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_canary_share_is_served_live_by_the_new_version() {
+    let mut env = Env::new().await;
+    env.apply(namespace("shop"));
+    let names: Vec<String> = (0..20).map(|i| format!("c{i}")).collect();
+    for name in &names {
+        env.apply(configmap("shop", name, json!({}), json!({})));
+    }
+    let shadow = support::misbehave_with(misbehave::BUILD_MARK, "misbehave-build-B");
+    let port = run_with_shadow_settings(&mut env, shadow, "    canary: 50\n");
+    let marks = |env: &Env| -> Option<Vec<String>> {
+        names
+            .iter()
+            .map(|name| {
+                let c = env.get("", "v1", "ConfigMap", Some("shop"), name)?;
+                c["data"]["behaved-by"].as_str().map(str::to_string)
+            })
+            .collect()
+    };
+    let first = env.wait("every object reconciled", || marks(&env)).await;
+    let by_b = first.iter().filter(|m| *m == "misbehave-build-B").count();
+    assert!(
+        by_b > 0 && by_b < names.len(),
+        "both versions serve a share: {first:?}"
+    );
+    env.settled().await;
+    // The same objects each time: relabelled, each is reconciled again by
+    // the version that served it.
+    for name in &names {
+        let mut object = configmap("shop", name, json!({}), json!({}));
+        object["metadata"]["labels"] = json!({"touched": "yes"});
+        env.apply(object);
+    }
+    env.settled().await;
+    assert_eq!(marks(&env).unwrap(), first);
+    let (status, _) = rollout_status(port, "misbehave");
+    assert!(
+        status.contains("canary: the shadow serves 50% of the objects live"),
+        "{status}"
+    );
+    let metrics = support::http_get(port, "/metrics").unwrap();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("rekon_canary_reconciles_total{module=\"misbehave\"}")),
+        "{metrics}"
+    );
 }
