@@ -152,7 +152,27 @@ pub struct ModuleConfig {
     /// The percentage of objects (0 to 100, by a stable hash of their
     /// namespace and name) the shadow serves live instead of shadowing.
     pub canary: Option<u8>,
+    /// When the shadow is promoted or dropped without a command.
+    pub policy: Option<PolicyConfig>,
 }
+
+/// When a shadow is promoted or dropped on its own (`modules.<name>.policy`).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// Promote the shadow once this many of its reconciles in a row agree
+    /// with the serving version's.
+    pub promote_after: Option<u64>,
+    /// Drop the shadow at its first difference.
+    #[serde(default)]
+    pub abort_on_difference: bool,
+    /// Drop the shadow when more than this share (0 to 1) of its
+    /// reconciles fail, once it has made at least [`MIN_JUDGED`].
+    pub abort_error_rate: Option<f64>,
+}
+
+/// Shadowed reconciles before an error rate is judged.
+pub const MIN_JUDGED: u64 = 20;
 
 /// What of a module's reconciles is recorded ([`crate::replay`]).
 #[derive(Clone, Debug, Default, Deserialize)]

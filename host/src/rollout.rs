@@ -55,6 +55,18 @@ pub(crate) struct Shadow {
     pub origin: String,
     /// The percentage of objects it serves live ([`in_canary`]).
     pub canary: u8,
+    /// When it is promoted or dropped on its own.
+    pub policy: crate::config::PolicyConfig,
+}
+
+/// What a shadow did so far, for its policy.
+#[derive(Default)]
+struct Tally {
+    shadowed: u64,
+    errors: u64,
+    agreeing_in_a_row: u64,
+    /// The policy has asked for a promotion or an abort.
+    decided: bool,
 }
 
 /// Whether the object `namespace/name` is in a canary of `percent`: the
@@ -99,6 +111,7 @@ pub struct Rollout {
     /// Bumped whenever a shadow arrives (its controller queues every
     /// object once, so each is compared).
     arrivals: tokio::sync::watch::Sender<u64>,
+    tally: Mutex<Tally>,
     /// Per object (`namespace/name`): the latest comparison, and whether
     /// the versions ever differed on it (its Event is sent once).
     objects: Mutex<BTreeMap<String, (Compared, bool)>>,
@@ -112,6 +125,7 @@ impl Default for Rollout {
             serving: Mutex::new(None),
             shadow: Mutex::new(None),
             arrivals: tokio::sync::watch::Sender::new(0),
+            tally: Mutex::new(Tally::default()),
             objects: Mutex::new(BTreeMap::new()),
             slots: Arc::new(tokio::sync::Semaphore::new(SHADOW_CONCURRENCY)),
             backlog: Arc::new(tokio::sync::Semaphore::new(SHADOW_BACKLOG)),
@@ -142,6 +156,7 @@ impl Rollout {
         let arrives = shadow.is_some();
         *self.shadow.lock().expect("rollout lock") = shadow;
         self.objects.lock().expect("rollout lock").clear();
+        *self.tally.lock().expect("rollout lock") = Tally::default();
         if arrives {
             self.arrivals.send_modify(|n| *n += 1);
         }
@@ -165,6 +180,45 @@ impl Rollout {
             .acquire_owned()
             .await
             .expect("the shadow slots are never closed")
+    }
+
+    /// Counts one more shadowed reconcile; what `policy` asks for now, if
+    /// anything (once).
+    pub(crate) fn judge(
+        &self,
+        compared: &Compared,
+        policy: &crate::config::PolicyConfig,
+    ) -> Option<Command> {
+        let mut tally = self.tally.lock().expect("rollout lock");
+        tally.shadowed += 1;
+        if compared.error.is_some() {
+            tally.errors += 1;
+        }
+        if compared.agrees() {
+            tally.agreeing_in_a_row += 1;
+        } else {
+            tally.agreeing_in_a_row = 0;
+        }
+        if tally.decided {
+            return None;
+        }
+        let error_rate = tally.errors as f64 / tally.shadowed as f64;
+        let abort = (policy.abort_on_difference && !compared.agrees())
+            || policy.abort_error_rate.is_some_and(|rate| {
+                tally.shadowed >= crate::config::MIN_JUDGED && error_rate > rate
+            });
+        let promote = policy
+            .promote_after
+            .is_some_and(|n| tally.agreeing_in_a_row >= n);
+        let command = if abort {
+            Some(Command::Abort)
+        } else if promote {
+            Some(Command::Promote)
+        } else {
+            None
+        };
+        tally.decided = command.is_some();
+        command
     }
 
     /// Keeps the comparison for `object`; whether it is the first time the
@@ -210,6 +264,27 @@ impl Rollout {
                         "canary: the shadow serves {}% of the objects live\n",
                         shadow.canary
                     ));
+                }
+                let policy = &shadow.policy;
+                let tally = self.tally.lock().expect("rollout lock");
+                let mut rules = Vec::new();
+                if let Some(n) = policy.promote_after {
+                    rules.push(format!(
+                        "promote after {n} agreeing in a row ({} so far)",
+                        tally.agreeing_in_a_row
+                    ));
+                }
+                if policy.abort_on_difference {
+                    rules.push("abort on a difference".to_string());
+                }
+                if let Some(rate) = policy.abort_error_rate {
+                    rules.push(format!(
+                        "abort above {rate} errors per reconcile ({} of {} so far)",
+                        tally.errors, tally.shadowed
+                    ));
+                }
+                if !rules.is_empty() {
+                    out.push_str(&format!("policy: {}\n", rules.join(", ")));
                 }
             }
         }
@@ -406,9 +481,8 @@ mod tests {
         assert!(diff(&a, &b, ("1", "2")).is_empty());
     }
 
-    #[test]
-    fn an_object_is_announced_once_when_the_versions_first_differ() {
-        let rollout = Rollout::default();
+    /// A comparison that agrees, and one that differs.
+    fn agree_and_differ() -> (Compared, Compared) {
         let agree = Compared {
             reason: "added".into(),
             diff: Vec::new(),
@@ -418,6 +492,62 @@ mod tests {
             diff: vec!["-a".into()],
             ..agree.clone()
         };
+        (agree, differ)
+    }
+
+    #[test]
+    fn the_policy_promotes_after_agreement_in_a_row_and_aborts_on_failure() {
+        use crate::config::PolicyConfig;
+        let (agree, differ) = agree_and_differ();
+        let failed = Compared {
+            error: Some("trapped".into()),
+            ..agree.clone()
+        };
+        let promote = PolicyConfig {
+            promote_after: Some(3),
+            ..PolicyConfig::default()
+        };
+        let rollout = Rollout::default();
+        assert_eq!(rollout.judge(&agree, &promote), None);
+        assert_eq!(rollout.judge(&agree, &promote), None);
+        assert_eq!(
+            rollout.judge(&differ, &promote),
+            None,
+            "a difference starts over"
+        );
+        assert_eq!(rollout.judge(&agree, &promote), None);
+        assert_eq!(rollout.judge(&agree, &promote), None);
+        assert_eq!(rollout.judge(&agree, &promote), Some(Command::Promote));
+        assert_eq!(rollout.judge(&agree, &promote), None, "asked once");
+
+        let strict = PolicyConfig {
+            abort_on_difference: true,
+            ..promote.clone()
+        };
+        let rollout = Rollout::default();
+        assert_eq!(rollout.judge(&differ, &strict), Some(Command::Abort));
+
+        let rate = PolicyConfig {
+            abort_error_rate: Some(0.1),
+            ..PolicyConfig::default()
+        };
+        let rollout = Rollout::default();
+        for _ in 0..17 {
+            assert_eq!(rollout.judge(&agree, &rate), None);
+        }
+        assert_eq!(rollout.judge(&failed, &rate), None);
+        assert_eq!(rollout.judge(&failed, &rate), None, "19 judged: too few");
+        assert_eq!(
+            rollout.judge(&failed, &rate),
+            Some(Command::Abort),
+            "3 of 20"
+        );
+    }
+
+    #[test]
+    fn an_object_is_announced_once_when_the_versions_first_differ() {
+        let rollout = Rollout::default();
+        let (agree, differ) = agree_and_differ();
         assert!(!rollout.keep("shop/a", agree.clone()));
         assert!(rollout.keep("shop/a", differ.clone()));
         assert!(!rollout.keep("shop/a", differ));

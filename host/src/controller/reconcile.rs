@@ -240,6 +240,12 @@ impl Worker {
                 Some(ns) => format!("{ns}/{}", request.target.name),
                 None => request.target.name.clone(),
             };
+            if let Some(command) = rollout.judge(&compared, &shadow.policy) {
+                tracing::info!(module = %module, ?command, "the rollout policy decides");
+                if let Err(why) = metrics.rollouts.command(&module, command) {
+                    tracing::warn!(module = %module, ?command, error = %why, "the rollout policy's decision was not carried out");
+                }
+            }
             if rollout.keep(&object, compared) {
                 let message = format!(
                     "shadow version {shadow_version} of module {module} writes differently from serving version {serving_version}: see `rekon rollout status {module}`"

@@ -214,6 +214,12 @@ impl Supervisor {
                 version: module,
                 origin: origin.to_string(),
                 canary,
+                policy: self
+                    .config
+                    .modules
+                    .get(&name)
+                    .and_then(|m| m.policy.clone())
+                    .unwrap_or_default(),
             }));
     }
 

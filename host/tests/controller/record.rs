@@ -428,3 +428,53 @@ async fn a_canary_share_is_served_live_by_the_new_version() {
         "{metrics}"
     );
 }
+
+/// A policy decides without a command: a shadow that agrees on three
+/// reconciles in a row is promoted; one that differs, with
+/// `abortOnDifference`, is dropped and the serving version goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rollout_policy_promotes_an_agreeing_shadow_and_aborts_a_differing_one() {
+    let mut env = Env::new().await;
+    env.apply(namespace("shop"));
+    for i in 0..4 {
+        env.apply(configmap("shop", &format!("c{i}"), json!({}), json!({})));
+    }
+    // The same logic, another build (the mark is never written: every
+    // object is behaved already when the shadow sees it).
+    let same = support::misbehave_with("misbehave: behaved", "misbehave: behavex");
+    let port = run_with_shadow_settings(&mut env, same, "    policy:\n      promoteAfter: 3\n");
+    env.wait("the policy's promotion", || {
+        env.log().contains("shadow promoted").then_some(())
+    })
+    .await;
+    let (status, _) = rollout_status(port, "misbehave");
+    assert!(status.contains("no shadow"), "{status}");
+    assert!(
+        env.log().contains("command=Promote"),
+        "the policy promoted it, not a command: {}",
+        env.log()
+    );
+
+    let mut env = Env::new().await;
+    env.apply(namespace("shop"));
+    env.apply(configmap("shop", "one", json!({}), json!({})));
+    let other = support::misbehave_with(misbehave::BUILD_MARK, "misbehave-build-B");
+    let port = run_with_shadow_settings(
+        &mut env,
+        other,
+        "    policy:\n      abortOnDifference: true\n",
+    );
+    env.wait("the policy's abort", || {
+        let decided = env.log().contains("command=Abort");
+        let (out, _) = rollout_status(port, "misbehave");
+        (decided && out.contains("serving 0.1.0") && out.contains("no shadow")).then_some(())
+    })
+    .await;
+    env.apply(configmap("shop", "two", json!({}), json!({})));
+    env.wait("the serving version goes on", || {
+        env.get("", "v1", "ConfigMap", Some("shop"), "two")
+            .filter(|c| c["data"]["behaved-by"] == "misbehave-build-A")
+    })
+    .await;
+    assert!(!env.log().contains("shadow promoted"));
+}
