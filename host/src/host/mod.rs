@@ -45,6 +45,10 @@ pub enum HostError {
 /// How long [`Host::shutdown`] waits for reconciles in flight.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
+/// After the webhook drain, how long requests in flight may take to be
+/// answered before the server stops.
+const WEBHOOK_CLOSE_GRACE: Duration = Duration::from_secs(5);
+
 /// A running host. Dropping it stops nothing: call [`Host::shutdown`].
 ///
 /// Reloading: a new version of a module (a changed file in a watched
@@ -163,6 +167,12 @@ impl Host {
         if let Some(publisher) = webhooks.as_mut().and_then(|w| w.publisher.take()) {
             publisher.abort();
         }
+        // The API server's connections to this replica are told to go: it
+        // opens new ones, to the replicas that stay (this one still answers
+        // on new connections until the drain is over).
+        if let Some(webhooks) = &webhooks {
+            webhooks.closer.drain();
+        }
         if let Some(webhooks) = &webhooks
             && !self.triggers.is_empty()
             && self.triggers.uninstalling().await
@@ -193,6 +203,9 @@ impl Host {
                 members.leave().await;
             }
             tokio::time::sleep_until(started + webhooks.drain).await;
+            // No request in flight is cut off: each connection goes once
+            // answered.
+            webhooks.closer.close(WEBHOOK_CLOSE_GRACE).await;
             webhooks.server.abort();
         }
         if let Some(telemetry) = self.telemetry {

@@ -187,6 +187,8 @@ pub(crate) struct Started {
     pub ca_pem: String,
     /// The HTTPS server: it keeps answering while the host shuts down.
     pub server: tokio::task::JoinHandle<()>,
+    /// Winds the server's connections down.
+    pub closer: serve::Closer,
     /// The publisher of the configurations (aborted first on shutdown:
     /// a stopping replica withdraws nothing).
     pub publisher: Option<tokio::task::JoinHandle<()>>,
@@ -229,12 +231,13 @@ pub(crate) async fn start(
     };
     let tls = cert.server_config()?;
     let modules = served.modules.clone();
-    let (addr, server) = serve::serve(config.addr, tls, served)
-        .await
-        .map_err(|source| WebhookServerError::Bind {
-            addr: config.addr,
-            source,
-        })?;
+    let (addr, server, closer) =
+        serve::serve(config.addr, tls, served)
+            .await
+            .map_err(|source| WebhookServerError::Bind {
+                addr: config.addr,
+                source,
+            })?;
     let ca_pem = if cert.ca_pem.is_empty() {
         cert.cert_pem.clone()
     } else {
@@ -272,6 +275,7 @@ pub(crate) async fn start(
         addr,
         ca_pem,
         server,
+        closer,
         publisher,
         members,
         endpoint: config.endpoint,

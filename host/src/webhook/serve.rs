@@ -36,24 +36,99 @@ pub(crate) struct Served {
     pub uninstall: Option<(crate::uninstall::Triggers, super::Endpoint)>,
 }
 
+/// Where a webhook server is in its shutdown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Stage {
+    Serving,
+    /// The host stops: connections open before are told to go (an HTTP/2
+    /// GOAWAY, or closing after the request in flight), so the API server
+    /// opens new ones, to the replicas that stay; new ones are served.
+    Draining,
+    /// The drain is over: every connection goes once its requests in
+    /// flight are answered.
+    Closing,
+}
+
+/// Winds a webhook server's connections down gracefully: no request the
+/// API server sent is cut off by the process exiting.
+#[derive(Clone)]
+pub(crate) struct Closer {
+    stage: Arc<tokio::sync::watch::Sender<Stage>>,
+    open: Arc<tokio::sync::watch::Sender<usize>>,
+}
+
+impl Closer {
+    /// The host stops: the connections open now are told to go.
+    pub(crate) fn drain(&self) {
+        self.stage.send_if_modified(|s| {
+            let changed = *s < Stage::Draining;
+            *s = (*s).max(Stage::Draining);
+            changed
+        });
+    }
+
+    /// Every connection goes once answered; returns when none is left, or
+    /// after `grace`.
+    pub(crate) async fn close(&self, grace: std::time::Duration) {
+        self.stage.send_replace(Stage::Closing);
+        let mut open = self.open.subscribe();
+        let _ = tokio::time::timeout(grace, open.wait_for(|n| *n == 0)).await;
+    }
+}
+
+/// Counts a connection as open while it lives.
+struct Open(Arc<tokio::sync::watch::Sender<usize>>);
+
+impl Open {
+    fn new(open: Arc<tokio::sync::watch::Sender<usize>>) -> Open {
+        open.send_modify(|n| *n += 1);
+        Open(open)
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
+    }
+}
+
 /// Serves webhooks over TLS on `addr` until the task is aborted; returns
-/// the bound address (port 0 picks one).
+/// the bound address (port 0 picks one) and what winds it down.
 pub(crate) async fn serve(
     addr: SocketAddr,
     tls: rustls::ServerConfig,
     served: Served,
-) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
+) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>, Closer)> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+    let closer = Closer {
+        stage: Arc::new(tokio::sync::watch::Sender::new(Stage::Serving)),
+        open: Arc::new(tokio::sync::watch::Sender::new(0)),
+    };
+    let connections = closer.clone();
     let task = tokio::spawn(async move {
+        let mut closing = connections.stage.subscribe();
         loop {
-            let Ok((stream, _)) = listener.accept().await else {
+            // Once closing, no new connection is taken.
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                _ = closing.wait_for(|s| *s == Stage::Closing) => return,
+            };
+            let Ok((stream, _)) = accepted else {
                 continue;
             };
             let _ = stream.set_nodelay(true);
             let (acceptor, served) = (acceptor.clone(), served.clone());
+            let open = Open::new(connections.open.clone());
+            let mut stage = connections.stage.subscribe();
             tokio::spawn(async move {
+                let _open = open;
+                // Told to go at the stage after the one it came in.
+                let goes_at = match *stage.borrow_and_update() {
+                    Stage::Serving => Stage::Draining,
+                    _ => Stage::Closing,
+                };
                 let stream = match acceptor.accept(stream).await {
                     Ok(stream) => stream,
                     Err(error) => {
@@ -66,15 +141,27 @@ pub(crate) async fn serve(
                     async move { Ok::<_, std::convert::Infallible>(answer(request, &served).await) }
                 });
                 let io = hyper_util::rt::TokioIo::new(stream);
-                let _ = hyper_util::server::conn::auto::Builder::new(
+                let builder = hyper_util::server::conn::auto::Builder::new(
                     hyper_util::rt::TokioExecutor::new(),
-                )
-                .serve_connection(io, service)
-                .await;
+                );
+                let connection = builder.serve_connection(io, service);
+                tokio::pin!(connection);
+                let mut told = false;
+                loop {
+                    tokio::select! {
+                        _ = connection.as_mut() => return,
+                        changed = stage.changed(), if !told => {
+                            if changed.is_err() || *stage.borrow_and_update() >= goes_at {
+                                connection.as_mut().graceful_shutdown();
+                                told = true;
+                            }
+                        }
+                    }
+                }
             });
         }
     });
-    Ok((bound, task))
+    Ok((bound, task, closer))
 }
 
 fn respond(status: StatusCode, body: &Value) -> Response<Full<Bytes>> {
