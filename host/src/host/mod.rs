@@ -167,9 +167,9 @@ impl Host {
         if let Some(publisher) = webhooks.as_mut().and_then(|w| w.publisher.take()) {
             publisher.abort();
         }
-        // The API server's connections to this replica are told to go: it
-        // opens new ones, to the replicas that stay (this one still answers
-        // on new connections until the drain is over).
+        // The API server's connections to this replica retire as they are
+        // used: it opens new ones, to the replicas that stay (this one
+        // still answers until the drain is over).
         if let Some(webhooks) = &webhooks {
             webhooks.closer.drain();
         }

@@ -40,12 +40,14 @@ pub(crate) struct Served {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Stage {
     Serving,
-    /// The host stops: connections open before are told to go (an HTTP/2
-    /// GOAWAY, or closing after the request in flight), so the API server
-    /// opens new ones, to the replicas that stay; new ones are served.
+    /// The host stops: every request is still answered, and an HTTP/1
+    /// connection is closed after each answer (`Connection: close`), so the
+    /// API server opens new ones, to the replicas that stay. (Closing an
+    /// idle connection now would race with the API server reusing it.)
     Draining,
-    /// The drain is over: every connection goes once its requests in
-    /// flight are answered.
+    /// The drain is over: no new connection is taken, and every connection
+    /// goes once its requests in flight are answered (an HTTP/2 GOAWAY,
+    /// whose unanswered requests the API server sends again elsewhere).
     Closing,
 }
 
@@ -58,7 +60,7 @@ pub(crate) struct Closer {
 }
 
 impl Closer {
-    /// The host stops: the connections open now are told to go.
+    /// The host stops: connections are retired as they are used.
     pub(crate) fn drain(&self) {
         self.stage.send_if_modified(|s| {
             let changed = *s < Stage::Draining;
@@ -124,11 +126,6 @@ pub(crate) async fn serve(
             let mut stage = connections.stage.subscribe();
             tokio::spawn(async move {
                 let _open = open;
-                // Told to go at the stage after the one it came in.
-                let goes_at = match *stage.borrow_and_update() {
-                    Stage::Serving => Stage::Draining,
-                    _ => Stage::Closing,
-                };
                 let stream = match acceptor.accept(stream).await {
                     Ok(stream) => stream,
                     Err(error) => {
@@ -136,9 +133,24 @@ pub(crate) async fn serve(
                         return;
                     }
                 };
+                let draining = stage.clone();
                 let service = hyper::service::service_fn(move |request: Request<Incoming>| {
                     let served = served.clone();
-                    async move { Ok::<_, std::convert::Infallible>(answer(request, &served).await) }
+                    // Draining: an HTTP/1 connection is closed once this
+                    // answer is sent, so the API server's next request
+                    // opens a new one (to the replicas that stay).
+                    let close = *draining.borrow() >= Stage::Draining
+                        && request.version() <= hyper::Version::HTTP_11;
+                    async move {
+                        let mut response = answer(request, &served).await;
+                        if close {
+                            response.headers_mut().insert(
+                                hyper::header::CONNECTION,
+                                hyper::header::HeaderValue::from_static("close"),
+                            );
+                        }
+                        Ok::<_, std::convert::Infallible>(response)
+                    }
                 });
                 let io = hyper_util::rt::TokioIo::new(stream);
                 let builder = hyper_util::server::conn::auto::Builder::new(
@@ -151,7 +163,7 @@ pub(crate) async fn serve(
                     tokio::select! {
                         _ = connection.as_mut() => return,
                         changed = stage.changed(), if !told => {
-                            if changed.is_err() || *stage.borrow_and_update() >= goes_at {
+                            if changed.is_err() || *stage.borrow_and_update() == Stage::Closing {
                                 connection.as_mut().graceful_shutdown();
                                 told = true;
                             }
