@@ -230,8 +230,10 @@ pub(crate) fn calls_json(calls: &[crate::CallRecord]) -> Vec<Value> {
         .collect()
 }
 
-/// A reconcile's result as a trace and `rekon reconcile` print it.
-pub(crate) fn result_json(result: &Result<Action, ReconcileError>) -> Value {
+/// A reconcile's result as a trace and `rekon reconcile` print it:
+/// `{"ok": "done"}`, `{"ok": {"requeueAfterMs": N}}` or
+/// `{"error": {"kind", "message", "retry"}}`.
+pub fn result_json(result: &Result<Action, ReconcileError>) -> Value {
     match result {
         Ok(Action::Done) => json!({ "ok": "done" }),
         Ok(Action::RequeueAfter(ms)) => json!({ "ok": { "requeueAfterMs": ms } }),
@@ -547,14 +549,15 @@ impl ReplayCluster {
     }
 }
 
-fn write_key(call: &str, target: &ObjectRef) -> String {
+/// [`call_key`] of a call about one object.
+fn target_key(call: &str, target: &ObjectRef) -> String {
     call_key(call, &object_ref_json(target))
 }
 
 #[async_trait::async_trait]
 impl Cluster for ReplayCluster {
     async fn get(&self, target: &ObjectRef) -> Result<String, ApiError> {
-        self.text(write_key("get", target))
+        self.text(target_key("get", target))
     }
 
     async fn list(
@@ -599,7 +602,7 @@ impl Cluster for ReplayCluster {
         _field_manager: &str,
     ) -> Result<String, ApiError> {
         let call = if status { "replace-status" } else { "replace" };
-        self.text(write_key(call, target))
+        self.text(target_key(call, target))
     }
 
     async fn patch(
@@ -611,7 +614,7 @@ impl Cluster for ReplayCluster {
         _field_manager: &str,
     ) -> Result<String, ApiError> {
         let call = if status { "patch-status" } else { "patch" };
-        self.text(write_key(call, target))
+        self.text(target_key(call, target))
     }
 
     async fn delete(
@@ -619,7 +622,7 @@ impl Cluster for ReplayCluster {
         target: &ObjectRef,
         _propagation: Option<Propagation>,
     ) -> Result<(), ApiError> {
-        self.answer(write_key("delete", target)).map(|_| ())
+        self.answer(target_key("delete", target)).map(|_| ())
     }
 
     async fn record_event(

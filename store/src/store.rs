@@ -328,9 +328,8 @@ impl Store {
         object: Value,
         opts: &WriteOptions,
     ) -> Result<Value, Status> {
-        let mut g = self.lock();
-        let out = g.replace(res, namespace, name, object, opts)?;
-        Ok(present_owned(res, out))
+        self.replace_created(res, namespace, name, object, opts)
+            .map(|(out, _)| out)
     }
 
     /// Replaces an object, telling whether the update created it (kinds
@@ -361,9 +360,8 @@ impl Store {
         body: &[u8],
         opts: &WriteOptions,
     ) -> Result<Value, Status> {
-        let mut g = self.lock();
-        let out = g.patch(res, namespace, name, patch, body, opts)?;
-        Ok(present_owned(res, out))
+        self.patch_created(res, namespace, name, patch, body, opts)
+            .map(|(out, _)| out)
     }
 
     /// Patches an object, telling whether apply created it.

@@ -269,19 +269,12 @@ impl Direct {
     /// the document too), a cluster-scoped kind has none. A kind the
     /// server does not serve counts as namespaced.
     pub(super) async fn settle(&self, document: &mut Value) -> Option<ObjectRef> {
-        let mut target = object_ref_of(document)?;
+        let target = object_ref_of(document)?;
         let namespaced = self
             .resource(&target.kind)
             .await
             .map_or(true, |r| r.namespaced);
-        if namespaced && target.namespace.is_none() {
-            document["metadata"]["namespace"] = json!("default");
-            target.namespace = Some("default".to_string());
-        }
-        if !namespaced {
-            target.namespace = None;
-        }
-        Some(target)
+        Some(super::reconcile::settled(document, target, namespaced))
     }
 
     /// Creates the namespace `name` unless it exists.

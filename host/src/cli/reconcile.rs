@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use rekon_host::{
-    Action, DispatchOptions, MemoryCluster, Module, ObjectRef, Reason, Request, object_ref_of,
+    DispatchOptions, MemoryCluster, Module, ObjectRef, Reason, Request, object_ref_of,
 };
 use serde_json::{Value, json};
 
@@ -52,16 +52,10 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     for call in &outcome.calls {
         say(serde_json::to_string(call)?)?;
     }
-    let (result, code) = match &outcome.result {
-        Ok(action) => (json!({ "ok": action_json(action) }), ExitCode::SUCCESS),
-        Err(error) => (
-            json!({ "error": {
-                "kind": error.metric_label(),
-                "message": error.to_string(),
-                "retry": error.retry(),
-            }}),
-            ExitCode::from(2),
-        ),
+    let result = rekon_host::replay::result_json(&outcome.result);
+    let code = match &outcome.result {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::from(2),
     };
     say(json!({ "result": result }))?;
     Ok(code)
@@ -78,13 +72,6 @@ pub(super) fn finalizing(module: &Module, object: &Value) -> bool {
         .as_array()
         .is_some_and(|f| f.iter().any(|f| f == finalizer.as_str()));
     deleting && holds
-}
-
-fn action_json(action: &Action) -> Value {
-    match action {
-        Action::Done => json!("done"),
-        Action::RequeueAfter(ms) => json!({ "requeueAfterMs": ms }),
-    }
 }
 
 /// Builds the in-memory cluster from fixtures and the object, and the request.
@@ -146,11 +133,18 @@ pub(super) async fn offline_request(
 /// too), a cluster-scoped kind has none. A kind the cluster does not serve
 /// yet counts as namespaced.
 pub(super) fn settle_target(cluster: &MemoryCluster, document: &mut Value) -> Option<ObjectRef> {
-    let mut target = object_ref_of(document)?;
+    let target = object_ref_of(document)?;
     let namespaced = cluster
         .store()
         .resource_for_kind(&target.kind.group, &target.kind.version, &target.kind.kind)
         .is_none_or(|r| r.namespaced);
+    Some(settled(document, target, namespaced))
+}
+
+/// `target` of `document`, its namespace settled as the API server would
+/// for a kind that is `namespaced` or not (`default` written into the
+/// document when it names none).
+pub(super) fn settled(document: &mut Value, mut target: ObjectRef, namespaced: bool) -> ObjectRef {
     if namespaced && target.namespace.is_none() {
         document["metadata"]["namespace"] = json!("default");
         target.namespace = Some("default".to_string());
@@ -158,5 +152,5 @@ pub(super) fn settle_target(cluster: &MemoryCluster, document: &mut Value) -> Op
     if !namespaced {
         target.namespace = None;
     }
-    Some(target)
+    target
 }

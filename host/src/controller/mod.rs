@@ -194,16 +194,19 @@ fn resync_task(worker: &Worker) -> Option<tokio::task::JoinHandle<()>> {
     Some(tokio::spawn(resync::every(
         period,
         crate::shared::random_unit,
-        move || {
-            for object in worker.primary.list() {
-                let key = (
-                    object.namespace().map(str::to_string),
-                    object.name().to_string(),
-                );
-                worker.queue.add_with(key, Reason::Resync, Priority::Low);
-            }
-        },
+        move || queue_every_primary(&worker),
     )))
+}
+
+/// Queues every primary with reason `resync`, at low priority.
+fn queue_every_primary(worker: &Worker) {
+    for object in worker.primary.list() {
+        let key = (
+            object.namespace().map(str::to_string),
+            object.name().to_string(),
+        );
+        worker.queue.add_with(key, Reason::Resync, Priority::Low);
+    }
 }
 
 /// Queues every primary once (low priority) whenever a shadow version
@@ -217,13 +220,7 @@ fn shadow_task(worker: &Worker) -> tokio::task::JoinHandle<()> {
         let mut pending = worker.rollout.shadow().is_some();
         loop {
             if pending {
-                for object in worker.primary.list() {
-                    let key = (
-                        object.namespace().map(str::to_string),
-                        object.name().to_string(),
-                    );
-                    worker.queue.add_with(key, Reason::Resync, Priority::Low);
-                }
+                queue_every_primary(&worker);
             }
             if arrivals.changed().await.is_err() {
                 return;
