@@ -416,6 +416,17 @@ fn finish_run(
     let ms = |q| running.latency_ms(q);
     let (p50, p99) = (ms(0.5), ms(0.99));
     let reconciles = running.reconciles();
+    // A shadow's reconciles done by then, and the requests it skipped.
+    let (shadowed, shadow_skipped) = match &running {
+        Running::Host(host) => {
+            let text = host.metrics().encode();
+            (
+                counter(&text, "rekon_shadow_reconciles_total"),
+                counter(&text, "rekon_shadow_skipped_total"),
+            )
+        }
+        Running::KubeRs(..) => (0.0, 0.0),
+    };
 
     // Paced: edits at 100 per second once the backlog has drained (the
     // follow-up reconciles of every App included: no reconcile for 1 s).
@@ -483,6 +494,7 @@ fn finish_run(
             "reconciles": reconciles, "paced_p50_ms": paced_p50, "paced_p99_ms": paced_p99,
             "paced_reconciles": paced_reconciles,
             "host_cpu_s": host_cpu, "server_cpu_s": server_cpu,
+            "shadowed": shadowed, "shadow_skipped": shadow_skipped,
             "idle_cpu_percent": idle_cpu_percent, "idle_rss_mb": idle_rss })
     );
     match running {
@@ -490,6 +502,14 @@ fn finish_run(
         Running::KubeRs(peer) => peer.into_inner().stop(),
     }
     server.stop();
+}
+
+/// The sum of a counter's series in the metrics text.
+fn counter(text: &str, name: &str) -> f64 {
+    text.lines()
+        .filter(|line| line.starts_with(name))
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
 }
 
 /// Reads stdin to its end: the parent closed it, or died.
@@ -1210,6 +1230,16 @@ fn main() {
         "shadow_host_cpu_us_per_reconcile",
         cpu_per_reconcile(&shadow),
         "us",
+    );
+    emit(
+        "shadow_reconciles_per_serving",
+        number(&shadow, "shadowed") / number(&shadow, "reconciles"),
+        "ratio",
+    );
+    emit(
+        "shadow_skipped_per_serving",
+        number(&shadow, "shadow_skipped") / number(&shadow, "reconciles"),
+        "ratio",
     );
 
     // Predicates: reconciles per edited App, its follow-ups included (the

@@ -380,6 +380,7 @@ pub async fn replay(module: &Module, trace: &Trace) -> Result<Replayed, String> 
             DispatchOptions {
                 record: true,
                 wall_clock: Some(trace.time),
+                ..DispatchOptions::default()
             },
         )
         .await;

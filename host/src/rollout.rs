@@ -7,9 +7,14 @@
 //! calls) and keeps, per object, whether they agree and a unified diff.
 //!
 //! - A shadow never slows or changes the serving version: it runs after
-//!   it, on its own task, at most [`SHADOW_CONCURRENCY`] at once per module
-//!   (with at most [`SHADOW_BACKLOG`] waiting: more are not shadowed, and
-//!   counted), within the module's own CPU deadline and memory cap.
+//!   it, on a task of its own, one reconcile at a time per module, within
+//!   the module's own CPU deadline and memory cap. Requests wait per
+//!   object: a newer request of an object waiting replaces the older one
+//!   (only the object's latest state is compared; counted as superseded),
+//!   and at most [`SHADOW_BACKLOG`] objects wait (more are not shadowed,
+//!   and counted as skipped). Under a burst the shadow lags behind and
+//!   compares each object's latest request rather than taking CPU from
+//!   the serving version.
 //! - A shadow that traps, loops, eats memory or is refused by the server
 //!   counts as a difference and an error.
 //! - What the user sees: `/rollout/<module>` on the metrics port (`rekon
@@ -24,12 +29,45 @@ use serde_json::{Value, json};
 
 use crate::runtime::Dispatcher;
 
-/// Shadow reconciles of one module running at once; more wait.
-pub const SHADOW_CONCURRENCY: usize = 2;
-
-/// Shadow reconciles of one module waiting to run; more are skipped (and
-/// counted in `rekon_shadow_skipped_total`).
+/// Objects of one module waiting for their shadow reconcile; requests of
+/// more are skipped (and counted in `rekon_shadow_skipped_total`).
 pub const SHADOW_BACKLOG: usize = 1000;
+
+/// A shadow reconcile waiting to run: what it does, with everything it
+/// needs.
+pub(crate) type Job = Box<dyn FnOnce() -> futures::future::BoxFuture<'static, ()> + Send>;
+
+/// What became of a request handed to the shadow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Queued {
+    /// It waits its turn (the shadow's task is started when it runs none).
+    Waiting,
+    /// It replaced an older request of the same object that was waiting.
+    Superseded,
+    /// [`SHADOW_BACKLOG`] objects wait already: it is not shadowed.
+    Skipped,
+}
+
+/// The task running a rollout's shadow reconciles: should a job panic, the
+/// next request starts another.
+struct Task(Arc<Rollout>);
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.pending.lock().expect("rollout lock").running = false;
+        }
+    }
+}
+
+/// The shadow reconciles waiting, per object, in arrival order.
+#[derive(Default)]
+struct Pending {
+    order: std::collections::VecDeque<String>,
+    jobs: std::collections::HashMap<String, Job>,
+    /// A task runs the jobs (until none waits).
+    running: bool,
+}
 
 /// Longest line of a diff (longer ones are cut, saying how much).
 const DIFF_LINE: usize = 200;
@@ -115,8 +153,7 @@ pub struct Rollout {
     /// Per object (`namespace/name`): the latest comparison, and whether
     /// the versions ever differed on it (its Event is sent once).
     objects: Mutex<BTreeMap<String, (Compared, bool)>>,
-    slots: Arc<tokio::sync::Semaphore>,
-    backlog: Arc<tokio::sync::Semaphore>,
+    pending: Mutex<Pending>,
 }
 
 impl Default for Rollout {
@@ -127,8 +164,7 @@ impl Default for Rollout {
             arrivals: tokio::sync::watch::Sender::new(0),
             tally: Mutex::new(Tally::default()),
             objects: Mutex::new(BTreeMap::new()),
-            slots: Arc::new(tokio::sync::Semaphore::new(SHADOW_CONCURRENCY)),
-            backlog: Arc::new(tokio::sync::Semaphore::new(SHADOW_BACKLOG)),
+            pending: Mutex::new(Pending::default()),
         }
     }
 }
@@ -155,6 +191,11 @@ impl Rollout {
     pub(crate) fn set_shadow(&self, shadow: Option<Shadow>) {
         let arrives = shadow.is_some();
         *self.shadow.lock().expect("rollout lock") = shadow;
+        // What waited was for the shadow that was.
+        let mut pending = self.pending.lock().expect("rollout lock");
+        pending.order.clear();
+        pending.jobs.clear();
+        drop(pending);
         self.objects.lock().expect("rollout lock").clear();
         *self.tally.lock().expect("rollout lock") = Tally::default();
         if arrives {
@@ -167,19 +208,51 @@ impl Rollout {
         self.arrivals.subscribe()
     }
 
-    /// A place in the backlog of shadow reconciles, if the backlog is not
-    /// full.
-    pub(crate) fn queue(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
-        self.backlog.clone().try_acquire_owned().ok()
+    /// Hands the shadow reconcile `job` of `object` over: it runs after
+    /// the jobs of the objects waiting before it, on the shadow's task
+    /// (started here when none runs), unless a newer job of `object`
+    /// replaces it first.
+    pub(crate) fn enqueue(self: &Arc<Self>, object: String, job: Job) -> Queued {
+        let mut pending = self.pending.lock().expect("rollout lock");
+        let queued = if let Some(waiting) = pending.jobs.get_mut(&object) {
+            *waiting = job;
+            Queued::Superseded
+        } else if pending.jobs.len() >= SHADOW_BACKLOG {
+            return Queued::Skipped;
+        } else {
+            pending.order.push_back(object.clone());
+            pending.jobs.insert(object, job);
+            Queued::Waiting
+        };
+        if !pending.running {
+            pending.running = true;
+            let task = Task(self.clone());
+            tokio::spawn(async move {
+                while let Some(job) = task.0.next_job() {
+                    job().await;
+                }
+            });
+        }
+        queued
     }
 
-    /// A slot to run one shadow reconcile, once one is free.
-    pub(crate) async fn slot(&self) -> tokio::sync::OwnedSemaphorePermit {
-        self.slots
-            .clone()
-            .acquire_owned()
-            .await
-            .expect("the shadow slots are never closed")
+    /// Whether a job of `object` would be skipped now: it waits not, and
+    /// the backlog is full.
+    pub(crate) fn is_full_for(&self, object: &str) -> bool {
+        let pending = self.pending.lock().expect("rollout lock");
+        pending.jobs.len() >= SHADOW_BACKLOG && !pending.jobs.contains_key(object)
+    }
+
+    /// The next job to run; `None` (the task ends) when none waits.
+    fn next_job(&self) -> Option<Job> {
+        let mut pending = self.pending.lock().expect("rollout lock");
+        while let Some(object) = pending.order.pop_front() {
+            if let Some(job) = pending.jobs.remove(&object) {
+                return Some(job);
+            }
+        }
+        pending.running = false;
+        None
     }
 
     /// Counts one more shadowed reconcile; what `policy` asks for now, if
@@ -454,6 +527,56 @@ pub(crate) fn diff(serving: &str, shadow: &str, versions: (&str, &str)) -> Vec<S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Shadow reconciles wait per object: a newer request of an object
+    /// still waiting replaces the older one, objects run in the order they
+    /// came, and beyond the backlog requests are skipped.
+    #[tokio::test]
+    async fn shadow_jobs_wait_per_object_and_the_newest_of_each_runs() {
+        let rollout = Arc::new(Rollout::default());
+        let ran = Arc::new(Mutex::new(Vec::new()));
+        let (release, gate) = tokio::sync::oneshot::channel::<()>();
+        let gate = Arc::new(Mutex::new(Some(gate)));
+        let job = |name: &'static str| -> Job {
+            let (ran, gate) = (ran.clone(), gate.clone());
+            Box::new(move || {
+                Box::pin(async move {
+                    let wait = gate.lock().unwrap().take();
+                    if let Some(wait) = wait {
+                        let _ = wait.await;
+                    }
+                    ran.lock().unwrap().push(name);
+                })
+            })
+        };
+        // The first job holds the task until released.
+        assert_eq!(rollout.enqueue("a".into(), job("a1")), Queued::Waiting);
+        tokio::task::yield_now().await;
+        assert_eq!(rollout.enqueue("b".into(), job("b1")), Queued::Waiting);
+        assert_eq!(rollout.enqueue("c".into(), job("c1")), Queued::Waiting);
+        assert_eq!(rollout.enqueue("b".into(), job("b2")), Queued::Superseded);
+        for i in 0..SHADOW_BACKLOG - 2 {
+            rollout.enqueue(format!("filler-{i}"), Box::new(|| Box::pin(async {})));
+        }
+        assert_eq!(rollout.enqueue("d".into(), job("d1")), Queued::Skipped);
+        release.send(()).unwrap();
+        for _ in 0..100 {
+            if ran.lock().unwrap().len() == 3 && !rollout.pending.lock().unwrap().running {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(*ran.lock().unwrap(), ["a1", "b2", "c1"]);
+        // The task ended once nothing waited; the next job starts another.
+        assert_eq!(rollout.enqueue("d".into(), job("d2")), Queued::Waiting);
+        for _ in 0..100 {
+            if ran.lock().unwrap().len() == 4 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(ran.lock().unwrap().last(), Some(&"d2"));
+    }
 
     #[test]
     fn writes_compare_on_what_would_be_stored_not_on_bookkeeping() {

@@ -47,6 +47,10 @@ pub struct FailRule {
     /// The Retry-After seconds for 429 (default 1).
     #[serde(default)]
     pub retry_after_seconds: Option<u64>,
+    /// Only dry runs (`dryRun=All`) when `true`, only real writes when
+    /// `false`; both when `None`.
+    #[serde(default)]
+    pub dry_run: Option<bool>,
 }
 
 /// The request log keeps at most this many records (the oldest go first).
@@ -126,6 +130,7 @@ impl Faults {
             code,
             count,
             retry_after_seconds: None,
+            dry_run: None,
         });
     }
 
@@ -230,12 +235,18 @@ impl Faults {
 
     #[cfg(feature = "faults")]
     /// The failure to inject for this request, if a rule matches (consuming it).
-    pub(crate) fn take_failure(&self, verb: &str, resource: &str) -> Option<(u16, u64)> {
+    pub(crate) fn take_failure(
+        &self,
+        verb: &str,
+        resource: &str,
+        dry_run: bool,
+    ) -> Option<(u16, u64)> {
         let mut g = self.lock();
         let pos = g.rules.iter().position(|r| {
             r.count > 0
                 && r.verb.as_deref().is_none_or(|v| v == verb)
                 && r.resource.as_deref().is_none_or(|x| x == resource)
+                && r.dry_run.is_none_or(|d| d == dry_run)
         })?;
         let rule = &mut g.rules[pos];
         rule.count -= 1;

@@ -52,7 +52,9 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Respons
         _ => ("", String::new()),
     };
     #[cfg(feature = "faults")]
-    let resp = match inject(&state, verb, &resource).await {
+    let dry_run = query.get("dryRun").is_some();
+    #[cfg(feature = "faults")]
+    let resp = match inject(&state, verb, &resource, dry_run).await {
         Some((code, retry)) => status_response(&injected(code, retry, &resource), &ctx),
         None => dispatch(&state, r, req, &query, &user_agent, &ctx).await,
     };
@@ -72,14 +74,19 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Respons
 
 /// The fault to inject for this request, after the delay to add, if any.
 #[cfg(feature = "faults")]
-pub(crate) async fn inject(state: &State, verb: &str, resource: &str) -> Option<(u16, u64)> {
+pub(crate) async fn inject(
+    state: &State,
+    verb: &str,
+    resource: &str,
+    dry_run: bool,
+) -> Option<(u16, u64)> {
     if verb.is_empty() {
         return None;
     }
     if let Some(delay) = state.faults.take_stall(verb, resource) {
         tokio::time::sleep(delay).await;
     }
-    state.faults.take_failure(verb, resource)
+    state.faults.take_failure(verb, resource, dry_run)
 }
 
 #[cfg(feature = "faults")]
@@ -98,6 +105,7 @@ pub(crate) fn injected(code: u16, retry: u64, resource: &str) -> Status {
             "injected fault: service unavailable",
         ),
         504 => Status::new(504, "Timeout", "injected fault: timeout"),
+        400 => Status::new(400, "BadRequest", "injected fault: bad request"),
         403 => Status::new(403, "Forbidden", "injected fault: forbidden"),
         404 => Status::new(404, "NotFound", "injected fault: not found"),
         c => Status::new(c, "", format!("injected fault {c}")),

@@ -73,6 +73,9 @@ impl HostState {
         // JSON work: only when recording.
         if self.recording() {
             let recorded = match &result {
+                Ok(value) if self.answers_as_text() => {
+                    json!({ "ok": serde_json::to_value(value).unwrap_or(Value::Null) })
+                }
                 Ok(value) => json!({ "ok": value_of(value) }),
                 Err(error) => json!({ "error": api_error_json(error) }),
             };
@@ -146,7 +149,12 @@ pub(super) fn call_span(call: &str, kind: &Gvk, namespace: Option<&str>) -> trac
 
 /// Objects travel as JSON text; in call records they appear as JSON.
 pub(super) fn value_of<T: serde::Serialize>(value: &T) -> Value {
-    match serde_json::to_value(value).unwrap_or(Value::Null) {
+    parsed(serde_json::to_value(value).unwrap_or(Value::Null))
+}
+
+/// JSON text (a string, or strings in an array) as JSON.
+pub(super) fn parsed(value: Value) -> Value {
+    match value {
         Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
         Value::Array(items) => Value::Array(
             items

@@ -29,12 +29,25 @@ pub struct CallRecord {
     pub result: Value,
 }
 
+impl CallRecord {
+    /// Parses an answer recorded as text
+    /// ([`DispatchOptions::answers_as_text`](crate::DispatchOptions::answers_as_text))
+    /// into JSON, as it is recorded otherwise.
+    pub fn parse_answer(&mut self) {
+        if let Some(ok) = self.result.get_mut("ok") {
+            *ok = super::call::parsed(std::mem::take(ok));
+        }
+    }
+}
+
 /// What a reconcile may reach: present while `reconcile` runs, absent while
 /// the module describes itself.
 pub(crate) struct CallContext {
     pub cluster: Arc<dyn Cluster>,
     pub caller: Arc<Caller>,
     pub record: bool,
+    /// Answers recorded as their JSON text, unparsed.
+    pub answers_as_text: bool,
     /// During an admission or conversion review: reads only.
     pub read_only: bool,
 }
@@ -140,6 +153,11 @@ impl HostState {
     /// `rekon test`): only then are their payloads copied for the record.
     pub(super) fn recording(&self) -> bool {
         self.context.as_ref().is_some_and(|c| c.record)
+    }
+
+    /// Whether answers are recorded as their JSON text.
+    pub(super) fn answers_as_text(&self) -> bool {
+        self.context.as_ref().is_some_and(|c| c.answers_as_text)
     }
 
     pub(super) fn record(

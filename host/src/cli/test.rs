@@ -849,6 +849,7 @@ async fn run_case(module: &Module, case: &Case, backend: &Backend) -> anyhow::Re
     let options = DispatchOptions {
         record: true,
         wall_clock: case.request.time.map(SystemTime::from),
+        ..DispatchOptions::default()
     };
     let outcome = module.reconcile(cluster.clone(), &request, options).await;
     let mut failures = Vec::new();

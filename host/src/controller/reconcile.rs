@@ -104,11 +104,14 @@ impl Worker {
             };
             self.metrics.canary_reconciles.get_or_create(&label).inc();
         }
+        // For a shadow alone, the answers are parsed when (and if) the
+        // shadow compares them, off the serving path.
         let options = DispatchOptions {
             record: self.recording.is_some() || shadow.is_some(),
+            answers_as_text: self.recording.is_none(),
             ..DispatchOptions::default()
         };
-        let outcome = module
+        let mut outcome = module
             .reconcile(self.cluster.clone(), request, options)
             .await;
         if let Some(recording) = &self.recording {
@@ -118,7 +121,8 @@ impl Worker {
             recording.push(trace);
         }
         if let Some(shadow) = shadow {
-            self.shadow(shadow, request, &outcome);
+            let calls = std::mem::take(&mut outcome.calls);
+            self.shadow(shadow, request, calls, &outcome.result);
         }
         record_reconcile(&self.metrics, &manifest.name, waited, &outcome);
         if !outcome.denied.is_empty() && exists {
@@ -161,27 +165,32 @@ impl Worker {
         }
     }
 
-    /// Reconciles `request` with the shadow too, on a task of its own (once
-    /// one of the module's shadow slots is free; not at all when too many
+    /// Reconciles `request` with the shadow too, on the shadow's task (after
+    /// the objects waiting before it; replaced by a newer request of the
+    /// same object that comes first; not at all when too many objects
     /// wait), its writes dry runs, and keeps how its writes compare with
     /// the serving version's.
     fn shadow(
         &self,
         shadow: crate::rollout::Shadow,
         request: &Request,
-        serving: &crate::runtime::Outcome,
+        mut serving_calls: Vec<crate::CallRecord>,
+        serving_result: &Result<Action, crate::runtime::ReconcileError>,
     ) {
         use crate::rollout::{Compared, diff, writes_text};
         let module = self.module.name().to_string();
         let label = crate::telemetry::ModuleLabel {
             module: module.clone(),
         };
-        let Some(queued) = self.rollout.queue() else {
+        let object = match &request.target.namespace {
+            Some(ns) => format!("{ns}/{}", request.target.name),
+            None => request.target.name.clone(),
+        };
+        if self.rollout.is_full_for(&object) {
             self.metrics.shadow_skipped.get_or_create(&label).inc();
             return;
-        };
-        let serving_writes = writes_text(&crate::replay::calls_json(&serving.calls));
-        let serving_result = crate::replay::result_json(&serving.result);
+        }
+        let serving_result = crate::replay::result_json(serving_result);
         let serving_version = self.module.manifest().version.clone();
         let (rollout, metrics, cluster) = (
             self.rollout.clone(),
@@ -189,78 +198,91 @@ impl Worker {
             self.cluster.clone(),
         );
         let request = request.clone();
-        tokio::spawn(async move {
-            let _slot = rollout.slot().await;
-            drop(queued);
-            let reason = super::triggers::reason_name(request.reason).to_string();
-            let shadow_version = shadow.module.manifest().version.clone();
-            let compared = match cluster.dry_run() {
-                None => Compared {
-                    reason,
-                    diff: Vec::new(),
-                    error: Some("this cluster cannot dry-run the shadow's writes".into()),
-                },
-                Some(dry) => {
-                    let options = DispatchOptions {
-                        record: true,
-                        ..DispatchOptions::default()
-                    };
-                    let outcome = shadow.module.reconcile(dry, &request, options).await;
-                    let writes = writes_text(&crate::replay::calls_json(&outcome.calls));
-                    let mut diff = diff(
-                        &serving_writes,
-                        &writes,
-                        (&serving_version, &shadow_version),
-                    );
-                    let result = crate::replay::result_json(&outcome.result);
-                    let mut error = None;
-                    if result != serving_result {
-                        match &outcome.result {
-                            Err(failure) => error = Some(failure.to_string()),
-                            Ok(_) => diff
-                                .push(format!("result: serving {serving_result}, shadow {result}")),
+        let key = object.clone();
+        let job_label = label.clone();
+        let job: crate::rollout::Job = Box::new(move || {
+            Box::pin(async move {
+                let label = job_label;
+                serving_calls
+                    .iter_mut()
+                    .for_each(crate::CallRecord::parse_answer);
+                let serving_writes = writes_text(&crate::replay::calls_json(&serving_calls));
+                let reason = super::triggers::reason_name(request.reason).to_string();
+                let shadow_version = shadow.module.manifest().version.clone();
+                let compared = match cluster.dry_run() {
+                    None => Compared {
+                        reason,
+                        diff: Vec::new(),
+                        error: Some("this cluster cannot dry-run the shadow's writes".into()),
+                    },
+                    Some(dry) => {
+                        let options = DispatchOptions {
+                            record: true,
+                            ..DispatchOptions::default()
+                        };
+                        let outcome = shadow.module.reconcile(dry, &request, options).await;
+                        let writes = writes_text(&crate::replay::calls_json(&outcome.calls));
+                        let mut diff = diff(
+                            &serving_writes,
+                            &writes,
+                            (&serving_version, &shadow_version),
+                        );
+                        let result = crate::replay::result_json(&outcome.result);
+                        let mut error = None;
+                        if result != serving_result {
+                            match &outcome.result {
+                                Err(failure) => error = Some(failure.to_string()),
+                                Ok(_) => diff.push(format!(
+                                    "result: serving {serving_result}, shadow {result}"
+                                )),
+                            }
+                        }
+                        Compared {
+                            reason,
+                            diff,
+                            error,
                         }
                     }
-                    Compared {
-                        reason,
-                        diff,
-                        error,
+                };
+                metrics.shadow_reconciles.get_or_create(&label).inc();
+                if !compared.agrees() {
+                    metrics.shadow_differences.get_or_create(&label).inc();
+                }
+                if compared.error.is_some() {
+                    metrics.shadow_errors.get_or_create(&label).inc();
+                    tracing::warn!(module = %module, object = %request.target.name, error = compared.error.as_deref(), "shadow reconcile failed");
+                }
+                if let Some(command) = rollout.judge(&compared, &shadow.policy) {
+                    tracing::info!(module = %module, ?command, "the rollout policy decides");
+                    if let Err(why) = metrics.rollouts.command(&module, command) {
+                        tracing::warn!(module = %module, ?command, error = %why, "the rollout policy's decision was not carried out");
                     }
                 }
-            };
-            metrics.shadow_reconciles.get_or_create(&label).inc();
-            if !compared.agrees() {
-                metrics.shadow_differences.get_or_create(&label).inc();
-            }
-            if compared.error.is_some() {
-                metrics.shadow_errors.get_or_create(&label).inc();
-                tracing::warn!(module = %module, object = %request.target.name, error = compared.error.as_deref(), "shadow reconcile failed");
-            }
-            let object = match &request.target.namespace {
-                Some(ns) => format!("{ns}/{}", request.target.name),
-                None => request.target.name.clone(),
-            };
-            if let Some(command) = rollout.judge(&compared, &shadow.policy) {
-                tracing::info!(module = %module, ?command, "the rollout policy decides");
-                if let Err(why) = metrics.rollouts.command(&module, command) {
-                    tracing::warn!(module = %module, ?command, error = %why, "the rollout policy's decision was not carried out");
+                if rollout.keep(&object, compared) {
+                    let message = format!(
+                        "shadow version {shadow_version} of module {module} writes differently from serving version {serving_version}: see `rekon rollout status {module}`"
+                    );
+                    let _ = cluster
+                        .record_event(
+                            &request.target,
+                            EventType::Warning,
+                            "ShadowDiffers",
+                            &message,
+                            &format!("rekon-{module}"),
+                        )
+                        .await;
                 }
-            }
-            if rollout.keep(&object, compared) {
-                let message = format!(
-                    "shadow version {shadow_version} of module {module} writes differently from serving version {serving_version}: see `rekon rollout status {module}`"
-                );
-                let _ = cluster
-                    .record_event(
-                        &request.target,
-                        EventType::Warning,
-                        "ShadowDiffers",
-                        &message,
-                        &format!("rekon-{module}"),
-                    )
-                    .await;
-            }
+            })
         });
+        match self.rollout.enqueue(key, job) {
+            crate::rollout::Queued::Waiting => {}
+            crate::rollout::Queued::Superseded => {
+                self.metrics.shadow_superseded.get_or_create(&label).inc();
+            }
+            crate::rollout::Queued::Skipped => {
+                self.metrics.shadow_skipped.get_or_create(&label).inc();
+            }
+        }
     }
 
     /// Records a Warning Event about `target` (best effort, never waits).

@@ -150,8 +150,16 @@ impl Supervisor {
                 let this = self.clone();
                 tokio::spawn(async move { this.unload(&name, &origin).await });
             }
-            Decision::Shadow { version, canary } => self.shadow(version, canary),
-            Decision::Promote { name, origin } => {
+            Decision::Shadow {
+                version,
+                canary,
+                policy,
+            } => self.shadow(version, canary, policy),
+            Decision::Promote {
+                name,
+                origin,
+                record,
+            } => {
                 let rollout = self.shared.metrics.rollouts.of(&name);
                 let Some(shadow) = rollout.shadow().filter(|s| s.origin == origin.to_string())
                 else {
@@ -165,6 +173,7 @@ impl Supervisor {
                         module: shadow.version,
                         reload: true,
                         replaces: None,
+                        record,
                     })
                     .await
                 });
@@ -194,7 +203,8 @@ impl Supervisor {
     /// Runs `version` as the shadow of its module (in place of the shadow
     /// it had): it reconciles what the serving version reconciles, its
     /// writes dry runs.
-    fn shadow(&self, version: Version, canary: u8) {
+    /// Its `policy` is its source's, or the operator configuration's.
+    fn shadow(&self, version: Version, canary: u8, policy: Option<crate::config::PolicyConfig>) {
         let Version { origin, module, .. } = version;
         let name = module.name().to_string();
         tracing::info!(
@@ -214,11 +224,13 @@ impl Supervisor {
                 version: module,
                 origin: origin.to_string(),
                 canary,
-                policy: self
-                    .config
-                    .modules
-                    .get(&name)
-                    .and_then(|m| m.policy.clone())
+                policy: policy
+                    .or_else(|| {
+                        self.config
+                            .modules
+                            .get(&name)
+                            .and_then(|m| m.policy.clone())
+                    })
                     .unwrap_or_default(),
             }));
     }
@@ -239,6 +251,7 @@ impl Supervisor {
             module,
             reload,
             replaces,
+            record: marked,
         } = version;
         if let Some(previous) = replaces {
             self.unload(&previous, &origin).await;
@@ -290,12 +303,19 @@ impl Supervisor {
         if let Some(concurrency) = self.config.modules.get(&name).and_then(|m| m.concurrency) {
             config.concurrency = Some(concurrency.max(1));
         }
-        if let Some(record) = self
+        let record = match self
             .config
             .modules
             .get(&name)
-            .and_then(|m| m.record.as_ref())
+            .and_then(|m| m.record.clone())
         {
+            Some(record) => Some(record),
+            None => marked.map(|last| crate::config::RecordConfig {
+                last: Some(last),
+                file: None,
+            }),
+        };
+        if let Some(record) = record {
             config.recording = self.shared.metrics.recording(&name, || {
                 let last = record.last.unwrap_or(crate::config::DEFAULT_RECORDED);
                 crate::replay::Recording::new(last, record.file.as_deref())

@@ -14,7 +14,7 @@ use tokio::task::JoinSet;
 
 use crate::config::HostConfig;
 use crate::runtime::{Engine, Module, digest};
-use crate::source::{Origin, Rollout, SourceEvent};
+use crate::source::{Marks, Origin, Rollout, SourceEvent};
 
 /// What the loader hands the supervisor.
 #[derive(Debug)]
@@ -30,6 +30,9 @@ pub(crate) enum Decision {
         version: Version,
         /// The percentage of objects it serves live.
         canary: u8,
+        /// Its rollout policy, when its source gives one (the operator
+        /// configuration's applies otherwise).
+        policy: Option<crate::config::PolicyConfig>,
     },
     /// The shadow of module `name`, from `origin`, becomes its serving
     /// version (the operator promoted it).
@@ -38,6 +41,8 @@ pub(crate) enum Decision {
         name: String,
         /// Where the shadow came from.
         origin: Origin,
+        /// How many of its latest reconciles its source asks to record.
+        record: Option<usize>,
     },
     /// The shadow of module `name`, provided by `origin`, is gone.
     Unshadow {
@@ -77,6 +82,9 @@ pub(crate) struct Version {
     /// The module the origin provided before, when it is another one: it
     /// goes first.
     pub replaces: Option<String>,
+    /// How many of its latest reconciles its source asks to record (the
+    /// operator configuration's `record:` applies otherwise).
+    pub record: Option<usize>,
 }
 
 /// What is known of one origin.
@@ -89,6 +97,8 @@ struct OriginState {
     generation: u64,
     /// How its newest version is marked to run.
     rollout: Rollout,
+    /// What else its source says of how to run it.
+    marks: Marks,
     /// The module name this origin provides while it runs.
     provides: Option<String>,
     /// The module this origin's version shadows.
@@ -99,6 +109,7 @@ struct OriginState {
 struct Compiled {
     origin: Origin,
     rollout: Rollout,
+    marks: Marks,
     generation: u64,
     loaded: Result<Module, crate::runtime::ModuleError>,
 }
@@ -138,14 +149,19 @@ impl Loader {
                 origin,
                 bytes,
                 rollout,
+                marks,
             } => {
                 let state = self.origins.entry(origin.clone()).or_default();
                 let digest = digest(&bytes);
-                if state.digest.as_deref() == Some(digest.as_str()) && state.rollout == rollout {
+                if state.digest.as_deref() == Some(digest.as_str())
+                    && state.rollout == rollout
+                    && state.marks == marks
+                {
                     return None;
                 }
                 state.digest = Some(digest);
                 state.rollout = rollout;
+                state.marks = marks.clone();
                 state.generation += 1;
                 let generation = state.generation;
                 if state.provides.is_some() {
@@ -157,6 +173,7 @@ impl Loader {
                     Compiled {
                         origin,
                         rollout,
+                        marks,
                         generation,
                         loaded,
                     }
@@ -222,6 +239,7 @@ impl Loader {
                 Some(Decision::Promote {
                     name: name.to_string(),
                     origin,
+                    record: state.marks.record,
                 })
             }
         }
@@ -250,6 +268,7 @@ impl Loader {
         let Compiled {
             origin,
             rollout,
+            marks,
             generation,
             loaded,
         } = compiled;
@@ -317,15 +336,24 @@ impl Loader {
             return Some(refuse("invalid_configuration", error.to_string()));
         }
         if shadow {
-            let reload = state.shadows.replace(name).is_some();
+            let reload = state.shadows.replace(name.clone()).is_some();
+            // A module has one shadow: this one replaces any other source's.
+            for (other, state) in &mut self.origins {
+                if *other != origin && state.shadows.as_deref() == Some(name.as_str()) {
+                    tracing::info!(%origin, replaced = %other, module = %name, "a second shadow replaces the first");
+                    state.shadows = None;
+                }
+            }
             return Some(Decision::Shadow {
                 version: Version {
                     origin,
                     module,
                     reload,
                     replaces: None,
+                    record: marks.record,
                 },
                 canary: canary.unwrap_or(0),
+                policy: marks.policy,
             });
         }
         if promoted {
@@ -341,6 +369,7 @@ impl Loader {
                 module,
                 reload: true,
                 replaces: None,
+                record: marks.record,
             }));
         }
         let reload = serving.as_deref() == Some(name.as_str());
@@ -356,6 +385,7 @@ impl Loader {
             module,
             reload,
             replaces,
+            record: marks.record,
         }))
     }
 }
@@ -378,6 +408,7 @@ pub(crate) fn upsert(origin: Origin, bytes: Vec<u8>) -> SourceEvent {
         origin,
         bytes: Arc::new(bytes),
         rollout: Rollout::Serve,
+        marks: Marks::default(),
     }
 }
 

@@ -159,9 +159,12 @@ async fn a_version_marked_shadow_shadows_instead_of_taking_the_name() {
         origin: marked.clone(),
         bytes: Arc::new(another_version(misbehave(), b'n')),
         rollout: Rollout::Shadow { canary: 0 },
+        marks: Marks::default(),
     });
     match decided(&mut loader).await {
-        Decision::Shadow { version, canary } => {
+        Decision::Shadow {
+            version, canary, ..
+        } => {
             assert_eq!((&version.origin, canary), (&marked, 0));
         }
         other => panic!("expected a shadow, got {other:?}"),
@@ -190,6 +193,7 @@ async fn a_version_marked_shadow_shadows_instead_of_taking_the_name() {
         origin: file("a.wasm"),
         bytes: Arc::new(misbehave()),
         rollout: Rollout::Shadow { canary: 0 },
+        marks: Marks::default(),
     });
     match decided(&mut loader).await {
         Decision::Refuse {
@@ -229,4 +233,88 @@ async fn promotion_moves_the_name_and_abort_drops_the_shadow() {
         other => panic!("expected a refusal, got {other:?}"),
     }
     assert!(loader.command(misbehave::NAME, Command::Abort).is_none());
+}
+
+/// A second shadow of a module replaces the first: a promotion promotes
+/// the second, and the first's source going away changes nothing. The
+/// annotations' marks (a policy, a recording) reach the decisions.
+#[tokio::test]
+async fn a_second_shadow_replaces_the_first() {
+    use crate::rollout::Command;
+    let mut loader = Loader::new(engine(), HostConfig::default());
+    loader.event(upsert(file("a.wasm"), misbehave()));
+    installed(decided(&mut loader).await);
+    let configmap = |name: &str| Origin::ConfigMap {
+        namespace: "rekon".into(),
+        name: name.into(),
+    };
+    let annotations = serde_json::json!({
+        crate::source::PROMOTE_AFTER_ANNOTATION: "30",
+        crate::source::ABORT_ERROR_RATE_ANNOTATION: "5%",
+        crate::source::RECORD_ANNOTATION: "40",
+    });
+    let marks = Marks::of(&annotations, &configmap("second"));
+    for (name, mark) in [("first", b'1'), ("second", b'2')] {
+        loader.event(SourceEvent::Upsert {
+            origin: configmap(name),
+            bytes: Arc::new(another_version(misbehave(), mark)),
+            rollout: Rollout::Shadow { canary: 0 },
+            marks: if name == "second" {
+                marks.clone()
+            } else {
+                Marks::default()
+            },
+        });
+        match decided(&mut loader).await {
+            Decision::Shadow {
+                version, policy, ..
+            } => {
+                assert_eq!(version.origin, configmap(name));
+                assert_eq!(policy, marks.policy.clone().filter(|_| name == "second"));
+            }
+            other => panic!("expected a shadow, got {other:?}"),
+        }
+    }
+    let policy = marks.policy.expect("a policy");
+    assert_eq!(
+        (policy.promote_after, policy.abort_error_rate),
+        (Some(30), Some(0.05))
+    );
+    assert!(
+        loader
+            .event(SourceEvent::Remove {
+                origin: configmap("first"),
+            })
+            .is_none(),
+        "the replaced shadow's source going is nothing to do"
+    );
+    match loader.command(misbehave::NAME, Command::Promote) {
+        Some(Decision::Promote { origin, record, .. }) => {
+            assert_eq!((origin, record), (configmap("second"), Some(40)));
+        }
+        other => panic!("expected the second shadow promoted, got {other:?}"),
+    }
+}
+
+#[test]
+fn annotations_that_mean_nothing_are_left_out() {
+    let marks = Marks::of(
+        &serde_json::json!({
+            crate::source::RECORD_ANNOTATION: "lots",
+            crate::source::PROMOTE_AFTER_ANNOTATION: "-3",
+            crate::source::ABORT_ERROR_RATE_ANNOTATION: "150%",
+            crate::source::ABORT_ON_DIFFERENCE_ANNOTATION: "yes",
+        }),
+        &file("a.wasm"),
+    );
+    assert_eq!(marks, Marks::default());
+    let marks = Marks::of(
+        &serde_json::json!({
+            crate::source::RECORD_ANNOTATION: "true",
+            crate::source::ABORT_ON_DIFFERENCE_ANNOTATION: "true",
+        }),
+        &file("a.wasm"),
+    );
+    assert_eq!(marks.record, Some(crate::config::DEFAULT_RECORDED));
+    assert!(marks.policy.is_some_and(|p| p.abort_on_difference));
 }

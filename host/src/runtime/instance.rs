@@ -110,6 +110,11 @@ pub struct Outcome {
 pub struct DispatchOptions {
     /// Record every host call and its answer in [`Outcome::calls`].
     pub record: bool,
+    /// With `record`: keep each answer as the API server's JSON text (a
+    /// string, or an array of them for a list) in [`CallRecord::result`]
+    /// instead of parsing it, for [`CallRecord::parse_answer`] to parse
+    /// later, if ever: recording costs the reconcile almost nothing then.
+    pub answers_as_text: bool,
     /// The guest's wall clock (WASI `wall-clock`, what `SystemTime::now()`,
     /// `Date.now()` or `time.time()` read in the guest) stands still at this
     /// time during the reconcile; `None`: the host's clock. For tests of
@@ -134,6 +139,7 @@ impl Module {
             cluster,
             caller: inner.caller.clone(),
             record: options.record,
+            answers_as_text: options.answers_as_text,
             read_only: false,
         };
         let code = inner.code();
@@ -189,6 +195,7 @@ impl Module {
             cluster,
             caller: inner.caller.clone(),
             record: false,
+            answers_as_text: false,
             read_only: false,
         };
         let budget = Duration::from_secs(3600);

@@ -121,6 +121,7 @@ impl Module {
             cluster,
             caller: inner.caller.clone(),
             record: false,
+            answers_as_text: false,
             read_only: true,
         };
         let code = inner.code();

@@ -174,14 +174,16 @@ fn compare(
             }
             _ => super::Rollout::Serve,
         };
+        let marks = super::Marks::of(&manifest["metadata"]["annotations"], &origin);
         let (state, event) = match pack::assemble(manifest, configmaps) {
             Ok(bytes) => {
-                // A change of the rollout annotation alone is news too.
-                let digest = format!("{} {rollout:?}", crate::runtime::digest(&bytes));
+                // A change of the annotations alone is news too.
+                let digest = format!("{} {rollout:?} {marks:?}", crate::runtime::digest(&bytes));
                 let event = SourceEvent::Upsert {
                     origin: origin.clone(),
                     bytes: Arc::new(bytes),
                     rollout,
+                    marks,
                 };
                 (digest, event)
             }

@@ -100,6 +100,7 @@ pub fn watch_dir(
                         origin: Origin::File(path.clone()),
                         bytes: bytes.clone(),
                         rollout: super::Rollout::Serve,
+                        marks: super::Marks::default(),
                     });
                 }
             }

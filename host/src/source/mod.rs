@@ -57,6 +57,93 @@ pub const ROLLOUT_ANNOTATION: &str = "rekon.dev/rollout";
 /// objects (a percentage, `10` or `10%`) it serves live: its canary.
 pub const CANARY_ANNOTATION: &str = "rekon.dev/canary";
 
+/// The annotation of a module ConfigMap that records the module's
+/// reconciles while it serves: the number of the latest kept in memory
+/// (`100`; `true` keeps [`DEFAULT_RECORDED`](crate::config::DEFAULT_RECORDED),
+/// `0` or `false` none), as `record: {last: N}` does in the operator
+/// configuration.
+pub const RECORD_ANNOTATION: &str = "rekon.dev/record";
+
+/// The annotation of a shadow's module ConfigMap promoting it once this
+/// many of its reconciles in a row agree (`policy.promoteAfter`).
+pub const PROMOTE_AFTER_ANNOTATION: &str = "rekon.dev/promote-after";
+
+/// The annotation of a shadow's module ConfigMap dropping it at its first
+/// difference when `true` (`policy.abortOnDifference`).
+pub const ABORT_ON_DIFFERENCE_ANNOTATION: &str = "rekon.dev/abort-on-difference";
+
+/// The annotation of a shadow's module ConfigMap dropping it when more than
+/// this share of its reconciles fail (`0.05` or `5%`;
+/// `policy.abortErrorRate`).
+pub const ABORT_ERROR_RATE_ANNOTATION: &str = "rekon.dev/abort-error-rate";
+
+/// What a module's source says of how to run it beyond serving or
+/// shadowing: the annotations of its ConfigMap.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Marks {
+    /// Record its reconciles, keeping this many of the latest.
+    pub record: Option<usize>,
+    /// Its rollout policy when it shadows (none of the fields given: no
+    /// policy of its own).
+    pub policy: Option<crate::config::PolicyConfig>,
+}
+
+impl Marks {
+    /// The marks in a module ConfigMap's `annotations`; a value that means
+    /// nothing is warned about (naming `origin`) and left out.
+    pub(crate) fn of(annotations: &serde_json::Value, origin: &Origin) -> Marks {
+        let text = |key: &str| annotations[key].as_str().map(str::trim);
+        let unreadable = |key: &str, value: &str, expected: &str| {
+            tracing::warn!(%origin, value, "annotation {key} is not {expected}: left out");
+        };
+        let record = text(RECORD_ANNOTATION).and_then(|value| match value {
+            "true" | "on" => Some(crate::config::DEFAULT_RECORDED),
+            "false" | "off" => None,
+            number => match number.parse::<usize>() {
+                Ok(0) => None,
+                Ok(last) => Some(last),
+                Err(_) => {
+                    unreadable(RECORD_ANNOTATION, number, "a number of reconciles");
+                    None
+                }
+            },
+        });
+        let mut policy = crate::config::PolicyConfig::default();
+        if let Some(value) = text(PROMOTE_AFTER_ANNOTATION) {
+            match value.parse::<u64>() {
+                Ok(n) if n > 0 => policy.promote_after = Some(n),
+                _ => unreadable(PROMOTE_AFTER_ANNOTATION, value, "a positive number"),
+            }
+        }
+        if let Some(value) = text(ABORT_ON_DIFFERENCE_ANNOTATION) {
+            match value {
+                "true" => policy.abort_on_difference = true,
+                "false" => {}
+                _ => unreadable(ABORT_ON_DIFFERENCE_ANNOTATION, value, "true or false"),
+            }
+        }
+        if let Some(value) = text(ABORT_ERROR_RATE_ANNOTATION) {
+            match share(value) {
+                Some(rate) => policy.abort_error_rate = Some(rate),
+                None => unreadable(ABORT_ERROR_RATE_ANNOTATION, value, "a share (0.05 or 5%)"),
+            }
+        }
+        Marks {
+            record,
+            policy: (policy != crate::config::PolicyConfig::default()).then_some(policy),
+        }
+    }
+}
+
+/// A share as `0.05` or `5%`, between 0 and 1.
+fn share(text: &str) -> Option<f64> {
+    let share = match text.strip_suffix('%') {
+        Some(percent) => percent.trim().parse::<f64>().ok()? / 100.0,
+        None => text.parse::<f64>().ok()?,
+    };
+    (0.0..=1.0).contains(&share).then_some(share)
+}
+
 /// How a module version is run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Rollout {
@@ -90,6 +177,8 @@ pub enum SourceEvent {
         bytes: Arc<Vec<u8>>,
         /// Whether it serves or shadows (as its source marks it).
         rollout: Rollout,
+        /// What else its source says of how to run it.
+        marks: Marks,
     },
     /// The module at `origin` is gone.
     Remove {

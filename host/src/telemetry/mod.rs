@@ -112,6 +112,7 @@ pub struct Metrics {
     pub(crate) shadow_differences: Family<ModuleLabel, Counter>,
     pub(crate) shadow_errors: Family<ModuleLabel, Counter>,
     pub(crate) shadow_skipped: Family<ModuleLabel, Counter>,
+    pub(crate) shadow_superseded: Family<ModuleLabel, Counter>,
     pub(crate) canary_reconciles: Family<ModuleLabel, Counter>,
     /// Each module's shadow and what it did (`/rollout/<module>`).
     pub(crate) rollouts: crate::rollout::Rollouts,
@@ -241,6 +242,7 @@ impl Metrics {
             shadow_differences: register(&mut r, "shadow_differences", Family::default()),
             shadow_errors: register(&mut r, "shadow_errors", Family::default()),
             shadow_skipped: register(&mut r, "shadow_skipped", Family::default()),
+            shadow_superseded: register(&mut r, "shadow_superseded", Family::default()),
             canary_reconciles: register(&mut r, "canary_reconciles", Family::default()),
             rollouts: crate::rollout::Rollouts::default(),
             load_failures: register(&mut r, "module_load_failures", Family::default()),

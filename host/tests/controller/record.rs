@@ -281,13 +281,81 @@ async fn an_agreeing_shadow_and_a_trapping_one() {
     );
 }
 
+/// An API server that refuses the shadow's dry runs: that object's
+/// comparison is an error carrying the server's answer, the serving
+/// version's real writes go through, and the next dry run, answered,
+/// compares again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_refusing_dry_runs_is_a_shadow_error_and_the_serving_version_goes_on() {
+    let mut env = Env::new().await;
+    env.apply(namespace("shop"));
+    // Every dry-run patch of a ConfigMap is refused, for a while.
+    env.server.faults().fail(rekon_apiserver::FailRule {
+        verb: Some("patch".into()),
+        resource: Some("configmaps".into()),
+        code: 400,
+        count: 1000,
+        retry_after_seconds: None,
+        dry_run: Some(true),
+    });
+    env.apply(configmap("shop", "one", json!({}), json!({})));
+    let shadow = support::misbehave_with(misbehave::BUILD_MARK, "misbehave-build-B");
+    let port = run_with_shadow(&mut env, shadow);
+    let (status, code) = env
+        .wait("the refused dry run", || {
+            let (out, code) = rollout_status(port, "misbehave");
+            out.contains("error   shop/one").then_some((out, code))
+        })
+        .await;
+    assert_eq!(code, Some(1), "{status}");
+    assert!(
+        status.contains("400") && status.contains("bad request"),
+        "{status}"
+    );
+    // The serving version's real patch was not refused.
+    let stored = env.get("", "v1", "ConfigMap", Some("shop"), "one").unwrap();
+    assert_eq!(
+        stored["data"]["behaved-by"], "misbehave-build-A",
+        "{stored}"
+    );
+    // Dry runs answered again: the next comparison is a difference, no error.
+    env.server.faults().clear();
+    env.apply(configmap(
+        "shop",
+        "one",
+        json!({"touched": "yes"}),
+        json!({}),
+    ));
+    let status = env
+        .wait("a comparison after the refusals", || {
+            let (out, _) = rollout_status(port, "misbehave");
+            out.contains("differ  shop/one").then_some(out)
+        })
+        .await;
+    assert!(status.contains("misbehave-build-B"), "{status}");
+}
+
 /// Promotion while objects keep arriving: `rekon rollout promote` makes the
 /// shadow serve in one step; every object, those created during the swap
-/// included, ends up reconciled by it, and the shadow is gone.
+/// included, ends up reconciled by it, none is written by the old version
+/// once the new one has written it (no reconcile of the old version runs
+/// after the swap), and the shadow is gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_promoted_shadow_serves_and_no_object_is_lost() {
     let mut env = Env::new().await;
     env.apply(namespace("shop"));
+    // Every write of the ConfigMaps, in order.
+    let (_watch, writes) = env
+        .store()
+        .watch_channel(
+            &env.resource("", "v1", "ConfigMap"),
+            &rekon_apiserver::ListOptions {
+                namespace: Some("shop".into()),
+                ..Default::default()
+            },
+            None,
+        )
+        .unwrap();
     for i in 0..5 {
         env.apply(configmap("shop", &format!("c{i}"), json!({}), json!({})));
     }
@@ -333,6 +401,27 @@ async fn a_promoted_shadow_serves_and_no_object_is_lost() {
     .await;
     let (status, _) = rollout_status(port, "misbehave");
     assert!(status.contains("no shadow"), "{status}");
+    // Each object's marks as written: A then B, or B alone; never A again
+    // after B.
+    let mut marks: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for event in writes.try_iter() {
+        let object = &event.object;
+        let name = object["metadata"]["name"].as_str().unwrap().to_string();
+        let history = marks.entry(name).or_default();
+        if let Some(mark) = object["data"]["behaved-by"].as_str()
+            && history.last().map(String::as_str) != Some(mark)
+        {
+            history.push(mark.to_string());
+        }
+    }
+    assert_eq!(marks.len(), 25, "{marks:?}");
+    for (name, history) in &marks {
+        assert!(
+            history == &["misbehave-build-A", "misbehave-build-B"]
+                || history == &["misbehave-build-B"],
+            "{name} was written {history:?}"
+        );
+    }
     // A second promotion has nothing to promote.
     let (out, code) =
         rekon(&["rollout", "promote", "misbehave", "--addr", &addr].map(std::ffi::OsStr::new));
