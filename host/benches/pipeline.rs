@@ -69,12 +69,20 @@
 //!   priority; already reconciled, so each run writes nothing) while new
 //!   ConfigMaps are created at 100 per second: the queue latency of those
 //!   changes (high priority) while the backlog drains (`backlog_drain_s`).
+//! - `real_*`: the App operator as users run it, against a real
+//!   kube-apiserver + etcd from `KUBEBUILDER_ASSETS` ([`real`]): `rekon run`
+//!   with the `app` module beside the kube-rs peer, each a whole process,
+//!   through create, update, idle and delete phases. Skipped, saying why,
+//!   without the binaries; `REKON_PIPELINE_BENCH_REAL_ONLY=1` runs it
+//!   alone.
 
 mod common;
 #[path = "pipeline/options.rs"]
 mod options;
 #[path = "pipeline/peer.rs"]
 mod peer;
+#[path = "pipeline/real.rs"]
+mod real;
 
 use std::collections::HashSet;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -100,6 +108,8 @@ const FULL_ENV: &str = "REKON_PIPELINE_BENCH_FULL";
 const SERVE_ENV: &str = "REKON_PIPELINE_BENCH_SERVE";
 /// For the `kubers` role: the path of the peer's executable.
 const PEER_ENV: &str = "REKON_PIPELINE_BENCH_PEER";
+/// `1`: only the real-server mode ([`real`]).
+const REAL_ONLY_ENV: &str = "REKON_PIPELINE_BENCH_REAL_ONLY";
 
 /// Reconciles at once, in both pipelines.
 const CONCURRENCY: usize = 16;
@@ -1068,6 +1078,12 @@ fn main() {
     }
     let full = std::env::args().any(|a| a == "--bench");
     let sizes = sizes(full);
+    // The real-server mode: 600 Apps as the peers were compared with.
+    let real_apps = if full { 600 } else { 5 };
+    if std::env::var(REAL_ONLY_ENV).is_ok_and(|v| v == "1") {
+        real::run(real_apps, sizes.idle, &peer::build());
+        return;
+    }
     let rounds = if full { 2 } else { 1 };
     let mut wasm_runs = Vec::new();
     let mut native_runs = Vec::new();
@@ -1291,4 +1307,6 @@ fn main() {
         number(&metadata, "rss_mb") / number(&cache, "rss_mb"),
         "ratio",
     );
+
+    real::run(real_apps, sizes.idle, &peer);
 }

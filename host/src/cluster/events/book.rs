@@ -12,13 +12,15 @@ use crate::shared::api_version;
 /// Most Events (and objects) remembered for aggregation and rate limits.
 const MAX_REMEMBERED: usize = 4096;
 
-/// What makes two Events the same Event.
+/// What makes two Events the same Event: the object, the reporting
+/// component, the type and the reason; not the message (as kube-rs's
+/// recorder keys them), so an object's finalizer that runs twice with
+/// another message records one Event whose count is 2.
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub(super) struct SeriesKey {
     object: ObjectKey,
     warning: bool,
     reason: String,
-    message: String,
 }
 
 /// One object, as a reporting component sees it.
@@ -268,7 +270,6 @@ pub(super) fn series_key(record: &EventRecord) -> SeriesKey {
         },
         warning: record.event_type == EventType::Warning,
         reason: record.reason.clone(),
-        message: record.message.clone(),
     }
 }
 
@@ -279,7 +280,7 @@ mod tests {
 
     use crate::contract::{Gvk, ObjectRef};
 
-    fn key(name: &str, message: &str) -> SeriesKey {
+    fn key(name: &str, reason: &str) -> SeriesKey {
         series_key(&EventRecord {
             regarding: ObjectRef {
                 kind: Gvk {
@@ -292,8 +293,8 @@ mod tests {
             },
             uid: Some(format!("uid-{name}")),
             event_type: EventType::Warning,
-            reason: "ReconcileFailed".into(),
-            message: message.into(),
+            reason: reason.into(),
+            message: format!("{reason} happened"),
             component: "rekon-app".into(),
         })
     }
@@ -313,7 +314,7 @@ mod tests {
     fn repeats_fold_into_one_event_written_at_most_every_flush_interval() {
         let mut book = Book::default();
         let t0 = Instant::now();
-        let k = key("web", "boom");
+        let k = key("web", "ReconcileFailed");
         created(&mut book, &k, t0);
         // The first repeat goes out at once (once the interval has passed).
         let t1 = t0 + SERIES_FLUSH;
@@ -332,10 +333,42 @@ mod tests {
         );
         assert_eq!(book.due_series(t1 + SERIES_FLUSH, false), vec![k.clone()]);
         assert_eq!(book.series[&k].count, 7);
-        // Another message is another Event.
+        // Another reason is another Event.
         assert_eq!(
-            book.observe(&key("web", "other"), t1, wall()),
+            book.observe(&key("web", "Other"), t1, wall()),
             Decision::Create(1)
+        );
+    }
+
+    /// A finalizer that runs twice says something else the second time
+    /// (what it deleted is already gone): still one Event, counted twice.
+    #[test]
+    fn the_same_reason_with_another_message_is_a_repeat() {
+        let record = |message: &str| EventRecord {
+            regarding: ObjectRef {
+                kind: Gvk {
+                    group: "demo.rekon.dev".into(),
+                    version: "v1".into(),
+                    kind: "App".into(),
+                },
+                namespace: Some("default".into()),
+                name: "web".into(),
+            },
+            uid: Some("uid-web".into()),
+            event_type: EventType::Normal,
+            reason: "CleanedUp".into(),
+            message: message.into(),
+            component: "rekon-app".into(),
+        };
+        let first = series_key(&record("deleted Deployment (was present)"));
+        let second = series_key(&record("deleted Deployment (already gone)"));
+        assert_eq!(first, second);
+        let mut book = Book::default();
+        let t0 = Instant::now();
+        created(&mut book, &first, t0);
+        assert_eq!(
+            book.observe(&second, t0 + SERIES_FLUSH, wall()),
+            Decision::WriteSeries
         );
     }
 
@@ -343,7 +376,7 @@ mod tests {
     fn an_event_not_repeated_within_the_window_starts_a_new_one() {
         let mut book = Book::default();
         let t0 = Instant::now();
-        let k = key("web", "boom");
+        let k = key("web", "ReconcileFailed");
         created(&mut book, &k, t0);
         assert_eq!(
             book.observe(&k, t0 + SERIES_WINDOW, wall()),
@@ -356,18 +389,18 @@ mod tests {
         let mut book = Book::default();
         let t0 = Instant::now();
         for i in 0..BURST {
-            let k = key("web", &format!("message {i}"));
+            let k = key("web", &format!("Reason{i}"));
             assert_eq!(
                 book.observe(&k, t0, wall()),
                 Decision::Create(1),
                 "event {i}"
             );
         }
-        let over = key("web", "one too many");
+        let over = key("web", "OneTooMany");
         assert_eq!(book.observe(&over, t0, wall()), Decision::RateLimited);
         // Another object has its own bucket.
         assert_eq!(
-            book.observe(&key("api", "x"), t0, wall()),
+            book.observe(&key("api", "X"), t0, wall()),
             Decision::Create(1)
         );
         // One token comes back per REFILL.
@@ -376,7 +409,7 @@ mod tests {
             Decision::Create(1)
         );
         assert_eq!(
-            book.observe(&key("web", "and another"), t0 + REFILL, wall()),
+            book.observe(&key("web", "AndAnother"), t0 + REFILL, wall()),
             Decision::RateLimited
         );
     }
@@ -385,7 +418,7 @@ mod tests {
     fn idle_series_and_full_buckets_are_forgotten() {
         let mut book = Book::default();
         let t0 = Instant::now();
-        let k = key("web", "boom");
+        let k = key("web", "ReconcileFailed");
         created(&mut book, &k, t0);
         book.forget_idle(t0 + SERIES_WINDOW + REFILL);
         assert!(book.series.is_empty());

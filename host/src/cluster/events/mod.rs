@@ -7,10 +7,12 @@
 //!   bounded queue ([`QUEUE_CAPACITY`]); when the queue is full the Event is
 //!   dropped. One task writes, with a timeout per request ([`WRITE_TIMEOUT`]),
 //!   so a slow API server slows nothing but the Events.
-//! - **Aggregation.** Repeats of the same Event (same object, type, reason,
-//!   message and reporting component) within [`SERIES_WINDOW`] of the last
-//!   one are one events.k8s.io/v1 Event whose `series.count` grows. The first
-//!   repeat is written at once; later ones at most every [`SERIES_FLUSH`].
+//! - **Aggregation.** Repeats of the same Event (same object, type, reason
+//!   and reporting component, whatever the message: kube-rs's recorder keys
+//!   them the same way) within [`SERIES_WINDOW`] of the last one are one
+//!   events.k8s.io/v1 Event whose `series.count` grows, its note the first
+//!   one's. The first repeat is written at once; later ones at most every
+//!   [`SERIES_FLUSH`].
 //! - **Rate limit.** New Events about one object, per reporting component,
 //!   come from a token bucket of [`BURST`] tokens refilled one per
 //!   [`REFILL`] (client-go's spam filter). Repeats folded into a series do not
