@@ -127,7 +127,7 @@ fn smaps(pid: &str) -> String {
         }
     }
     let mut rows: Vec<(String, u64)> = by.into_iter().collect();
-    rows.sort_by(|a, b| b.1.cmp(&a.1));
+    rows.sort_by_key(|row| std::cmp::Reverse(row.1));
     rows.iter()
         .take(12)
         .map(|(what, kb)| format!("{kb:8} KiB  {what}"))
