@@ -118,9 +118,8 @@ fn smaps(pid: &str) -> String {
         let first = fields.next().unwrap_or_default();
         if first.contains('-') && !first.ends_with(':') {
             let rest: Vec<&str> = line.split_whitespace().collect();
-            current = rest
-                .get(5)
-                .map_or("[anonymous]".to_string(), |p| (*p).to_string());
+            let what = rest.get(5).map_or("[anonymous]", |p| *p);
+            current = format!("{what} ({})", rest.get(1).unwrap_or(&""));
         } else if first == "Rss:" {
             let kb: u64 = fields.next().and_then(|k| k.parse().ok()).unwrap_or(0);
             *by.entry(current.clone()).or_default() += kb;

@@ -15,7 +15,9 @@ use super::registry::WebhookModules;
 use super::review;
 use crate::cluster::Cluster;
 use crate::contract::{Operation, Webhook};
-use crate::runtime::webhooks::{operation_name, operation_of};
+use crate::runtime::webhooks::operation_name;
+#[cfg(feature = "dev")]
+use crate::runtime::webhooks::operation_of;
 use crate::runtime::{Phase, operations};
 use crate::telemetry::Metrics;
 

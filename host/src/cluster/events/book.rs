@@ -96,6 +96,24 @@ pub(super) struct Book {
 }
 
 impl Book {
+    /// The uid of the object `record` is about, as a remembered Event about
+    /// it gives it: an Event recorded once the object has left the cache
+    /// (a finalizer's second run) then joins the series of the first.
+    pub(super) fn known_uid(&self, record: &EventRecord) -> Option<String> {
+        let object = series_key(record).object;
+        self.series.keys().find_map(|key| {
+            let known = &key.object;
+            (known.uid.is_some()
+                && known.component == object.component
+                && known.api_version == object.api_version
+                && known.kind == object.kind
+                && known.namespace == object.namespace
+                && known.name == object.name)
+                .then(|| known.uid.clone())
+                .flatten()
+        })
+    }
+
     /// Forgets the Event `key` (its next occurrence is a new Event).
     pub(super) fn forget(&mut self, key: &SeriesKey) {
         self.series.remove(key);
@@ -370,6 +388,13 @@ mod tests {
             book.observe(&second, t0 + SERIES_FLUSH, wall()),
             Decision::WriteSeries
         );
+        // Recorded once the object has left the cache (its uid unknown):
+        // the uid the first Event had.
+        let mut gone = record("deleted Deployment (already gone)");
+        gone.uid = None;
+        assert_eq!(book.known_uid(&gone).as_deref(), Some("uid-web"));
+        gone.regarding.name = "other".into();
+        assert_eq!(book.known_uid(&gone), None);
     }
 
     #[test]

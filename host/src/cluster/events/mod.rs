@@ -193,7 +193,10 @@ impl Writer {
         }
     }
 
-    async fn record(&mut self, record: EventRecord) {
+    async fn record(&mut self, mut record: EventRecord) {
+        if record.uid.is_none() {
+            record.uid = self.book.known_uid(&record);
+        }
         let key = series_key(&record);
         match self.book.observe(&key, Instant::now(), chrono::Utc::now()) {
             Decision::Create(count) => self.create(key, record, None, count, 1).await,
