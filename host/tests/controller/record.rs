@@ -130,6 +130,25 @@ async fn live_reconciles_are_recorded_and_replayed_against_other_versions() {
     );
 }
 
+/// Every write of the ConfigMaps in `shop` from now on, in order.
+fn config_map_writes(
+    env: &Env,
+) -> (
+    rekon_apiserver::WatchId,
+    std::sync::mpsc::Receiver<rekon_apiserver::WatchEvent>,
+) {
+    env.store()
+        .watch_channel(
+            &env.resource("", "v1", "ConfigMap"),
+            &rekon_apiserver::ListOptions {
+                namespace: Some("shop".into()),
+                ..Default::default()
+            },
+            None,
+        )
+        .unwrap()
+}
+
 /// What `rekon rollout status` printed, and how it exited.
 fn rollout_status(port: u16, module: &str) -> (String, Option<i32>) {
     let addr = format!("127.0.0.1:{port}");
@@ -344,18 +363,7 @@ async fn a_server_refusing_dry_runs_is_a_shadow_error_and_the_serving_version_go
 async fn a_promoted_shadow_serves_and_no_object_is_lost() {
     let mut env = Env::new().await;
     env.apply(namespace("shop"));
-    // Every write of the ConfigMaps, in order.
-    let (_watch, writes) = env
-        .store()
-        .watch_channel(
-            &env.resource("", "v1", "ConfigMap"),
-            &rekon_apiserver::ListOptions {
-                namespace: Some("shop".into()),
-                ..Default::default()
-            },
-            None,
-        )
-        .unwrap();
+    let (_watch, writes) = config_map_writes(&env);
     for i in 0..5 {
         env.apply(configmap("shop", &format!("c{i}"), json!({}), json!({})));
     }
@@ -429,13 +437,16 @@ async fn a_promoted_shadow_serves_and_no_object_is_lost() {
     assert!(out.contains("has no shadow"), "{out}");
 }
 
-/// `rekon rollout abort` drops the shadow: the serving version goes on
-/// alone, and nothing the shadow would have written is stored.
+/// `rekon rollout abort` drops the shadow while objects keep arriving: the
+/// serving version goes on alone without a restart (each new object
+/// reconciled for its creation once), and nothing the shadow would have
+/// written is stored.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_aborted_shadow_is_gone_and_the_serving_version_goes_on() {
     let mut env = Env::new().await;
     env.apply(namespace("shop"));
     env.apply(configmap("shop", "one", json!({}), json!({})));
+    let (_watch, writes) = config_map_writes(&env);
     let shadow = support::misbehave_with(misbehave::BUILD_MARK, "misbehave-build-B");
     let port = run_with_shadow(&mut env, shadow);
     env.wait("the shadow's comparison", || {
@@ -445,10 +456,22 @@ async fn an_aborted_shadow_is_gone_and_the_serving_version_goes_on() {
             .then_some(())
     })
     .await;
+    // Objects arrive while the shadow is dropped.
+    let mark = env.log().len();
+    let store = env.store();
+    let arriving = tokio::spawn(async move {
+        for i in 0..20 {
+            let object = configmap("shop", &format!("a{i}"), json!({}), json!({}));
+            store.apply_object(object).unwrap();
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     let addr = format!("127.0.0.1:{port}");
     let (out, code) =
         rekon(&["rollout", "abort", "misbehave", "--addr", &addr].map(std::ffi::OsStr::new));
     assert_eq!(code, Some(0), "{out}");
+    arriving.await.unwrap();
     env.wait("the shadow gone", || {
         rollout_status(port, "misbehave")
             .0
@@ -456,14 +479,36 @@ async fn an_aborted_shadow_is_gone_and_the_serving_version_goes_on() {
             .then_some(())
     })
     .await;
-    env.apply(configmap("shop", "two", json!({}), json!({})));
-    for name in ["one", "two"] {
+    let names: Vec<String> = (0..20).map(|i| format!("a{i}")).collect();
+    for name in names.iter().map(String::as_str).chain(["one"]) {
         env.wait("the serving version's reconcile", || {
             env.get("", "v1", "ConfigMap", Some("shop"), name)
                 .filter(|c| c["data"]["behaved-by"] == "misbehave-build-A")
         })
         .await;
     }
+    env.settled().await;
+    // The serving version never stopped: each arriving object was
+    // reconciled for its creation once, and nothing was reloaded.
+    for name in &names {
+        let reasons = env.reconcile_reasons(mark, name);
+        assert_eq!(
+            reasons.iter().filter(|r| *r == "added").count(),
+            1,
+            "{name}: {reasons:?}"
+        );
+        assert!(
+            !reasons.iter().any(|r| r == "module-reloaded"),
+            "{name}: {reasons:?}"
+        );
+    }
+    // Nothing the shadow would have written was ever stored.
+    let marks: Vec<String> = writes
+        .try_iter()
+        .filter_map(|e| e.object["data"]["behaved-by"].as_str().map(str::to_string))
+        .collect();
+    assert!(!marks.is_empty());
+    assert!(marks.iter().all(|m| m == "misbehave-build-A"), "{marks:?}");
 }
 
 /// A canary: the shadow serves a share of the objects live (the same ones
