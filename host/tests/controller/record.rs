@@ -121,6 +121,25 @@ async fn live_reconciles_are_recorded_and_replayed_against_other_versions() {
             && out.contains("\"behaved-by\":\"misbehave-build-B\""),
         "the differing patch is shown: {out}"
     );
+    // A recording made with another contract replays, saying so.
+    let older = env.dir.path().join("older.jsonl");
+    let text = std::fs::read_to_string(&traces).unwrap();
+    std::fs::write(
+        &older,
+        text.replace("\"contract\":\"0.4.0\"", "\"contract\":\"0.3.0\""),
+    )
+    .unwrap();
+    let (out, code) = replay(
+        &older,
+        std::path::Path::new(rekon_test_artifacts::MISBEHAVE),
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains(&format!(
+            "note: {requests} of the reconciles were recorded with contract 0.3.0"
+        )) && out.contains("is built for 0.4.0"),
+        "{out}"
+    );
     // A recording of another module is refused.
     let (out, code) = replay(&traces, std::path::Path::new(rekon_test_artifacts::APP));
     assert_ne!(code, Some(0), "{out}");
