@@ -190,11 +190,10 @@ impl Trace {
     /// `namespace/name` of the target, or `name`.
     pub fn target_name(&self) -> String {
         let target = &self.request["target"];
-        let name = target["name"].as_str().unwrap_or_default();
-        match target["namespace"].as_str() {
-            Some(ns) => format!("{ns}/{name}"),
-            None => name.to_string(),
-        }
+        crate::shared::namespaced_name(
+            target["namespace"].as_str(),
+            target["name"].as_str().unwrap_or_default(),
+        )
     }
 }
 

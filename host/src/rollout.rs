@@ -111,10 +111,7 @@ struct Tally {
 /// FNV-1a hash of `namespace/name` (`name` alone for a cluster-scoped
 /// object), modulo 100, is below it. Stable across restarts and replicas.
 pub fn in_canary(namespace: Option<&str>, name: &str, percent: u8) -> bool {
-    let key = match namespace {
-        Some(ns) => format!("{ns}/{name}"),
-        None => name.to_string(),
-    };
+    let key = crate::shared::namespaced_name(namespace, name);
     let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
     });
@@ -186,6 +183,20 @@ impl Rollout {
         self.shadow.lock().expect("rollout lock").clone()
     }
 
+    /// The shadow, if one runs from `origin`.
+    pub(crate) fn shadow_from(&self, origin: &crate::source::Origin) -> Option<Shadow> {
+        self.shadow().filter(|s| s.origin == origin.to_string())
+    }
+
+    /// Ends the shadow if it runs from `origin`; whether it did.
+    pub(crate) fn end_shadow_from(&self, origin: &crate::source::Origin) -> bool {
+        let from = self.shadow_from(origin).is_some();
+        if from {
+            self.set_shadow(None);
+        }
+        from
+    }
+
     /// Runs `shadow` (replacing the one running: what it compared is
     /// forgotten), or none.
     pub(crate) fn set_shadow(&self, shadow: Option<Shadow>) {
@@ -208,20 +219,20 @@ impl Rollout {
         self.arrivals.subscribe()
     }
 
-    /// Hands the shadow reconcile `job` of `object` over: it runs after
-    /// the jobs of the objects waiting before it, on the shadow's task
-    /// (started here when none runs), unless a newer job of `object`
-    /// replaces it first.
-    pub(crate) fn enqueue(self: &Arc<Self>, object: String, job: Job) -> Queued {
+    /// Hands a shadow reconcile of `object` over, `job` building it (only
+    /// when it is taken): it runs after the jobs of the objects waiting
+    /// before it, on the shadow's task (started here when none runs),
+    /// unless a newer job of `object` replaces it first.
+    pub(crate) fn enqueue(self: &Arc<Self>, object: String, job: impl FnOnce() -> Job) -> Queued {
         let mut pending = self.pending.lock().expect("rollout lock");
         let queued = if let Some(waiting) = pending.jobs.get_mut(&object) {
-            *waiting = job;
+            *waiting = job();
             Queued::Superseded
         } else if pending.jobs.len() >= SHADOW_BACKLOG {
             return Queued::Skipped;
         } else {
             pending.order.push_back(object.clone());
-            pending.jobs.insert(object, job);
+            pending.jobs.insert(object, job());
             Queued::Waiting
         };
         if !pending.running {
@@ -234,13 +245,6 @@ impl Rollout {
             });
         }
         queued
-    }
-
-    /// Whether a job of `object` would be skipped now: it waits not, and
-    /// the backlog is full.
-    pub(crate) fn is_full_for(&self, object: &str) -> bool {
-        let pending = self.pending.lock().expect("rollout lock");
-        pending.jobs.len() >= SHADOW_BACKLOG && !pending.jobs.contains_key(object)
     }
 
     /// The next job to run; `None` (the task ends) when none waits.
@@ -550,15 +554,18 @@ mod tests {
             })
         };
         // The first job holds the task until released.
-        assert_eq!(rollout.enqueue("a".into(), job("a1")), Queued::Waiting);
+        assert_eq!(rollout.enqueue("a".into(), || job("a1")), Queued::Waiting);
         tokio::task::yield_now().await;
-        assert_eq!(rollout.enqueue("b".into(), job("b1")), Queued::Waiting);
-        assert_eq!(rollout.enqueue("c".into(), job("c1")), Queued::Waiting);
-        assert_eq!(rollout.enqueue("b".into(), job("b2")), Queued::Superseded);
+        assert_eq!(rollout.enqueue("b".into(), || job("b1")), Queued::Waiting);
+        assert_eq!(rollout.enqueue("c".into(), || job("c1")), Queued::Waiting);
+        assert_eq!(
+            rollout.enqueue("b".into(), || job("b2")),
+            Queued::Superseded
+        );
         for i in 0..SHADOW_BACKLOG - 2 {
-            rollout.enqueue(format!("filler-{i}"), Box::new(|| Box::pin(async {})));
+            rollout.enqueue(format!("filler-{i}"), || Box::new(|| Box::pin(async {})));
         }
-        assert_eq!(rollout.enqueue("d".into(), job("d1")), Queued::Skipped);
+        assert_eq!(rollout.enqueue("d".into(), || job("d1")), Queued::Skipped);
         release.send(()).unwrap();
         for _ in 0..100 {
             if ran.lock().unwrap().len() == 3 && !rollout.pending.lock().unwrap().running {
@@ -568,7 +575,7 @@ mod tests {
         }
         assert_eq!(*ran.lock().unwrap(), ["a1", "b2", "c1"]);
         // The task ended once nothing waited; the next job starts another.
-        assert_eq!(rollout.enqueue("d".into(), job("d2")), Queued::Waiting);
+        assert_eq!(rollout.enqueue("d".into(), || job("d2")), Queued::Waiting);
         for _ in 0..100 {
             if ran.lock().unwrap().len() == 4 {
                 break;

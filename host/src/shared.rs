@@ -78,6 +78,14 @@ pub(crate) fn object_ref_json(target: &ObjectRef) -> Value {
     })
 }
 
+/// `namespace/name`, or `name` for a cluster-scoped object.
+pub(crate) fn namespaced_name(namespace: Option<&str>, name: &str) -> String {
+    match namespace {
+        Some(ns) => format!("{ns}/{name}"),
+        None => name.to_string(),
+    }
+}
+
 /// The [`ObjectRef`] naming a Kubernetes object given as JSON, if it has
 /// apiVersion, kind and metadata.name.
 pub fn object_ref_of(object: &Value) -> Option<ObjectRef> {

@@ -182,99 +182,95 @@ impl Worker {
         let label = crate::telemetry::ModuleLabel {
             module: module.clone(),
         };
-        let object = match &request.target.namespace {
-            Some(ns) => format!("{ns}/{}", request.target.name),
-            None => request.target.name.clone(),
-        };
-        if self.rollout.is_full_for(&object) {
-            self.metrics.shadow_skipped.get_or_create(&label).inc();
-            return;
-        }
-        let serving_result = crate::replay::result_json(serving_result);
-        let serving_version = self.module.manifest().version.clone();
-        let (rollout, metrics, cluster) = (
-            self.rollout.clone(),
-            self.metrics.clone(),
-            self.cluster.clone(),
+        let object = crate::shared::namespaced_name(
+            request.target.namespace.as_deref(),
+            &request.target.name,
         );
-        let request = request.clone();
-        let key = object.clone();
-        let job_label = label.clone();
-        let job: crate::rollout::Job = Box::new(move || {
-            Box::pin(async move {
-                let label = job_label;
-                serving_calls
-                    .iter_mut()
-                    .for_each(crate::CallRecord::parse_answer);
-                let serving_writes = writes_text(&crate::replay::calls_json(&serving_calls));
-                let reason = super::triggers::reason_name(request.reason).to_string();
-                let shadow_version = shadow.module.manifest().version.clone();
-                let compared = match cluster.dry_run() {
-                    None => Compared {
-                        reason,
-                        diff: Vec::new(),
-                        error: Some("this cluster cannot dry-run the shadow's writes".into()),
-                    },
-                    Some(dry) => {
-                        let options = DispatchOptions {
-                            record: true,
-                            ..DispatchOptions::default()
-                        };
-                        let outcome = shadow.module.reconcile(dry, &request, options).await;
-                        let writes = writes_text(&crate::replay::calls_json(&outcome.calls));
-                        let mut diff = diff(
-                            &serving_writes,
-                            &writes,
-                            (&serving_version, &shadow_version),
-                        );
-                        let result = crate::replay::result_json(&outcome.result);
-                        let mut error = None;
-                        if result != serving_result {
-                            match &outcome.result {
-                                Err(failure) => error = Some(failure.to_string()),
-                                Ok(_) => diff.push(format!(
-                                    "result: serving {serving_result}, shadow {result}"
-                                )),
+        // Built only when the shadow takes the request.
+        let job = || -> crate::rollout::Job {
+            let serving_result = crate::replay::result_json(serving_result);
+            let serving_version = self.module.manifest().version.clone();
+            let (rollout, metrics, cluster) = (
+                self.rollout.clone(),
+                self.metrics.clone(),
+                self.cluster.clone(),
+            );
+            let (request, object, label) = (request.clone(), object.clone(), label.clone());
+            Box::new(move || {
+                Box::pin(async move {
+                    serving_calls
+                        .iter_mut()
+                        .for_each(crate::CallRecord::parse_answer);
+                    let serving_writes = writes_text(&crate::replay::calls_json(&serving_calls));
+                    let reason = super::triggers::reason_name(request.reason).to_string();
+                    let shadow_version = shadow.module.manifest().version.clone();
+                    let compared = match cluster.dry_run() {
+                        None => Compared {
+                            reason,
+                            diff: Vec::new(),
+                            error: Some("this cluster cannot dry-run the shadow's writes".into()),
+                        },
+                        Some(dry) => {
+                            let options = DispatchOptions {
+                                record: true,
+                                ..DispatchOptions::default()
+                            };
+                            let outcome = shadow.module.reconcile(dry, &request, options).await;
+                            let writes = writes_text(&crate::replay::calls_json(&outcome.calls));
+                            let mut diff = diff(
+                                &serving_writes,
+                                &writes,
+                                (&serving_version, &shadow_version),
+                            );
+                            let result = crate::replay::result_json(&outcome.result);
+                            let mut error = None;
+                            if result != serving_result {
+                                match &outcome.result {
+                                    Err(failure) => error = Some(failure.to_string()),
+                                    Ok(_) => diff.push(format!(
+                                        "result: serving {serving_result}, shadow {result}"
+                                    )),
+                                }
+                            }
+                            Compared {
+                                reason,
+                                diff,
+                                error,
                             }
                         }
-                        Compared {
-                            reason,
-                            diff,
-                            error,
+                    };
+                    metrics.shadow_reconciles.get_or_create(&label).inc();
+                    if !compared.agrees() {
+                        metrics.shadow_differences.get_or_create(&label).inc();
+                    }
+                    if compared.error.is_some() {
+                        metrics.shadow_errors.get_or_create(&label).inc();
+                        tracing::warn!(module = %module, object = %request.target.name, error = compared.error.as_deref(), "shadow reconcile failed");
+                    }
+                    if let Some(command) = rollout.judge(&compared, &shadow.policy) {
+                        tracing::info!(module = %module, ?command, "the rollout policy decides");
+                        if let Err(why) = metrics.rollouts.command(&module, command) {
+                            tracing::warn!(module = %module, ?command, error = %why, "the rollout policy's decision was not carried out");
                         }
                     }
-                };
-                metrics.shadow_reconciles.get_or_create(&label).inc();
-                if !compared.agrees() {
-                    metrics.shadow_differences.get_or_create(&label).inc();
-                }
-                if compared.error.is_some() {
-                    metrics.shadow_errors.get_or_create(&label).inc();
-                    tracing::warn!(module = %module, object = %request.target.name, error = compared.error.as_deref(), "shadow reconcile failed");
-                }
-                if let Some(command) = rollout.judge(&compared, &shadow.policy) {
-                    tracing::info!(module = %module, ?command, "the rollout policy decides");
-                    if let Err(why) = metrics.rollouts.command(&module, command) {
-                        tracing::warn!(module = %module, ?command, error = %why, "the rollout policy's decision was not carried out");
+                    if rollout.keep(&object, compared) {
+                        let message = format!(
+                            "shadow version {shadow_version} of module {module} writes differently from serving version {serving_version}: see `rekon rollout status {module}`"
+                        );
+                        let _ = cluster
+                            .record_event(
+                                &request.target,
+                                EventType::Warning,
+                                "ShadowDiffers",
+                                &message,
+                                &format!("rekon-{module}"),
+                            )
+                            .await;
                     }
-                }
-                if rollout.keep(&object, compared) {
-                    let message = format!(
-                        "shadow version {shadow_version} of module {module} writes differently from serving version {serving_version}: see `rekon rollout status {module}`"
-                    );
-                    let _ = cluster
-                        .record_event(
-                            &request.target,
-                            EventType::Warning,
-                            "ShadowDiffers",
-                            &message,
-                            &format!("rekon-{module}"),
-                        )
-                        .await;
-                }
+                })
             })
-        });
-        match self.rollout.enqueue(key, job) {
+        };
+        match self.rollout.enqueue(object.clone(), job) {
             crate::rollout::Queued::Waiting => {}
             crate::rollout::Queued::Superseded => {
                 self.metrics.shadow_superseded.get_or_create(&label).inc();

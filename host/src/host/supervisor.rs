@@ -161,8 +161,7 @@ impl Supervisor {
                 record,
             } => {
                 let rollout = self.shared.metrics.rollouts.of(&name);
-                let Some(shadow) = rollout.shadow().filter(|s| s.origin == origin.to_string())
-                else {
+                let Some(shadow) = rollout.shadow_from(&origin) else {
                     return;
                 };
                 tracing::info!(%origin, module = %name, version = %shadow.version.manifest().version, "shadow promoted: it serves now");
@@ -179,12 +178,13 @@ impl Supervisor {
                 });
             }
             Decision::Unshadow { name, origin } => {
-                let rollout = self.shared.metrics.rollouts.of(&name);
-                if rollout
-                    .shadow()
-                    .is_some_and(|s| s.origin == origin.to_string())
+                if self
+                    .shared
+                    .metrics
+                    .rollouts
+                    .of(&name)
+                    .end_shadow_from(&origin)
                 {
-                    rollout.set_shadow(None);
                     tracing::info!(%origin, module = %name, "shadow unloaded: its source is gone");
                 }
             }
@@ -258,13 +258,11 @@ impl Supervisor {
         }
         let name = module.name().to_string();
         // A promoted shadow serves now: it shadows no more.
-        let rollout = self.shared.metrics.rollouts.of(&name);
-        if rollout
-            .shadow()
-            .is_some_and(|s| s.origin == origin.to_string())
-        {
-            rollout.set_shadow(None);
-        }
+        self.shared
+            .metrics
+            .rollouts
+            .of(&name)
+            .end_shadow_from(&origin);
         let slot = self.slot(&name);
         let mut running = slot.lock().await;
         if let Some(client) = &self.install_crds {
@@ -303,18 +301,17 @@ impl Supervisor {
         if let Some(concurrency) = self.config.modules.get(&name).and_then(|m| m.concurrency) {
             config.concurrency = Some(concurrency.max(1));
         }
-        let record = match self
+        let record = self
             .config
             .modules
             .get(&name)
             .and_then(|m| m.record.clone())
-        {
-            Some(record) => Some(record),
-            None => marked.map(|last| crate::config::RecordConfig {
-                last: Some(last),
-                file: None,
-            }),
-        };
+            .or_else(|| {
+                marked.map(|last| crate::config::RecordConfig {
+                    last: Some(last),
+                    file: None,
+                })
+            });
         if let Some(record) = record {
             config.recording = self.shared.metrics.recording(&name, || {
                 let last = record.last.unwrap_or(crate::config::DEFAULT_RECORDED);

@@ -228,20 +228,27 @@ impl Loader {
                 })
             }
             crate::rollout::Command::Promote => {
-                if let Some(serving) = self.names.insert(name.to_string(), origin.clone())
-                    && let Some(state) = self.origins.get_mut(&serving)
-                {
-                    state.provides = None;
-                }
-                let state = self.origins.get_mut(&origin)?;
-                state.shadows = None;
-                state.provides = Some(name.to_string());
+                self.promote(name, &origin);
                 Some(Decision::Promote {
                     name: name.to_string(),
+                    record: self.origins.get(&origin)?.marks.record,
                     origin,
-                    record: state.marks.record,
                 })
             }
+        }
+    }
+
+    /// The shadow from `origin` provides module `name` now; the origin that
+    /// provided it stays known, providing nothing.
+    fn promote(&mut self, name: &str, origin: &Origin) {
+        if let Some(state) = self.origins.get_mut(origin) {
+            state.shadows = None;
+            state.provides = Some(name.to_string());
+        }
+        if let Some(previous) = self.names.insert(name.to_string(), origin.clone())
+            && let Some(state) = self.origins.get_mut(&previous)
+        {
+            state.provides = None;
         }
     }
 
@@ -357,13 +364,7 @@ impl Loader {
             });
         }
         if promoted {
-            state.shadows = None;
-            state.provides = Some(name.clone());
-            if let Some(previous) = self.names.insert(name, origin.clone())
-                && let Some(state) = self.origins.get_mut(&previous)
-            {
-                state.provides = None;
-            }
+            self.promote(&name, &origin);
             return Some(Decision::Install(Version {
                 origin,
                 module,

@@ -159,22 +159,9 @@ fn compare(
             name: text("name"),
         };
         present.push(origin.clone());
-        let rollout = match manifest["metadata"]["annotations"][super::ROLLOUT_ANNOTATION].as_str()
-        {
-            Some("shadow") => {
-                let annotation =
-                    manifest["metadata"]["annotations"][super::CANARY_ANNOTATION].as_str();
-                let canary = annotation.map_or(Some(0), super::canary_percent);
-                if canary.is_none() {
-                    tracing::warn!(%origin, value = annotation, "{} is not a percentage: no canary", super::CANARY_ANNOTATION);
-                }
-                super::Rollout::Shadow {
-                    canary: canary.unwrap_or(0),
-                }
-            }
-            _ => super::Rollout::Serve,
-        };
-        let marks = super::Marks::of(&manifest["metadata"]["annotations"], &origin);
+        let annotations = &manifest["metadata"]["annotations"];
+        let rollout = super::Rollout::of(annotations, &origin);
+        let marks = super::Marks::of(annotations, &origin);
         let (state, event) = match pack::assemble(manifest, configmaps) {
             Ok(bytes) => {
                 // A change of the annotations alone is news too.

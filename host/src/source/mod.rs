@@ -159,9 +159,28 @@ pub enum Rollout {
     },
 }
 
+impl Rollout {
+    /// How a module ConfigMap's `annotations` mark its version to run
+    /// ([`ROLLOUT_ANNOTATION`], [`CANARY_ANNOTATION`]); a canary that is
+    /// not a percentage is warned about (naming `origin`) and left out.
+    pub(crate) fn of(annotations: &serde_json::Value, origin: &Origin) -> Rollout {
+        if annotations[ROLLOUT_ANNOTATION].as_str() != Some("shadow") {
+            return Rollout::Serve;
+        }
+        let annotation = annotations[CANARY_ANNOTATION].as_str();
+        let canary = annotation.map_or(Some(0), canary_percent);
+        if canary.is_none() {
+            tracing::warn!(%origin, value = annotation, "{CANARY_ANNOTATION} is not a percentage: no canary");
+        }
+        Rollout::Shadow {
+            canary: canary.unwrap_or(0),
+        }
+    }
+}
+
 /// A canary share as an annotation or the configuration gives it (`10`,
 /// `10%`), at most 100; `None` when it is not one.
-pub(crate) fn canary_percent(text: &str) -> Option<u8> {
+fn canary_percent(text: &str) -> Option<u8> {
     let number = text.trim().trim_end_matches('%').trim();
     number.parse::<u8>().ok().filter(|p| *p <= 100)
 }
