@@ -65,10 +65,7 @@ impl Operator {
         match self {
             Operator::Rekon { metrics_port, .. } => {
                 let text = http_get(*metrics_port, "/metrics").unwrap_or_default();
-                text.lines()
-                    .filter(|l| l.starts_with("rekon_reconciles_total{"))
-                    .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-                    .sum()
+                super::counter(&text, "rekon_reconciles_total{")
             }
             Operator::KubeRs(peer) => peer.reconciles() as f64,
         }
@@ -167,21 +164,14 @@ pub fn run(apps: usize, idle: Duration, peer: &str) {
     .expect("a real kube-apiserver starts");
     let dir = tempfile::tempdir().expect("a temporary directory");
     let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, cluster.kubeconfig()).expect("writing the kubeconfig");
+    let kubeconfig_text = cluster.kubeconfig();
+    std::fs::write(&kubeconfig, &kubeconfig_text).expect("writing the kubeconfig");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    let client = runtime.block_on(async {
-        let config = kube::Config::from_custom_kubeconfig(
-            kube::config::Kubeconfig::read_from(&kubeconfig).expect("the kubeconfig"),
-            &kube::config::KubeConfigOptions::default(),
-        )
-        .await
-        .expect("a client configuration");
-        kube::Client::try_from(config).expect("a kube client")
-    });
+    let client = runtime.block_on(super::client_for(&kubeconfig_text));
     runtime.block_on(install_crd(&client));
     // The module compiled once, before: a warm cache, as a restarted host has.
     let cache = dir.path().join("cache");

@@ -168,6 +168,17 @@ fn config_map_writes(
         .unwrap()
 }
 
+/// Asserts that the host on metrics port `port` serves the counter `name`
+/// of module misbehave.
+fn assert_counted(port: u16, name: &str) {
+    let metrics = support::http_get(port, "/metrics").unwrap();
+    let series = format!("{name}{{module=\"misbehave\"}}");
+    assert!(
+        metrics.lines().any(|l| l.starts_with(&series)),
+        "{series} is not served:\n{metrics}"
+    );
+}
+
 /// What `rekon rollout status` printed, and how it exited.
 fn rollout_status(port: u16, module: &str) -> (String, Option<i32>) {
     let addr = format!("127.0.0.1:{port}");
@@ -249,13 +260,7 @@ async fn a_shadow_that_differs_is_shown_and_writes_nothing() {
     let stored = env.get("", "v1", "ConfigMap", Some("shop"), "one").unwrap();
     assert_eq!(stored["data"]["behaved-by"], "misbehave-build-A");
     // Counted, and announced once on the object.
-    let metrics = support::http_get(port, "/metrics").unwrap();
-    assert!(
-        metrics
-            .lines()
-            .any(|l| l.starts_with("rekon_shadow_differences_total{module=\"misbehave\"}")),
-        "{metrics}"
-    );
+    assert_counted(port, "rekon_shadow_differences_total");
     let events = env.resource("events.k8s.io", "v1", "Event");
     let announced = env
         .wait("the ShadowDiffers Event", || {
@@ -310,13 +315,7 @@ async fn an_agreeing_shadow_and_a_trapping_one() {
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("agree   shop/calm"), "{out}");
     assert!(out.contains("error   shop/troubled"), "{out}");
-    let metrics = support::http_get(port, "/metrics").unwrap();
-    assert!(
-        metrics
-            .lines()
-            .any(|l| l.starts_with("rekon_shadow_errors_total{module=\"misbehave\"}")),
-        "{metrics}"
-    );
+    assert_counted(port, "rekon_shadow_errors_total");
 }
 
 /// An API server that refuses the shadow's dry runs: that object's
@@ -573,13 +572,7 @@ async fn a_canary_share_is_served_live_by_the_new_version() {
         status.contains("canary: the shadow serves 50% of the objects live"),
         "{status}"
     );
-    let metrics = support::http_get(port, "/metrics").unwrap();
-    assert!(
-        metrics
-            .lines()
-            .any(|l| l.starts_with("rekon_canary_reconciles_total{module=\"misbehave\"}")),
-        "{metrics}"
-    );
+    assert_counted(port, "rekon_canary_reconciles_total");
 }
 
 /// A policy decides without a command: a shadow that agrees on three

@@ -298,8 +298,9 @@ mod tests {
 
     use crate::contract::{Gvk, ObjectRef};
 
-    fn key(name: &str, reason: &str) -> SeriesKey {
-        series_key(&EventRecord {
+    /// An Event about the App `name` (uid `uid-<name>`).
+    fn record(name: &str, reason: &str, message: &str) -> EventRecord {
+        EventRecord {
             regarding: ObjectRef {
                 kind: Gvk {
                     group: "demo.rekon.dev".into(),
@@ -312,9 +313,13 @@ mod tests {
             uid: Some(format!("uid-{name}")),
             event_type: EventType::Warning,
             reason: reason.into(),
-            message: format!("{reason} happened"),
+            message: message.into(),
             component: "rekon-app".into(),
-        })
+        }
+    }
+
+    fn key(name: &str, reason: &str) -> SeriesKey {
+        series_key(&record(name, reason, &format!("{reason} happened")))
     }
 
     fn wall() -> chrono::DateTime<chrono::Utc> {
@@ -362,22 +367,7 @@ mod tests {
     /// (what it deleted is already gone): still one Event, counted twice.
     #[test]
     fn the_same_reason_with_another_message_is_a_repeat() {
-        let record = |message: &str| EventRecord {
-            regarding: ObjectRef {
-                kind: Gvk {
-                    group: "demo.rekon.dev".into(),
-                    version: "v1".into(),
-                    kind: "App".into(),
-                },
-                namespace: Some("default".into()),
-                name: "web".into(),
-            },
-            uid: Some("uid-web".into()),
-            event_type: EventType::Normal,
-            reason: "CleanedUp".into(),
-            message: message.into(),
-            component: "rekon-app".into(),
-        };
+        let record = |message: &str| record("web", "CleanedUp", message);
         let first = series_key(&record("deleted Deployment (was present)"));
         let second = series_key(&record("deleted Deployment (already gone)"));
         assert_eq!(first, second);
