@@ -3,8 +3,12 @@
 
 CARGO ?= cargo
 
-# Everything a fresh machine lacks: the wasm target the guests are built for.
+# Everything a fresh machine lacks: the toolchain rust-toolchain.toml pins
+# (with its components and the wasm target the guests are built for; rustup
+# installs it here even where it is told not to install on first use) and
+# that target.
 setup:
+	@rustc --version >/dev/null 2>&1 || rustup toolchain install
 	@rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
 
 # The guests in other languages. Their tools come from npm and PyPI

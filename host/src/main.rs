@@ -9,6 +9,21 @@ mod cli;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[cfg(feature = "mimalloc")]
+#[allow(unsafe_code)]
+unsafe extern "C" {
+    /// mimalloc's own: frees what every heap of the calling thread holds
+    /// unused (`force`: at once, not after its purge delay).
+    fn mi_collect(force: bool);
+}
+
 fn main() -> std::process::ExitCode {
+    // After a compile, the memory its threads freed goes back to the
+    // system (see `set_allocator_trim`).
+    // SAFETY: `mi_collect` only walks the calling thread's own heaps, and
+    // mimalloc is the allocator this binary links.
+    #[cfg(feature = "mimalloc")]
+    #[allow(unsafe_code)]
+    rekon_host::set_allocator_trim(|| unsafe { mi_collect(true) });
     cli::main()
 }

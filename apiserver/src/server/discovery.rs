@@ -72,10 +72,8 @@ fn version_priority(version: &str) -> (u8, std::cmp::Reverse<u64>, std::cmp::Rev
             (0, 0)
         } else if let Some(n) = tail.strip_prefix("beta") {
             (1, n.parse().ok()?)
-        } else if let Some(n) = tail.strip_prefix("alpha") {
-            (2, n.parse().ok()?)
         } else {
-            return None;
+            (2, tail.strip_prefix("alpha")?.parse().ok()?)
         };
         Some((level, major, minor))
     });

@@ -14,10 +14,37 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 /// Builds the peer (`cargo build --profile bench -p rekon-peer-kubers`,
 /// alone, in this workspace's target directory) and returns its path.
 pub fn build() -> String {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| env!("CARGO").to_string());
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    build_binary(
+        &["--profile", "bench", "-p", "rekon-peer-kubers"],
+        "rekon-peer-kubers",
+    )
+}
+
+/// Builds the `rekon` executable as users build it (`cargo build --release
+/// -p rekon-host --bin rekon`: the default features, none of the bench's,
+/// so its functions carry the names `host/rekon.order.gz` lays out) and
+/// returns its path.
+pub fn build_rekon() -> String {
+    build_binary(
+        &["--release", "-p", "rekon-host", "--bin", "rekon"],
+        "rekon",
+    )
+}
+
+/// Runs `cargo build ARGS` alone in this workspace and returns the path of
+/// the executable `target` it names.
+fn build_binary(args: &[&str], target: &str) -> String {
+    // Under `cargo bench`, the cargo running it; run directly, rustup's
+    // `cargo`, which takes the toolchain of the workspace's
+    // `rust-toolchain.toml` (a toolchain's own cargo, run by its path,
+    // would build with rustup's default toolchain).
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let manifest = workspace.join("Cargo.toml");
     let output = Command::new(cargo)
-        .args(["build", "--profile", "bench", "-p", "rekon-peer-kubers"])
+        .current_dir(&workspace)
+        .arg("build")
+        .args(args)
         .args([
             "--message-format",
             "json-render-diagnostics",
@@ -26,14 +53,14 @@ pub fn build() -> String {
         .arg(manifest)
         .stderr(Stdio::inherit())
         .output()
-        .expect("running cargo to build the peer");
-    assert!(output.status.success(), "building the peer failed");
+        .expect("running cargo to build a program of the bench");
+    assert!(output.status.success(), "building {target} failed");
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|message| message["target"]["name"] == "rekon-peer-kubers")
+        .filter(|message| message["target"]["name"] == target)
         .find_map(|message| message["executable"].as_str().map(str::to_owned))
-        .expect("cargo names the peer's executable")
+        .unwrap_or_else(|| panic!("cargo names the executable of {target}"))
 }
 
 /// A running peer: it answers each line on its stdin with its reconciles.

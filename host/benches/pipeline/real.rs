@@ -175,7 +175,8 @@ pub fn run(apps: usize, idle: Duration, peer: &str) {
     runtime.block_on(install_crd(&client));
     // The module compiled once, before: a warm cache, as a restarted host has.
     let cache = dir.path().join("cache");
-    let checked = Command::new(env!("CARGO_BIN_EXE_rekon"))
+    let rekon = super::peer::build_rekon();
+    let checked = Command::new(&rekon)
         .args(["check", "--no-baseline", rekon_test_artifacts::APP])
         .env("REKON_CACHE_DIR", &cache)
         .output()
@@ -190,7 +191,7 @@ pub fn run(apps: usize, idle: Duration, peer: &str) {
 
     let wasm = {
         let metrics_port = free_port();
-        let child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+        let child = Command::new(&rekon)
             .args(["run", rekon_test_artifacts::APP])
             .arg("--kubeconfig")
             .arg(&kubeconfig)

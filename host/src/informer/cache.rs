@@ -310,8 +310,10 @@ impl Cached {
     /// The labels, as (key, value), sorted by key.
     pub fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
         self.spans[4..]
-            .chunks_exact(2)
-            .map(|pair| (self.text(pair[0]), self.text(pair[1])))
+            .as_chunks::<2>()
+            .0
+            .iter()
+            .map(|[key, value]| (self.text(*key), self.text(*value)))
     }
 
     /// Whether `finalizer` is among the object's finalizers.

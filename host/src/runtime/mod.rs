@@ -16,7 +16,7 @@ pub(crate) mod webhooks;
 pub(crate) mod world;
 
 pub(crate) use dispatch::{DispatchStats, Dispatcher, NativeReconciler};
-pub use engine::{CompileSource, Engine, EngineConfig, EngineError, Tier};
+pub use engine::{CompileSource, Engine, EngineConfig, EngineError, Tier, set_allocator_trim};
 pub use instance::{DispatchOptions, Outcome, ReconcileError};
 pub use module::{Module, ModuleError, OPTIMIZE_AFTER, digest, dns_label, manifest_json};
 pub use webhooks::{DEFAULT_TIMEOUT_SECONDS, Phase, operations, webhooks_json};
