@@ -168,6 +168,23 @@ fn config_map_writes(
         .unwrap()
 }
 
+/// ConfigMaps `{prefix}{i}` in `shop` for each `i` of `numbers`, one every
+/// 20 ms, from a task of their own.
+fn configmaps_arriving(
+    env: &Env,
+    prefix: &'static str,
+    numbers: std::ops::Range<usize>,
+) -> tokio::task::JoinHandle<()> {
+    let store = env.store();
+    tokio::spawn(async move {
+        for i in numbers {
+            let object = configmap("shop", &format!("{prefix}{i}"), json!({}), json!({}));
+            store.apply_object(object).unwrap();
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+}
+
 /// Asserts that the host on metrics port `port` serves the counter `name`
 /// of module misbehave.
 fn assert_counted(port: u16, name: &str) {
@@ -405,14 +422,7 @@ async fn a_promoted_shadow_serves_and_no_object_is_lost() {
     })
     .await;
     // Objects arrive while the shadow is promoted.
-    let store = env.store();
-    let arriving = tokio::spawn(async move {
-        for i in 5..25 {
-            let object = configmap("shop", &format!("c{i}"), json!({}), json!({}));
-            store.apply_object(object).unwrap();
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    });
+    let arriving = configmaps_arriving(&env, "c", 5..25);
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     let addr = format!("127.0.0.1:{port}");
     let (out, code) =
@@ -476,14 +486,7 @@ async fn an_aborted_shadow_is_gone_and_the_serving_version_goes_on() {
     .await;
     // Objects arrive while the shadow is dropped.
     let mark = env.log().len();
-    let store = env.store();
-    let arriving = tokio::spawn(async move {
-        for i in 0..20 {
-            let object = configmap("shop", &format!("a{i}"), json!({}), json!({}));
-            store.apply_object(object).unwrap();
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    });
+    let arriving = configmaps_arriving(&env, "a", 0..20);
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     let addr = format!("127.0.0.1:{port}");
     let (out, code) =
