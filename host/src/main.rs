@@ -25,5 +25,8 @@ fn main() -> std::process::ExitCode {
     #[cfg(feature = "mimalloc")]
     #[allow(unsafe_code)]
     rekon_host::set_allocator_trim(|| unsafe { mi_collect(true) });
+    // Cranelift's code runs only while a module compiles: its pages are
+    // given back after each compile (see `release_code_pages`).
+    rekon_host::release_code_after_compile(true);
     cli::main()
 }

@@ -290,6 +290,10 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         refused = host.failures().len(),
         "rekon running"
     );
+    // What ran only to start (arguments, the client's set-up, loading the
+    // modules) leaves resident memory; what runs again comes back.
+    let released = rekon_host::release_code_pages();
+    tracing::debug!(bytes = released, "start-up code pages given back");
     stop.await;
     tracing::info!("shutting down: finishing reconciles in flight");
     host.shutdown().await;

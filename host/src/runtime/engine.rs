@@ -26,8 +26,11 @@ use super::world::Described;
 use crate::bindings::{self, HostState};
 
 /// How often the epoch ticker advances the engine's epoch: the granularity
-/// of reconcile deadlines.
-pub const EPOCH_TICK: Duration = Duration::from_millis(1);
+/// of reconcile deadlines (a guest over its budget is stopped within one
+/// tick). Every tick wakes a thread while guests run; at 1 ms the ticker
+/// was a seventh of a busy host's CPU against a real API server, where
+/// reconciles wait on the network and a guest is alive most of the time.
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 /// What gives an allocator's freed memory back to the system, set once by
 /// the program ([`set_allocator_trim`]).
@@ -52,6 +55,7 @@ fn trim_after_compile() {
         rayon::broadcast(move |_| trim());
         trim();
     }
+    super::resident::after_compile();
 }
 
 /// Limits and tuning of the engine. `Default` gives the values a production

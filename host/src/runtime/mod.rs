@@ -5,13 +5,15 @@
 //! validated module version ([`module`]), one reconcile on a fresh
 //! instance of it ([`instance`]), the world of each contract version it may
 //! be built for ([`world`]), its admission and conversion reviews
-//! ([`webhooks`]), and what a controller dispatches into
-//! ([`dispatch`]).
+//! ([`webhooks`]), what a controller dispatches into ([`dispatch`]), and
+//! giving back the code pages only start-up and compiles ran
+//! ([`resident`]).
 
 pub(crate) mod dispatch;
 pub(crate) mod engine;
 pub(crate) mod instance;
 pub(crate) mod module;
+pub(crate) mod resident;
 pub(crate) mod webhooks;
 pub(crate) mod world;
 
@@ -19,4 +21,5 @@ pub(crate) use dispatch::{DispatchStats, Dispatcher, NativeReconciler};
 pub use engine::{CompileSource, Engine, EngineConfig, EngineError, Tier, set_allocator_trim};
 pub use instance::{DispatchOptions, Outcome, ReconcileError};
 pub use module::{Module, ModuleError, OPTIMIZE_AFTER, digest, dns_label, manifest_json};
+pub use resident::{release_code_after_compile, release_code_pages};
 pub use webhooks::{DEFAULT_TIMEOUT_SECONDS, Phase, operations, webhooks_json};

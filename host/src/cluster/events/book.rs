@@ -1,7 +1,7 @@
 //! The recorder's memory, without I/O: which Events exist and their
 //! counts (series), and each object's token bucket.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use tokio::time::Instant;
 
@@ -93,6 +93,12 @@ pub(super) struct Book {
     /// Series keys, oldest first, to forget the oldest beyond the limit.
     order: VecDeque<SeriesKey>,
     buckets: HashMap<ObjectKey, Bucket>,
+    /// Created Events with repeats the API server does not have yet: the
+    /// only ones a timer waits for (a host recording thousands of Events
+    /// looks at these few, not at every series, each time it wakes).
+    unflushed: HashSet<SeriesKey>,
+    /// When idle series and full buckets are next forgotten.
+    forget_due: Option<Instant>,
 }
 
 impl Book {
@@ -117,6 +123,7 @@ impl Book {
     /// Forgets the Event `key` (its next occurrence is a new Event).
     pub(super) fn forget(&mut self, key: &SeriesKey) {
         self.series.remove(key);
+        self.unflushed.remove(key);
     }
 
     /// How many times the Event `key` has occurred in its series.
@@ -139,11 +146,13 @@ impl Book {
             series.last_observed = wall;
             // The first repeat is written at once; later ones are coalesced.
             let first_repeat = series.written == 1 && series.name.is_some();
-            return if first_repeat && now.duration_since(series.last_write) >= SERIES_FLUSH {
-                Decision::WriteSeries
-            } else {
-                Decision::Fold
-            };
+            if first_repeat && now.duration_since(series.last_write) >= SERIES_FLUSH {
+                return Decision::WriteSeries;
+            }
+            if series.name.is_some() && !self.unflushed.contains(key) {
+                self.unflushed.insert(key.clone());
+            }
+            return Decision::Fold;
         }
         let bucket = self.buckets.entry(key.object.clone()).or_insert(Bucket {
             tokens: f64::from(BURST),
@@ -151,6 +160,7 @@ impl Book {
         });
         if bucket.take(now) {
             self.series.remove(key);
+            self.unflushed.remove(key);
             Decision::Create(1)
         } else {
             Decision::RateLimited
@@ -178,12 +188,15 @@ impl Book {
             last_observed: wall,
             last_write: now,
         };
+        self.unflushed.remove(&key);
         if self.series.insert(key.clone(), series).is_none() {
             self.order.push_back(key);
         }
+        self.forget_due.get_or_insert(now + SERIES_WINDOW);
         while self.order.len() > MAX_REMEMBERED {
             if let Some(oldest) = self.order.pop_front() {
                 self.series.remove(&oldest);
+                self.unflushed.remove(&oldest);
             }
         }
         if self.buckets.len() > MAX_REMEMBERED {
@@ -233,35 +246,45 @@ impl Book {
     pub(super) fn series_written(&mut self, key: &SeriesKey, count: u32) {
         if let Some(series) = self.series.get_mut(key) {
             series.written = series.written.max(count);
+            if series.written >= series.count {
+                self.unflushed.remove(key);
+            }
         }
     }
 
     /// The Events whose series has repeats to write: due ones (at most one
     /// write per [`SERIES_FLUSH`]), or all of them.
     pub(super) fn due_series(&self, now: Instant, all: bool) -> Vec<SeriesKey> {
-        self.series
+        self.unflushed
             .iter()
-            .filter(|(_, s)| {
-                s.name.is_some()
-                    && s.count > s.written
-                    && (all || now.duration_since(s.last_write) >= SERIES_FLUSH)
+            .filter(|k| {
+                self.series.get(*k).is_some_and(|s| {
+                    s.name.is_some()
+                        && s.count > s.written
+                        && (all || now.duration_since(s.last_write) >= SERIES_FLUSH)
+                })
             })
-            .map(|(k, _)| k.clone())
+            .cloned()
             .collect()
     }
 
-    /// When a series is next due, or next to be forgotten.
+    /// When a series with repeats is next due to be written, or idle
+    /// series next to be forgotten.
     pub(super) fn next_due(&self) -> Option<Instant> {
-        self.series
-            .values()
-            .map(|s| {
-                if s.count > s.written && s.name.is_some() {
-                    s.last_write + SERIES_FLUSH
-                } else {
-                    s.last_seen + SERIES_WINDOW
-                }
-            })
+        self.unflushed
+            .iter()
+            .filter_map(|k| self.series.get(k))
+            .map(|s| s.last_write + SERIES_FLUSH)
+            .chain(self.forget_due)
             .min()
+    }
+
+    /// Forgets idle series and full buckets when it is time to
+    /// ([`Book::next_due`]): at most once per [`SERIES_WINDOW`].
+    pub(super) fn forget_idle_when_due(&mut self, now: Instant) {
+        if self.forget_due.is_some_and(|due| now >= due) {
+            self.forget_idle(now);
+        }
     }
 
     /// Forgets series not seen for [`SERIES_WINDOW`] and full buckets.
@@ -270,8 +293,11 @@ impl Book {
             .retain(|_, s| now.duration_since(s.last_seen) < SERIES_WINDOW || s.count > s.written);
         let series = &self.series;
         self.order.retain(|k| series.contains_key(k));
+        self.unflushed.retain(|k| series.contains_key(k));
         self.buckets
             .retain(|_, b| b.refilled(now) < f64::from(BURST));
+        self.forget_due =
+            (!self.series.is_empty() || !self.buckets.is_empty()).then_some(now + SERIES_WINDOW);
     }
 }
 
@@ -355,7 +381,12 @@ mod tests {
                 .is_empty()
         );
         assert_eq!(book.due_series(t1 + SERIES_FLUSH, false), vec![k.clone()]);
+        assert_eq!(book.next_due(), Some(t1 + SERIES_FLUSH));
         assert_eq!(book.series[&k].count, 7);
+        // Written: nothing is due but forgetting idle series.
+        book.series_written(&k, 7);
+        assert!(book.due_series(t1 + SERIES_FLUSH, true).is_empty());
+        assert_eq!(book.next_due(), Some(t0 + SERIES_WINDOW));
         // Another reason is another Event.
         assert_eq!(
             book.observe(&key("web", "Other"), t1, wall()),
@@ -435,9 +466,14 @@ mod tests {
         let t0 = Instant::now();
         let k = key("web", "ReconcileFailed");
         created(&mut book, &k, t0);
-        book.forget_idle(t0 + SERIES_WINDOW + REFILL);
+        // Not before it is due.
+        book.forget_idle_when_due(t0 + SERIES_WINDOW / 2);
+        assert_eq!(book.series.len(), 1);
+        book.forget_idle_when_due(t0 + SERIES_WINDOW + REFILL);
         assert!(book.series.is_empty());
         assert!(book.buckets.is_empty());
         assert!(book.order.is_empty());
+        // Nothing left: no timer.
+        assert_eq!(book.next_due(), None);
     }
 }

@@ -187,7 +187,7 @@ impl Writer {
                 _ = sleep_until(due) => {
                     self.retry_due().await;
                     self.flush_series(false).await;
-                    self.book.forget_idle(Instant::now());
+                    self.book.forget_idle_when_due(Instant::now());
                 }
             }
         }
