@@ -12,7 +12,7 @@
 # `app` module against `rekon dev --api-only` (a real kube-apiserver when
 # KUBEBUILDER_ASSETS is set, the embedded one otherwise) while Apps are
 # created, edited, left idle and deleted; the functions its profile counts are
-# the order. Symbol names do not depend on the instrumentation (cargo leaves
+# the order, most called first. Symbol names do not depend on the instrumentation (cargo leaves
 # RUSTFLAGS out of -C metadata), so a release build links them in this order.
 # Run it again after a toolchain or dependency upgrade: functions the file
 # does not name are laid out after it, as before.
@@ -83,14 +83,28 @@ wait "$run" || true
 
 echo "== the order"
 "$profdata" merge -o "$work/run.profdata" "$work"/profiles/run-*.profraw
-# Functions the run called (a block counted), by their symbol names (a
+# Functions the run called (a block counted; the most counted block gives
+# the order), by their symbol names (a
 # local function's profile name carries its codegen unit before a `;`),
 # kept when the release build has them (the others were inlined there).
+# Most called first: what runs for every object and every request lies
+# together at the front, and what ran only to start (given back once the host
+# runs, see `release_code_pages`) at the back.
 "$profdata" show --all-functions --counts "$work/run.profdata" |
   awk '/^  [^ ].*:$/ { name = substr($0, 3, length($0) - 3) }
-       /Block counts: .*[1-9]/ { print name }' |
-  sed -e 's/^.*[;:]\(_[RZ]\)/\1/' | sort -u >"$work/called"
-nm --defined-only target/release/rekon | awk '{ print $3 }' | sort -u >"$work/symbols"
-comm -12 "$work/called" "$work/symbols" >"$work/order"
+       /Block counts: / { gsub(/[^0-9,]/, "", $0); n = split($0, c, ",");
+                          top = 0; for (i = 1; i <= n; i++) if (c[i] + 0 > top) top = c[i] + 0;
+                          if (top > 0) print top, name }' |
+  sed -e 's/^\([0-9]*\) .*[;:]\(_[RZ]\)/\1 \2/' |
+  sort -k1,1nr -k2,2 | awk '!seen[$2]++ { print $2 }' >"$work/called"
+# A local function promoted by ThinLTO carries a `.llvm.<hash>` suffix that
+# differs from build to build: names are matched without it, and the order
+# names the release build's symbols.
+nm --defined-only target/release/rekon |
+  awk '{ base = $3; sub(/\.llvm\.[0-9]+$/, "", base); print base, $3 }' >"$work/symbols"
+sed -e 's/\.llvm\.[0-9]*$//' "$work/called" |
+  awk 'NR == FNR { full[$1] = full[$1] " " $2; next }
+       ($1 in full) { n = split(full[$1], f, " "); for (i = 1; i <= n; i++) if (!seen[f[i]]++) print f[i] }' \
+    "$work/symbols" - >"$work/order"
 gzip -9 -n -c "$work/order" >host/rekon.order.gz
 echo "host/rekon.order.gz: $(wc -l <"$work/order") functions of $(wc -l <"$work/called") called"
