@@ -12,10 +12,12 @@
 # `app` module against `rekon dev --api-only` (a real kube-apiserver when
 # KUBEBUILDER_ASSETS is set, the embedded one otherwise) while Apps are
 # created, edited, left idle and deleted; the functions its profile counts are
-# the order, most called first. Symbol names do not depend on the instrumentation (cargo leaves
-# RUSTFLAGS out of -C metadata), so a release build links them in this order.
-# Run it again after a toolchain or dependency upgrade: functions the file
-# does not name are laid out after it, as before.
+# the order, most called first. Symbol names do not depend on the
+# instrumentation (cargo leaves RUSTFLAGS out of -C metadata) but for the
+# `.llvm.<hash>` suffix ThinLTO gives some local functions, which changes
+# with their code unit's contents (matched away below). Run it again after a
+# toolchain or dependency upgrade, or after large changes to the host:
+# functions the file does not name are laid out after it, as before.
 #
 # Needs: kubectl, the llvm-tools rustup component (installed when missing).
 set -euo pipefail
@@ -84,9 +86,9 @@ wait "$run" || true
 echo "== the order"
 "$profdata" merge -o "$work/run.profdata" "$work"/profiles/run-*.profraw
 # Functions the run called (a block counted; the most counted block gives
-# the order), by their symbol names (a
-# local function's profile name carries its codegen unit before a `;`),
-# kept when the release build has them (the others were inlined there).
+# the order), by their symbol names (a local function's profile name
+# carries its codegen unit before a `;`), kept when the release build has
+# them (the others were inlined there).
 # Most called first: what runs for every object and every request lies
 # together at the front, and what ran only to start (given back once the host
 # runs, see `release_code_pages`) at the back.

@@ -19,7 +19,8 @@
 //! end. The two take turns for `REKON_PIPELINE_BENCH_REAL_ROUNDS` rounds
 //! (default 2), each with a fresh process and namespace; each side's figures
 //! are its cheapest round's CPU and its lowest memory, as the in-memory mode
-//! takes the lowest of each contender's rounds. Figures: `real_<who>_*` for `wasm` (rekon) and `kubers`, and
+//! takes the lowest of each contender's rounds. Figures: `real_<who>_*` for
+//! `wasm` (rekon) and `kubers`, and
 //! `real_wasm_cpu_over_kubers_per_reconcile`, `..._per_app`,
 //! `real_idle_rss_over_kubers`, `real_peak_rss_over_kubers`.
 

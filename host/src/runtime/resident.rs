@@ -14,7 +14,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Whether compiles and start-up give back their code pages, set by the
+/// Whether each compile ends by giving back the code pages, set by the
 /// program ([`release_code_after_compile`]).
 static RELEASE_AFTER_COMPILE: AtomicBool = AtomicBool::new(false);
 
@@ -77,8 +77,7 @@ fn clean_mappings_of(smaps: &str, exe: &str) -> Vec<(usize, usize)> {
     let mut current: Option<(usize, usize)> = None;
     for line in smaps.lines() {
         if let Some(anonymous) = line.strip_prefix("Anonymous:") {
-            let kb = anonymous.trim().trim_end_matches("kB").trim();
-            if let (Some(range), Ok(0)) = (current.take(), kb.parse::<u64>()) {
+            if let (Some(range), Some(0)) = (current.take(), kb(anonymous)) {
                 ranges.push(range);
             }
             continue;
@@ -103,6 +102,11 @@ fn clean_mappings_of(smaps: &str, exe: &str) -> Vec<(usize, usize)> {
             .then_some((start, end));
     }
     ranges
+}
+
+/// The KiB of an smaps field's value (`"      4 kB"`).
+fn kb(value: &str) -> Option<u64> {
+    value.trim().trim_end_matches("kB").trim().parse().ok()
 }
 
 #[cfg(test)]
@@ -152,12 +156,7 @@ Anonymous:             0 kB
             } else if let Some(rss) = line.strip_prefix("Rss:")
                 && counted
             {
-                total += rss
-                    .trim()
-                    .trim_end_matches("kB")
-                    .trim()
-                    .parse::<u64>()
-                    .unwrap();
+                total += kb(rss).expect("Rss in KiB");
             }
         }
         total
