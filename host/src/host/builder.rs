@@ -390,7 +390,7 @@ const CONFIGMAPS_SYNC: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Loads what is there at start: the modules given, what the directories
 /// hold now and the module ConfigMaps listed. Each module runs as soon as
-/// it has compiled; returns once all have been loaded or refused (so a
+/// it has compiled (and the shadows given with it have); returns once all have been loaded or refused (so a
 /// replica is ready only once it serves every module's webhooks).
 async fn load_initial(
     loader: &mut Loader,
@@ -416,11 +416,22 @@ async fn load_initial(
             supervisor.decide(decision);
         }
     }
+    // A module whose shadow is still compiling waits for it: the shadow
+    // sees (and a canary share serves) every request from the first.
+    let mut held = Vec::new();
     while let Some(decision) = loader.next_compiled().await {
         match decision {
-            Decision::Install(version) => supervisor.install(version).await,
+            Decision::Install(version) => held.push(version),
             other => supervisor.decide(other),
         }
+        if !loader.is_compiling_shadows() {
+            for version in held.drain(..) {
+                supervisor.install(version).await;
+            }
+        }
+    }
+    for version in held {
+        supervisor.install(version).await;
     }
     events
 }

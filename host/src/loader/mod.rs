@@ -7,7 +7,7 @@
 //! which origin provides each module name; the supervisor runs what it
 //! hands over.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use tokio::task::JoinSet;
@@ -123,6 +123,9 @@ pub(crate) struct Loader {
     /// Module name -> the origin that provides it (the first one loaded).
     names: HashMap<String, Origin>,
     compiling: JoinSet<Compiled>,
+    /// The compiles under way of versions that may shadow a module (marked
+    /// so by their source, or named as a shadow by the configuration).
+    shadows_compiling: HashSet<tokio::task::Id>,
 }
 
 impl Loader {
@@ -133,12 +136,32 @@ impl Loader {
             origins: BTreeMap::new(),
             names: HashMap::new(),
             compiling: JoinSet::new(),
+            shadows_compiling: HashSet::new(),
         }
     }
 
     /// Whether compiles are under way.
     pub fn is_compiling(&self) -> bool {
         !self.compiling.is_empty()
+    }
+
+    /// Whether a version that may shadow a module is still compiling: a
+    /// start holds its modules' controllers back until it is not, so a
+    /// shadow given at start sees every request from the first.
+    pub fn is_compiling_shadows(&self) -> bool {
+        !self.shadows_compiling.is_empty()
+    }
+
+    /// Whether the version from `origin` is to shadow a module, as far as
+    /// is known before it compiles.
+    fn may_shadow(&self, origin: &Origin, rollout: Rollout) -> bool {
+        matches!(rollout, Rollout::Shadow { .. })
+            || self
+                .config
+                .modules
+                .values()
+                .filter_map(|m| m.shadow.as_deref())
+                .any(|path| origin_is(origin, path))
     }
 
     /// Takes one source event: starts a compile (returning nothing yet),
@@ -168,7 +191,8 @@ impl Loader {
                     tracing::info!(%origin, digest = %&state.digest.as_deref().unwrap_or_default()[..12], "new module version");
                 }
                 let engine = self.engine.clone();
-                self.compiling.spawn(async move {
+                let may_shadow = self.may_shadow(&origin, rollout);
+                let task = self.compiling.spawn(async move {
                     let loaded = Module::load(&engine, &bytes).await;
                     Compiled {
                         origin,
@@ -178,6 +202,9 @@ impl Loader {
                         loaded,
                     }
                 });
+                if may_shadow {
+                    self.shadows_compiling.insert(task.id());
+                }
                 None
             }
             SourceEvent::Remove { origin } => {
@@ -257,8 +284,14 @@ impl Loader {
     /// and is skipped.
     pub async fn next_compiled(&mut self) -> Option<Decision> {
         loop {
-            let compiled = match self.compiling.join_next().await? {
-                Ok(compiled) => compiled,
+            let joined = self.compiling.join_next_with_id().await?;
+            let id = match &joined {
+                Ok((id, _)) => *id,
+                Err(error) => error.id(),
+            };
+            self.shadows_compiling.remove(&id);
+            let compiled = match joined {
+                Ok((_, compiled)) => compiled,
                 Err(error) => {
                     tracing::error!(error = %error, "a module compile task failed");
                     continue;

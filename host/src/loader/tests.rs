@@ -318,3 +318,41 @@ fn annotations_that_mean_nothing_are_left_out() {
     assert_eq!(marks.record, Some(crate::config::DEFAULT_RECORDED));
     assert!(marks.policy.is_some_and(|p| p.abort_on_difference));
 }
+
+/// A start holds its controllers back while a shadow compiles: the loader
+/// knows which compiles may be shadows before they finish (marked by their
+/// source, or named by the configuration), and forgets them once decided.
+#[tokio::test]
+async fn shadows_still_compiling_are_known_before_they_finish() {
+    let config: HostConfig =
+        serde_yaml::from_str("modules:\n  misbehave:\n    shadow: b.wasm\n").unwrap();
+    let mut loader = Loader::new(engine(), config);
+    loader.event(upsert(file("a.wasm"), misbehave()));
+    assert!(
+        !loader.is_compiling_shadows(),
+        "a serving version is no shadow"
+    );
+    loader.event(upsert(file("b.wasm"), another_version(misbehave(), b'b')));
+    assert!(
+        loader.is_compiling_shadows(),
+        "the configured shadow compiles"
+    );
+    let mut shadows = 0;
+    for _ in 0..2 {
+        if matches!(decided(&mut loader).await, Decision::Shadow { .. }) {
+            shadows += 1;
+            assert!(!loader.is_compiling_shadows());
+        }
+    }
+    assert_eq!(shadows, 1);
+    assert!(!loader.is_compiling_shadows());
+    loader.event(SourceEvent::Upsert {
+        origin: file("c.wasm"),
+        bytes: Arc::new(another_version(misbehave(), b'c')),
+        rollout: Rollout::Shadow { canary: 10 },
+        marks: Marks::default(),
+    });
+    assert!(loader.is_compiling_shadows(), "a version its source marks");
+    decided(&mut loader).await;
+    assert!(!loader.is_compiling_shadows());
+}
