@@ -96,7 +96,8 @@ pub use host::{Host, HostBuilder, HostError, SHUTDOWN_GRACE};
 pub use runtime::{
     CompileSource, DispatchOptions, Engine, EngineConfig, EngineError, Module, ModuleError,
     OPTIMIZE_AFTER, Outcome, Phase, ReconcileError, Tier, digest, dns_label, manifest_json,
-    release_code_after_compile, release_code_pages, set_allocator_trim, webhooks_json,
+    on_runtime_thread_park, release_code_after_compile, release_code_pages, set_allocator_trim,
+    webhooks_json,
 };
 pub use shared::{object_ref_of, plural_of};
 pub use source::Origin;

@@ -124,10 +124,14 @@ pub fn main() -> ExitCode {
         cli.log_format,
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        // A host gone quiet gives its threads' free memory back.
+        .on_thread_park(rekon_host::on_runtime_thread_park)
         .enable_all()
         .build()
         .expect("building the tokio runtime");
-    let result = runtime.block_on(async {
+    // The command runs on the runtime's workers (this thread only waits),
+    // so the memory it frees goes back when the host goes quiet.
+    let command = async move {
         match &cli.command {
             Command::Check(args) => check::run(&cli, args).await,
             Command::Crd(args) => crd::run(&cli, args).await,
@@ -144,6 +148,11 @@ pub fn main() -> ExitCode {
             #[cfg(feature = "dev")]
             Command::Dev(args) => dev::run(&cli, args).await,
         }
+    };
+    let result = runtime.block_on(async {
+        tokio::spawn(command)
+            .await
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic.into_panic()))
     });
     match result {
         Ok(code) => code,

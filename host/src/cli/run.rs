@@ -285,11 +285,8 @@ pub(super) async fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         );
     }
     let host = with_modules(builder, &args.modules)?.start().await?;
-    tracing::info!(
-        modules = host.modules().await.len(),
-        refused = host.failures().len(),
-        "rekon running"
-    );
+    let modules = host.modules().await.len();
+    tracing::info!(modules, refused = host.failures().len(), "rekon running");
     // What ran only to start (arguments, the client's set-up, loading the
     // modules) leaves resident memory; what runs again comes back.
     let released = rekon_host::release_code_pages();

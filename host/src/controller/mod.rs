@@ -16,7 +16,6 @@ pub(crate) mod triggers;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::watch;
 
 use crate::cluster::Cluster;
@@ -26,7 +25,6 @@ use crate::discovery::ResolveError;
 use crate::ha::{Leaders, Leadership};
 use crate::informer::{Change, Informer, Informers};
 use crate::runtime::Dispatcher;
-use crate::shared::display_kind;
 use crate::telemetry::{Metrics, ModuleLabel};
 pub(crate) use primaries::Primaries;
 use queue::{Priority, QueueConfig, WorkQueue};
@@ -412,8 +410,8 @@ async fn feed(informer: Arc<Informer>, source: Source, worker: Worker, reloaded:
             .map(|p| (p.namespace().map(str::to_string), p.name().to_string()))
             .collect()
     };
-    // A look at every object (the first list, a missed stretch of the
-    // channel) is a backlog: low priority, after what users cause.
+    // A look at every object (the first list) is a backlog: low
+    // priority, after what users cause.
     let enqueue_all = |reason, only_missing_primaries: bool| {
         for object in informer.list(None) {
             for key in keys(&role, &object, &view, all_primaries) {
@@ -437,20 +435,15 @@ async fn feed(informer: Arc<Informer>, source: Source, worker: Worker, reloaded:
     enqueue_all(initial, !matches!(role, Role::Primary));
     loop {
         let (object, reason) = match changes.recv().await {
-            Ok(Change::Added(object)) => (object, change_reason(&role, Reason::Added)),
-            Ok(Change::Updated(old, object)) => {
+            Some(Change::Added(object)) => (object, change_reason(&role, Reason::Added)),
+            Some(Change::Updated(old, object)) => {
                 if !passes(&source.predicates, &old, &object) {
                     continue;
                 }
                 (object, change_reason(&role, Reason::Updated))
             }
-            Ok(Change::Deleted(object)) => (object, change_reason(&role, Reason::Deleted)),
-            Err(RecvError::Lagged(missed)) => {
-                tracing::warn!(kind = %display_kind(&informer.gvk), missed, "fell behind the informer; looking at every object again");
-                enqueue_all(Reason::Resync, false);
-                continue;
-            }
-            Err(RecvError::Closed) => return,
+            Some(Change::Deleted(object)) => (object, change_reason(&role, Reason::Deleted)),
+            None => return,
         };
         for key in keys(&role, &object, &view, all_primaries) {
             worker.queue.add_with(key, reason, Priority::High);

@@ -319,6 +319,9 @@ impl HostBuilder {
         let (commands_tx, commands) = mpsc::unbounded_channel();
         metrics.rollouts.command_to(commands_tx);
         let driver = tokio::spawn(drive(loader, events, commands, supervisor.clone()));
+        let quiet = tokio::spawn(crate::runtime::quiet::trim_when_quiet(
+            crate::runtime::quiet::LOOK_EVERY,
+        ));
         Ok(Host {
             supervisor,
             stats,
@@ -328,6 +331,7 @@ impl HostBuilder {
             election,
             telemetry,
             driver,
+            quiet,
             recorder,
             webhooks,
             triggers,

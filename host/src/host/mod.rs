@@ -71,6 +71,8 @@ pub struct Host {
     election: Option<tokio::task::JoinHandle<()>>,
     telemetry: Option<tokio::task::JoinHandle<()>>,
     driver: tokio::task::JoinHandle<()>,
+    /// Gives the allocator's free memory back when the host goes quiet.
+    quiet: tokio::task::JoinHandle<()>,
     recorder: Recorder,
     webhooks: Option<crate::webhook::Started>,
     triggers: crate::uninstall::Triggers,
@@ -185,6 +187,7 @@ impl Host {
             .await;
         }
         self.driver.abort();
+        self.quiet.abort();
         if tokio::time::timeout(SHUTDOWN_GRACE, self.supervisor.stop_all())
             .await
             .is_err()

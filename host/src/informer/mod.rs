@@ -18,7 +18,7 @@ pub(crate) use cache::{Cached, IndexSpec};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{mpsc, watch};
 
 use crate::contract::Gvk;
 use crate::discovery::{Discovery, ResolveError};
@@ -37,6 +37,32 @@ pub(crate) enum Change {
     Deleted(Arc<Cached>),
 }
 
+/// Who receives an informer's changes. Each subscriber has a queue of its
+/// own that grows with what it has not read yet and shrinks as it reads
+/// (as client-go's listeners do): none misses a change, and an informer
+/// whose subscribers keep up holds no buffer. Cheap to clone.
+#[derive(Clone, Default)]
+pub(crate) struct Subscribers(Arc<Mutex<Vec<mpsc::UnboundedSender<Change>>>>);
+
+impl Subscribers {
+    /// A new subscriber, receiving every change sent from now on.
+    fn subscribe(&self) -> mpsc::UnboundedReceiver<Change> {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        self.0.lock().expect("subscribers lock").push(sender);
+        receiver
+    }
+
+    /// Sends each change to every subscriber, in order; forgets those
+    /// that are gone.
+    fn send_all(&self, changes: impl IntoIterator<Item = Change>) {
+        crate::runtime::quiet::note_activity();
+        let mut subscribers = self.0.lock().expect("subscribers lock");
+        for change in changes {
+            subscribers.retain(|s| s.send(change.clone()).is_ok());
+        }
+    }
+}
+
 /// One shared list+watch and its cache. Stops watching when the last
 /// holder drops it.
 pub(crate) struct Informer {
@@ -49,7 +75,7 @@ pub(crate) struct Informer {
     /// metadata), for sources that need no more.
     pub metadata_only: bool,
     objects: Arc<RwLock<Objects>>,
-    changes: broadcast::Sender<Change>,
+    changes: Subscribers,
     ready: watch::Receiver<bool>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -72,8 +98,9 @@ impl std::fmt::Debug for Informer {
 }
 
 impl Informer {
-    /// Subscribes to changes from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<Change> {
+    /// Subscribes to changes from now on; the receiver ends once the
+    /// informer is gone.
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Change> {
         self.changes.subscribe()
     }
 
@@ -396,6 +423,39 @@ mod tests {
             .unwrap();
         let client = kube::Client::try_from(config).unwrap();
         (server, Informers::new(Arc::new(Discovery::new(client))))
+    }
+
+    /// A subscriber that reads nothing for a long burst misses none of it
+    /// and reads it in order; one that is gone is forgotten.
+    #[test]
+    fn a_subscriber_behind_a_burst_misses_nothing() {
+        let subscribers = Subscribers::default();
+        let mut slow = subscribers.subscribe();
+        let gone = subscribers.subscribe();
+        drop(gone);
+        let object = |name: String| {
+            Arc::new(cache::tests::cached_object(
+                json!({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": name, "namespace": "default"}}),
+                &cache::tests::config_maps(),
+            ))
+        };
+        let burst = 20_000;
+        subscribers.send_all((0..burst).map(|i| Change::Added(object(format!("c{i}")))));
+        assert_eq!(
+            subscribers.0.lock().unwrap().len(),
+            1,
+            "the gone one is forgotten"
+        );
+        for i in 0..burst {
+            match slow.try_recv() {
+                Ok(Change::Added(cached)) => assert_eq!(cached.name(), format!("c{i}")),
+                other => panic!("change {i}: {other:?}"),
+            }
+        }
+        assert!(slow.try_recv().is_err(), "nothing more");
+        drop(subscribers);
+        assert!(slow.blocking_recv().is_none(), "it ends with its informer");
     }
 
     /// A metadata informer caches apiVersion, kind and metadata, not the

@@ -8,12 +8,12 @@ use futures::StreamExt as _;
 use kube::api::{Api, DynamicObject, PartialObjectMeta};
 use kube::runtime::WatchStreamExt as _;
 use kube::runtime::watcher;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 
 use super::cache::{Cached, Objects};
 use super::incoming::Incoming;
 use super::writer::CacheWriter;
-use super::{Change, Informer};
+use super::{Informer, Subscribers};
 use crate::contract::Gvk;
 use crate::shared::{Resolved, display_kind};
 
@@ -66,8 +66,6 @@ impl kube::runtime::utils::Backoff for WatchBackoff {
     fn reset(&mut self) {}
 }
 
-const CHANGES_CAPACITY: usize = 16 << 10;
-
 /// Objects per page of a (re)list. Each page is decoded whole before its
 /// objects are cached, and the allocator keeps the memory that decoding
 /// took: with client-go's 500 per page, a synced cache of 10k 1 KB
@@ -85,7 +83,7 @@ pub(super) fn start(
     metadata_only: bool,
 ) -> Informer {
     let objects = Arc::new(RwLock::new(Objects::default()));
-    let (changes, _) = broadcast::channel(CHANGES_CAPACITY);
+    let changes = Subscribers::default();
     let (ready_tx, ready) = watch::channel(false);
     let ar = &resolved.resource;
     let mut config = watcher::Config::default().page_size(LIST_PAGE);
@@ -164,7 +162,7 @@ async fn run_watch(
     events: Events,
     kind: String,
     objects: Arc<RwLock<Objects>>,
-    changes: broadcast::Sender<Change>,
+    changes: Subscribers,
     ready: watch::Sender<bool>,
 ) {
     let backoff = WatchBackoff::new();
@@ -195,9 +193,7 @@ async fn run_watch(
                 continue;
             }
         };
-        for change in writer.apply(event) {
-            let _ = changes.send(change);
-        }
+        changes.send_all(writer.apply(event));
         if writer.is_synced() && !*ready.borrow() {
             tracing::info!(%kind, "informer synced");
             ready.send_replace(true);

@@ -229,6 +229,7 @@ pub(super) fn new_store(
     budget: Duration,
     context: Option<CallContext>,
 ) -> Store<HostState> {
+    super::quiet::note_activity();
     let config = engine.config();
     let mut state = HostState::new(config.max_memory_bytes, budget, context);
     // The epoch ticker runs while this store (a guest) lives.

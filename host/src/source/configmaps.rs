@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt as _;
-use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
 use super::{CONFIGMAP_QUIET, Origin, SourceEvent, pack};
@@ -59,13 +58,7 @@ pub(crate) async fn watch_configmaps(
     let mut changes = futures::stream::select_all(watched.iter().map(|informer| {
         Box::pin(futures::stream::unfold(
             informer.subscribe(),
-            |mut receiver| async move {
-                let next = receiver.recv().await;
-                match next {
-                    Err(RecvError::Closed) => None,
-                    other => Some((other.map(|_| ()), receiver)),
-                }
-            },
+            |mut receiver| async move { receiver.recv().await.map(|_| ((), receiver)) },
         ))
     }));
     for informer in &watched {
@@ -83,8 +76,8 @@ pub(crate) async fn watch_configmaps(
             .collect();
         known = compare(&configmaps, known, &mut incomplete, &events);
         synced.send_replace(true);
-        // Wait for a change (a lagging receiver missed some: rescan too),
-        // or for an incomplete version's grace to end; then for quiet.
+        // Wait for a change, or for an incomplete version's grace to end;
+        // then for quiet.
         let grace_ends = incomplete
             .values()
             .min()
@@ -93,7 +86,7 @@ pub(crate) async fn watch_configmaps(
             match grace_ends {
                 Some(at) => tokio::time::timeout_at(at.into(), changes.next())
                     .await
-                    .unwrap_or(Some(Err(RecvError::Lagged(0)))),
+                    .unwrap_or(Some(())),
                 None => changes.next().await,
             }
         };

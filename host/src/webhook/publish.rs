@@ -729,19 +729,12 @@ async fn changed_or_never(receiver: &mut watch::Receiver<bool>) {
 }
 
 /// A change of an informer as a stream of `()`, ending when it closes.
-fn tokio_stream_of<T: Clone + Send + 'static>(
-    receiver: tokio::sync::broadcast::Receiver<T>,
+fn tokio_stream_of<T: Send + 'static>(
+    receiver: tokio::sync::mpsc::UnboundedReceiver<T>,
 ) -> futures::stream::BoxStream<'static, ()> {
     Box::pin(futures::stream::unfold(
         receiver,
-        |mut receiver| async move {
-            match receiver.recv().await {
-                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                    Some(((), receiver))
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => None,
-            }
-        },
+        |mut receiver| async move { receiver.recv().await.map(|_| ((), receiver)) },
     ))
 }
 
