@@ -17,7 +17,7 @@
 //!
 //! Peak resident memory is the process's high-water mark (`VmHWM`) at the
 //! end. The two take turns for `REKON_PIPELINE_BENCH_REAL_ROUNDS` rounds
-//! (default 2), each with a fresh process and namespace; each side's figures
+//! (default 3), each with a fresh process and namespace; each side's figures
 //! are its cheapest round's CPU and its lowest memory, as the in-memory mode
 //! takes the lowest of each contender's rounds. Figures: `real_<who>_*` for
 //! `wasm` (rekon) and `kubers`, and
@@ -246,13 +246,13 @@ pub fn run(apps: usize, idle: Duration, peer: &str) {
 }
 
 /// How many rounds each operator runs (`REKON_PIPELINE_BENCH_REAL_ROUNDS`,
-/// default 2).
+/// default 3).
 fn rounds() -> usize {
     std::env::var("REKON_PIPELINE_BENCH_REAL_ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())
         .filter(|r| *r > 0)
-        .unwrap_or(2)
+        .unwrap_or(3)
 }
 
 /// An operator's CPU seconds per reconcile over the create and update

@@ -347,6 +347,11 @@ impl Engine {
         } else {
             OptLevel::Speed
         })
+        // With a baseline serving, the optimised build compiles in the
+        // background: one function at a time, on one thread, so it takes
+        // one core from the reconciles, not all, and holds one function's
+        // compile state rather than one per core.
+        .parallel_compilation(baseline.is_none())
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         let engine = wasmtime::Engine::new(&wasm).map_err(EngineError::Config)?;
 
