@@ -410,29 +410,26 @@ async fn feed(informer: Arc<Informer>, source: Source, worker: Worker, reloaded:
             .map(|p| (p.namespace().map(str::to_string), p.name().to_string()))
             .collect()
     };
-    // A look at every object (the first list) is a backlog: low
-    // priority, after what users cause.
-    let enqueue_all = |reason, only_missing_primaries: bool| {
-        for object in informer.list(None) {
-            for key in keys(&role, &object, &view, all_primaries) {
-                if only_missing_primaries && primary.get(key.0.as_deref(), &key.1).is_some() {
-                    continue;
-                }
-                worker.queue.add_with(key, reason, Priority::Low);
-            }
-        }
-    };
     // Every primary is reconciled once at start: `added`, or
     // `module-reloaded` for a new version of a running module. The
     // primary's feeder queues them all; the others queue only the
     // primaries their objects point to that are gone (their `deleted`
-    // reconcile), so nothing runs twice.
+    // reconcile), so nothing runs twice. The first list is a backlog: low
+    // priority, after what users cause.
     let initial = if reloaded {
         Reason::ModuleReloaded
     } else {
         Reason::Added
     };
-    enqueue_all(initial, !matches!(role, Role::Primary));
+    let only_missing_primaries = !matches!(role, Role::Primary);
+    for object in informer.list(None) {
+        for key in keys(&role, &object, &view, all_primaries) {
+            if only_missing_primaries && primary.get(key.0.as_deref(), &key.1).is_some() {
+                continue;
+            }
+            worker.queue.add_with(key, initial, Priority::Low);
+        }
+    }
     loop {
         let (object, reason) = match changes.recv().await {
             Some(Change::Added(object)) => (object, change_reason(&role, Reason::Added)),

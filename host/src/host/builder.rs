@@ -394,8 +394,9 @@ const CONFIGMAPS_SYNC: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Loads what is there at start: the modules given, what the directories
 /// hold now and the module ConfigMaps listed. Each module runs as soon as
-/// it has compiled (and the shadows given with it have); returns once all have been loaded or refused (so a
-/// replica is ready only once it serves every module's webhooks).
+/// it has compiled (and the shadows given with it have); returns once all
+/// have been loaded or refused (so a replica is ready only once it serves
+/// every module's webhooks).
 async fn load_initial(
     loader: &mut Loader,
     mut events: mpsc::UnboundedReceiver<SourceEvent>,

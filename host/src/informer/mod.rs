@@ -104,6 +104,15 @@ impl Informer {
         self.changes.subscribe()
     }
 
+    /// One `()` per change from now on, ending once the informer is gone:
+    /// for readers that look again at what they watch on any change.
+    pub fn changed(&self) -> futures::stream::BoxStream<'static, ()> {
+        Box::pin(futures::stream::unfold(
+            self.subscribe(),
+            |mut receiver| async move { receiver.recv().await.map(|_| ((), receiver)) },
+        ))
+    }
+
     /// Waits until the first list has completed.
     pub async fn wait_ready(&self) {
         let mut ready = self.ready.clone();

@@ -39,11 +39,11 @@ static ALLOCATOR_TRIM: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
 /// Sets what gives the process allocator's freed memory back to the system
 /// (for mimalloc, `mi_collect(true)`), called after each compile on every
 /// thread that compiled, and on every runtime thread when the host goes
-/// quiet (see [`on_runtime_thread_park`](super::on_runtime_thread_park)). A compile allocates tens of MiB on threads that then
-/// sit idle, and an allocator that keeps freed memory per thread (mimalloc
-/// does) held it for the life of the process: a host whose modules were not
-/// in the compile cache stayed at twice the memory of one whose modules
-/// were. The `rekon` binary sets it; an embedding program with another
+/// quiet (see [`on_runtime_thread_park`](super::on_runtime_thread_park)).
+/// A compile allocates tens of MiB on threads that then sit idle, and an
+/// allocator that keeps freed memory per thread (mimalloc does) held it for
+/// the life of the process: a host whose modules were not in the compile
+/// cache stayed at twice the memory of one whose modules were. The `rekon` binary sets it; an embedding program with another
 /// allocator may set its own. Only the first call counts.
 pub fn set_allocator_trim(trim: fn()) {
     let _ = ALLOCATOR_TRIM.set(trim);

@@ -55,12 +55,8 @@ pub(crate) async fn watch_configmaps(
         };
         watched.push(informer);
     }
-    let mut changes = futures::stream::select_all(watched.iter().map(|informer| {
-        Box::pin(futures::stream::unfold(
-            informer.subscribe(),
-            |mut receiver| async move { receiver.recv().await.map(|_| ((), receiver)) },
-        ))
-    }));
+    let mut changes =
+        futures::stream::select_all(watched.iter().map(|informer| informer.changed()));
     for informer in &watched {
         informer.wait_ready().await;
     }

@@ -355,7 +355,7 @@ impl Publisher {
         let mut leadership = self.leadership_changes();
         let mut drift = futures::stream::select_all(
             [&watched.mutating, &watched.validating, &watched.crds]
-                .map(|informer| tokio_stream_of(informer.subscribe())),
+                .map(|informer| informer.changed()),
         );
         let mut uninstalling_said = false;
         loop {
@@ -726,16 +726,6 @@ async fn changed_or_never(receiver: &mut watch::Receiver<bool>) {
     if receiver.changed().await.is_err() {
         std::future::pending::<()>().await;
     }
-}
-
-/// A change of an informer as a stream of `()`, ending when it closes.
-fn tokio_stream_of<T: Send + 'static>(
-    receiver: tokio::sync::mpsc::UnboundedReceiver<T>,
-) -> futures::stream::BoxStream<'static, ()> {
-    Box::pin(futures::stream::unfold(
-        receiver,
-        |mut receiver| async move { receiver.recv().await.map(|_| ((), receiver)) },
-    ))
 }
 
 fn key(kind: &Gvk) -> (String, String, String) {
