@@ -120,8 +120,8 @@ pub(super) struct Served {
 /// The namespaces of the system, never cleaned.
 const SYSTEM_NAMESPACES: [&str; 3] = ["kube-system", "kube-public", "kube-node-lease"];
 
-/// How long a cleaned-up CRD may take to go.
-const CRD_GONE: Duration = Duration::from_secs(30);
+/// How long a cleaned-up CRD or namespace may take to go.
+const GONE: Duration = Duration::from_secs(30);
 
 /// The API server's answers, straight (no cache), and what a command
 /// needs on top: discovery, apply, fixtures, cleaning up after a case.
@@ -277,14 +277,16 @@ impl Direct {
         Some(super::reconcile::settled(document, target, namespaced))
     }
 
-    /// Creates the namespace `name` unless it exists.
+    /// Creates the namespace `name` unless it exists; one still being
+    /// deleted (a case's, cleaned up) is waited for first, as the server
+    /// refuses new objects in it.
     async fn ensure_namespace(&self, name: &str) -> anyhow::Result<()> {
-        if self
-            .get_json(&format!("/api/v1/namespaces/{name}"))
-            .await
-            .is_ok()
-        {
-            return Ok(());
+        let path = format!("/api/v1/namespaces/{name}");
+        if let Ok(now) = self.get_json(&path).await {
+            if now["metadata"]["deletionTimestamp"].is_null() {
+                return Ok(());
+            }
+            self.wait_gone(&path).await?;
         }
         let namespace =
             json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
@@ -599,24 +601,18 @@ impl Direct {
                     .send("DELETE", &format!("{crds}/{name}"), None, Vec::new())
                     .await;
             }
-            let deadline = Instant::now() + CRD_GONE;
             for name in &made {
-                while self.get_json(&format!("{crds}/{name}")).await.is_ok() {
-                    if Instant::now() > deadline {
-                        bail!(
-                            "the CustomResourceDefinition {name} is still there after {CRD_GONE:?}"
-                        );
-                    }
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
+                self.wait_gone(&format!("{crds}/{name}")).await?;
             }
             if !made.is_empty() {
                 self.forget();
             }
         }
         // The namespaces a case made: what is left in them, then the
-        // namespace itself, finalized at once rather than waiting for
-        // the namespace controller.
+        // namespace itself, finalized at once (which removes it) rather
+        // than waiting for the namespace controller, and waited for: the
+        // next case may use the same name.
+        let mut deleted = Vec::new();
         if let Ok(list) = self.get_json("/api/v1/namespaces").await {
             for namespace in list["items"]
                 .as_array()
@@ -638,9 +634,14 @@ impl Direct {
                 let path = format!("/api/v1/namespaces/{name}");
                 self.let_go(&path, namespace).await;
                 let _ = self.send("DELETE", &path, None, Vec::new()).await;
-                if let Ok(mut now) = self.get_json(&path).await {
+                // The namespace controller writes the namespace's
+                // conditions meanwhile: a conflict is tried again.
+                for _ in 0..5 {
+                    let Ok(mut now) = self.get_json(&path).await else {
+                        break;
+                    };
                     now["spec"]["finalizers"] = json!([]);
-                    let _ = self
+                    let finalized = self
                         .send(
                             "PUT",
                             &format!("{path}/finalize"),
@@ -648,8 +649,27 @@ impl Direct {
                             now.to_string().into_bytes(),
                         )
                         .await;
+                    if !matches!(finalized, Err(e) if e.code == 409) {
+                        break;
+                    }
                 }
+                deleted.push(path);
             }
+        }
+        for path in &deleted {
+            self.wait_gone(path).await?;
+        }
+        Ok(())
+    }
+
+    /// Waits until the object at `path` is gone, at most [`GONE`].
+    async fn wait_gone(&self, path: &str) -> anyhow::Result<()> {
+        let deadline = Instant::now() + GONE;
+        while !matches!(self.get_json(path).await, Err(e) if e.code == 404) {
+            if Instant::now() > deadline {
+                bail!("{path} is still there after {GONE:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
         Ok(())
     }
