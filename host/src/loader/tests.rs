@@ -22,6 +22,14 @@ fn file(name: &str) -> Origin {
     Origin::File(name.into())
 }
 
+/// A loader whose configuration names `b.wasm` as the shadow of the
+/// `misbehave` module.
+fn shadowed_by_b() -> Loader {
+    let config: HostConfig =
+        serde_yaml::from_str("modules:\n  misbehave:\n    shadow: b.wasm\n").unwrap();
+    Loader::new(engine(), config)
+}
+
 async fn decided(loader: &mut Loader) -> Decision {
     loader.next_compiled().await.expect("a decision")
 }
@@ -178,9 +186,7 @@ async fn a_version_marked_shadow_shadows_instead_of_taking_the_name() {
         other => panic!("expected the shadow to go, got {other:?}"),
     }
     // Named in the configuration: a file.
-    let config: HostConfig =
-        serde_yaml::from_str("modules:\n  misbehave:\n    shadow: b.wasm\n").unwrap();
-    let mut loader = Loader::new(engine(), config);
+    let mut loader = shadowed_by_b();
     loader.event(upsert(file("a.wasm"), misbehave()));
     installed(decided(&mut loader).await);
     loader.event(upsert(file("b.wasm"), another_version(misbehave(), b'b')));
@@ -212,9 +218,7 @@ async fn a_version_marked_shadow_shadows_instead_of_taking_the_name() {
 #[tokio::test]
 async fn promotion_moves_the_name_and_abort_drops_the_shadow() {
     use crate::rollout::Command;
-    let config: HostConfig =
-        serde_yaml::from_str("modules:\n  misbehave:\n    shadow: b.wasm\n").unwrap();
-    let mut loader = Loader::new(engine(), config);
+    let mut loader = shadowed_by_b();
     loader.event(upsert(file("a.wasm"), misbehave()));
     installed(decided(&mut loader).await);
     assert!(loader.command(misbehave::NAME, Command::Promote).is_none());
@@ -324,9 +328,7 @@ fn annotations_that_mean_nothing_are_left_out() {
 /// source, or named by the configuration), and forgets them once decided.
 #[tokio::test]
 async fn shadows_still_compiling_are_known_before_they_finish() {
-    let config: HostConfig =
-        serde_yaml::from_str("modules:\n  misbehave:\n    shadow: b.wasm\n").unwrap();
-    let mut loader = Loader::new(engine(), config);
+    let mut loader = shadowed_by_b();
     loader.event(upsert(file("a.wasm"), misbehave()));
     assert!(
         !loader.is_compiling_shadows(),

@@ -43,8 +43,9 @@ static ALLOCATOR_TRIM: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
 /// A compile allocates tens of MiB on threads that then sit idle, and an
 /// allocator that keeps freed memory per thread (mimalloc does) held it for
 /// the life of the process: a host whose modules were not in the compile
-/// cache stayed at twice the memory of one whose modules were. The `rekon` binary sets it; an embedding program with another
-/// allocator may set its own. Only the first call counts.
+/// cache stayed at twice the memory of one whose modules were. The `rekon`
+/// binary sets it; an embedding program with another allocator may set its
+/// own. Only the first call counts.
 pub fn set_allocator_trim(trim: fn()) {
     let _ = ALLOCATOR_TRIM.set(trim);
 }
@@ -57,7 +58,7 @@ pub(crate) fn allocator_trim() -> Option<fn()> {
 /// Runs the allocator trim on the compile threads (wasmtime compiles a
 /// component's functions on rayon's pool) and the calling thread.
 fn trim_after_compile() {
-    if let Some(trim) = ALLOCATOR_TRIM.get().copied() {
+    if let Some(trim) = allocator_trim() {
         rayon::broadcast(move |_| trim());
         trim();
     }
