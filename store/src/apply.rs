@@ -74,12 +74,27 @@ impl Inner {
         // The patched object is decoded as a body is: unknown fields are
         // refused under Strict with the patched object in the message.
         self.decode_custom(res, &mut doc, Some(&existing), opts)
+            .and_then(|()| crate::builtin::decode_fields(res, &mut doc, opts))
             .map_err(|status| {
                 if status.code != 400 {
                     return status;
                 }
-                // The patched object again, as it was before decoding.
-                let patched = patched(&existing, ptype, body, res).unwrap_or_default();
+                // What the real server shows: a strategic merge patch as Go
+                // prints its map, the patched object (again, as it was
+                // before decoding) otherwise.
+                let value = match ptype {
+                    PatchType::StrategicMerge => {
+                        crate::field::go_print(&serde_json::from_slice(body).unwrap_or_default())
+                    }
+                    _ => {
+                        let patched = patched(&existing, ptype, body, res).unwrap_or_default();
+                        if res.custom.is_some() {
+                            crate::field::go_json(&patched)
+                        } else {
+                            crate::field::go_json_patched(&patched, &existing)
+                        }
+                    }
+                };
                 let why = status
                     .message
                     .split_once("strict decoding error: ")
@@ -90,7 +105,7 @@ impl Inner {
                     "",
                     &[crate::field::FieldError::invalid(
                         &crate::field::Path::new(["patch"]),
-                        crate::field::go_json(&patched).as_str(),
+                        value.as_str(),
                         format!("strict decoding error: {why}"),
                     )],
                 )
@@ -114,17 +129,19 @@ impl Inner {
                 "the name of the object ({n}) does not match the name on the URL ({name})"
             )));
         }
-        // Fields the schema does not know cannot be typed for apply.
-        if let Some(custom) = self.custom(res)
-            && let Some(unknown) = custom.undeclared(&res.version, &config).first()
-        {
+        // Fields the schema (or the built-in kind) does not know cannot be
+        // typed for apply.
+        let undeclared = match self.custom(res) {
+            Some(custom) => custom.undeclared(&res.version, &config),
+            None => crate::builtin::fields::undeclared(res, &config),
+        };
+        if let Some(unknown) = undeclared.first() {
             return Err(Status {
                 code: 500,
                 reason: String::new(),
                 message: format!(
-                    "failed to create typed patch object (/{name}; {}, Kind={}): .{unknown}: field not declared in schema",
-                    res.api_version(),
-                    res.kind
+                    "failed to create typed patch object (/{name}; {}/{}, Kind={}): .{unknown}: field not declared in schema",
+                    res.group, res.version, res.kind
                 ),
                 details: None,
             });
@@ -144,9 +161,8 @@ impl Inner {
                 code: 500,
                 reason: String::new(),
                 message: format!(
-                    "failed to create typed patch object (/{name}; {}, Kind={}): {why}",
-                    res.api_version(),
-                    res.kind
+                    "failed to create typed patch object (/{name}; {}/{}, Kind={}): {why}",
+                    res.group, res.version, res.kind
                 ),
                 details: None,
             });
@@ -267,6 +283,40 @@ impl Inner {
     }
 }
 
+/// A JSON patch applied as the real server applies it (evanphx/json-patch
+/// v4): operation by operation, and a `replace` of a key an object does not
+/// have adds it, where RFC 6902 refuses it.
+fn json_patch_as_the_server(doc: &mut Value, patch: json_patch::Patch) -> Result<(), Status> {
+    use json_patch::{AddOperation, PatchOperation};
+    for op in patch.0 {
+        let op = match op {
+            PatchOperation::Replace(replace)
+                if missing_key_of_object(doc, replace.path.as_str()) =>
+            {
+                PatchOperation::Add(AddOperation {
+                    path: replace.path,
+                    value: replace.value,
+                })
+            }
+            op => op,
+        };
+        json_patch::patch(doc, std::slice::from_ref(&op))
+            .map_err(|_| Status::json_patch_failed())?;
+    }
+    Ok(())
+}
+
+/// Whether `pointer` names a key its parent, an object, does not have.
+fn missing_key_of_object(doc: &Value, pointer: &str) -> bool {
+    let Some((parent, key)) = pointer.rsplit_once('/') else {
+        return false;
+    };
+    let key = key.replace("~1", "/").replace("~0", "~");
+    doc.pointer(parent)
+        .and_then(Value::as_object)
+        .is_some_and(|map| !map.contains_key(&key))
+}
+
 /// `existing` with `body` applied as a patch of type `ptype`.
 fn patched(
     existing: &Value,
@@ -284,7 +334,7 @@ fn patched(
         PatchType::Json => {
             let p: json_patch::Patch = serde_json::from_slice(body)
                 .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")))?;
-            json_patch::patch(&mut doc, &p).map_err(|_| Status::json_patch_failed())?;
+            json_patch_as_the_server(&mut doc, p)?;
         }
         PatchType::StrategicMerge => {
             if !is_builtin(res) {
@@ -292,7 +342,7 @@ fn patched(
             }
             let p: Value = serde_json::from_slice(body)
                 .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")))?;
-            patch::strategic_merge(&mut doc, &p);
+            patch::strategic_merge(&mut doc, &p, crate::builtin::fields::Shape::of(res));
         }
         PatchType::Apply { .. } => {
             let st = Status::bad_request("server-side apply is not a patch of an existing object");

@@ -85,6 +85,8 @@ pub enum BadValue {
     /// A JSON value (from an object): integers and floats print as Go's
     /// `%v`, strings quoted, the rest as JSON with sorted keys.
     Json(Value),
+    /// A Go struct, printed as its JSON (fields in the struct's order).
+    Struct(String),
 }
 
 impl From<Value> for BadValue {
@@ -294,6 +296,7 @@ impl FieldError {
             _ => match &self.value {
                 BadValue::Omit => self.kind.words().to_string(),
                 BadValue::Json(value) => format!("{}: {}", self.kind.words(), go_value(value)),
+                BadValue::Struct(json) => format!("{}: {json}", self.kind.words()),
             },
         };
         if !self.detail.is_empty() {
@@ -489,6 +492,29 @@ pub fn go_value(value: &Value) -> String {
     }
 }
 
+/// Decoded JSON as Go's `%+v` prints it: `map[a:1 b:[x y]]`, keys sorted,
+/// strings bare, `<nil>` for null.
+pub fn go_print(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let items: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{k}:{}", go_print(&map[k])))
+                .collect();
+            format!("map[{}]", items.join(" "))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(go_print).collect();
+            format!("[{}]", items.join(" "))
+        }
+        Value::String(s) => s.clone(),
+        Value::Null => "<nil>".into(),
+        other => go_value(other),
+    }
+}
+
 /// JSON as Go's `encoding/json` writes it: object keys sorted, `<`, `>`
 /// and `&` escaped, numbers as parsed.
 pub fn go_json(value: &Value) -> String {
@@ -497,12 +523,49 @@ pub fn go_json(value: &Value) -> String {
     out
 }
 
+/// A patched object of a built-in kind as the real server writes it in a
+/// patch's refusal: what the patch changed (from `before`) was decoded
+/// into maps, its keys sorted as [`go_json`] sorts them; what it left alone
+/// is written as it was encoded, in the object's own order.
+pub fn go_json_patched(value: &Value, before: &Value) -> String {
+    let mut out = String::new();
+    write_json(value, Order::Patched(Some(before)), &mut out);
+    out
+}
+
 /// [`go_json`], written at the end of `out`.
 pub fn write_go_json(value: &Value, out: &mut String) {
+    write_json(value, Order::Sorted, out);
+}
+
+/// How [`write_json`] orders an object's keys.
+#[derive(Clone, Copy)]
+enum Order<'a> {
+    /// Sorted, as Go writes a map.
+    Sorted,
+    /// In the object's own order, as Go writes a struct it decoded.
+    Own,
+    /// In the object's own order where it equals `before`, sorted where a
+    /// patch changed it ([`go_json_patched`]).
+    Patched(Option<&'a Value>),
+}
+
+/// JSON as Go writes it, object keys ordered as `order` says.
+fn write_json(value: &Value, order: Order<'_>, out: &mut String) {
+    let order = match order {
+        Order::Patched(before) if before == Some(value) => Order::Own,
+        order => order,
+    };
+    let child = |at: &dyn Fn(&Value) -> Option<&Value>| match order {
+        Order::Patched(before) => Order::Patched(before.and_then(at)),
+        order => order,
+    };
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
+            if !matches!(order, Order::Own) {
+                keys.sort();
+            }
             out.push('{');
             for (i, key) in keys.into_iter().enumerate() {
                 if i > 0 {
@@ -510,7 +573,7 @@ pub fn write_go_json(value: &Value, out: &mut String) {
                 }
                 write_go_string(key, out);
                 out.push(':');
-                write_go_json(&map[key], out);
+                write_json(&map[key], child(&|b| b.get(key)), out);
             }
             out.push('}');
         }
@@ -520,7 +583,7 @@ pub fn write_go_json(value: &Value, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_go_json(item, out);
+                write_json(item, child(&|b| b.get(i)), out);
             }
             out.push(']');
         }

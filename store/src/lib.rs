@@ -35,6 +35,7 @@ pub mod diff;
 pub mod duplicates;
 pub mod field;
 mod gc;
+pub mod gojson;
 mod kinds;
 mod managed;
 mod meta;

@@ -1,45 +1,20 @@
-//! Patch application: JSON merge patch, strategic merge patch (list merge by
-//! key for the common built-in lists).
+//! Strategic merge patch, as the real server applies it to the built-in
+//! kinds (their lists' merge keys from [`crate::builtin::fields`]).
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-/// The merge key of a list field in the built-in kinds' strategic merge
-/// patch schema, by field name. Lists not named here are replaced atomically.
-fn merge_key(field: &str) -> Option<&'static str> {
-    Some(match field {
-        "containers"
-        | "initContainers"
-        | "ephemeralContainers"
-        | "env"
-        | "volumes"
-        | "imagePullSecrets"
-        | "ownerReferences"
-        | "conditions"
-        | "secrets" => match field {
-            "ownerReferences" => "uid",
-            "conditions" => "type",
-            _ => "name",
-        },
-        "ports" => "containerPort",
-        "volumeMounts" => "mountPath",
-        "volumeDevices" => "devicePath",
-        "hostAliases" => "ip",
-        "tolerations" | "topologySpreadConstraints" => return None,
-        _ => return None,
-    })
-}
+use crate::builtin::fields::Shape;
 
-/// Lists of scalars that the built-in schema merges as sets.
-fn is_set_list(field: &str) -> bool {
-    matches!(field, "finalizers")
-}
-
-/// Applies a strategic merge patch to `target`. `$patch`, `$retainKeys`,
+/// Applies a strategic merge patch to `target`, an object of the shape
+/// `shape` (a built-in kind's, [`Shape`]; `None` when it is not known:
+/// lists are then replaced). A list is merged as the kind declares it:
+/// item by item by its merge key, as a set of scalars, or replaced.
+/// `$patch` (`replace`, `delete`, on objects and in lists), `$retainKeys`,
 /// `$setElementOrder/...` and `$deleteFromPrimitiveList/...` directives are
-/// understood; unknown lists are replaced.
-pub(crate) fn strategic_merge(target: &mut Value, patch: &Value) {
+/// understood.
+pub(crate) fn strategic_merge(target: &mut Value, patch: &Value, shape: Option<Shape>) {
     let (Some(t), Some(p)) = (target.as_object_mut(), patch.as_object()) else {
         *target = strip_directives(patch);
         return;
@@ -66,39 +41,76 @@ pub(crate) fn strategic_merge(target: &mut Value, patch: &Value) {
             }
             continue;
         }
-        if v.is_null() {
+        if v.is_null() || v.get("$patch").and_then(Value::as_str) == Some("delete") {
             t.remove(k);
             continue;
         }
+        let field = shape.and_then(|s| s.field(k));
+        let merge_key = field.and_then(Shape::merge_key);
         match (t.get_mut(k), v) {
-            (Some(existing @ Value::Object(_)), Value::Object(_)) => strategic_merge(existing, v),
-            (Some(Value::Array(existing)), Value::Array(items)) => {
-                if let Some(key) = merge_key(k)
-                    && items.iter().all(Value::is_object)
-                    && existing.iter().all(Value::is_object)
-                {
-                    let order = p
-                        .get(&format!("$setElementOrder/{k}"))
-                        .and_then(Value::as_array);
-                    merge_list_by_key(existing, items, key, order);
-                } else if is_set_list(k) {
-                    for it in items {
-                        if !existing.contains(it) {
-                            existing.push(it.clone());
+            (Some(existing @ Value::Object(_)), Value::Object(_)) => {
+                strategic_merge(existing, v, field);
+            }
+            (Some(Value::Array(existing)), Value::Array(items))
+                if merge_key.is_some() && !replaces(items) =>
+            {
+                let order = p
+                    .get(&format!("$setElementOrder/{k}"))
+                    .and_then(Value::as_array);
+                match merge_key {
+                    Some(key) if !key.is_empty() => {
+                        if items.iter().all(Value::is_object)
+                            && existing.iter().all(Value::is_object)
+                        {
+                            merge_list_by_key(
+                                existing,
+                                items,
+                                key,
+                                order,
+                                field.and_then(Shape::item),
+                            );
+                        } else {
+                            *existing = items.iter().map(strip_directives).collect();
                         }
                     }
-                } else {
-                    t.insert(k.clone(), strip_directives(v));
+                    _ => {
+                        // Scalars, merged as a set and ordered as keyed
+                        // items are (each value its own key).
+                        let wrap = |v: &Value| serde_json::json!({ "v": v });
+                        let mut wrapped: Vec<Value> = existing.iter().map(wrap).collect();
+                        let items: Vec<Value> = items.iter().map(wrap).collect();
+                        let order = order.map(|o| o.iter().map(wrap).collect::<Vec<_>>());
+                        merge_list_by_key(&mut wrapped, &items, "v", order.as_ref(), None);
+                        *existing = wrapped.into_iter().map(|w| w["v"].clone()).collect();
+                    }
                 }
             }
             _ => {
-                t.insert(k.clone(), strip_directives(v));
+                let items = v.as_array().map(|items| {
+                    items
+                        .iter()
+                        .filter(|i| i.get("$patch").is_none())
+                        .map(strip_directives)
+                        .collect::<Vec<_>>()
+                });
+                t.insert(
+                    k.clone(),
+                    items.map_or_else(|| strip_directives(v), Value::Array),
+                );
             }
         }
     }
     if let Some(retain) = retain {
         t.retain(|k, _| retain.contains(k));
     }
+}
+
+/// Whether a patch's list replaces the list it patches (an item
+/// `{"$patch": "replace"}`).
+fn replaces(items: &[Value]) -> bool {
+    items
+        .iter()
+        .any(|i| i.get("$patch").and_then(Value::as_str) == Some("replace"))
 }
 
 /// Merges `items` into `existing` by `key`, then orders the result as
@@ -111,6 +123,7 @@ fn merge_list_by_key(
     items: &[Value],
     key: &str,
     set_order: Option<&Vec<Value>>,
+    item_shape: Option<Shape>,
 ) {
     let original: Vec<Option<Value>> = existing.iter().map(|e| e.get(key).cloned()).collect();
     for item in items {
@@ -124,7 +137,7 @@ fn merge_list_by_key(
                 existing.remove(i);
             }
             (None, Some("delete")) => {}
-            (Some(i), _) => strategic_merge(&mut existing[i], item),
+            (Some(i), _) => strategic_merge(&mut existing[i], item, item_shape),
             (None, _) => existing.push(strip_directives(item)),
         }
     }
@@ -187,17 +200,52 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The shape of a PodTemplate (its pod spec at `template.spec`).
+    fn pod_template() -> Option<Shape> {
+        let all = crate::resource::builtin_resources();
+        let res = all.iter().find(|r| r.kind == "PodTemplate").unwrap();
+        Shape::of(res)
+    }
+
+    fn spec(containers: Value) -> Value {
+        json!({"template": {"spec": {"containers": containers}}})
+    }
+
     #[test]
     fn strategic_merge_merges_containers_by_name() {
-        let mut target = json!({"spec": {"containers": [
-            {"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}]}});
-        let patch = json!({"spec": {"containers": [
-            {"name": "b", "image": "b:2"}, {"name": "c", "image": "c:1"}, {"name": "a", "$patch": "delete"}]}});
-        strategic_merge(&mut target, &patch);
+        let mut target =
+            spec(json!([{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}]));
+        let patch = spec(json!([
+            {"name": "b", "image": "b:2"}, {"name": "c", "image": "c:1"}, {"name": "a", "$patch": "delete"}]));
+        strategic_merge(&mut target, &patch, pod_template());
         assert_eq!(
             target,
-            json!({"spec": {"containers": [{"name": "b", "image": "b:2"}, {"name": "c", "image": "c:1"}]}})
+            spec(json!([{"name": "b", "image": "b:2"}, {"name": "c", "image": "c:1"}]))
         );
+    }
+
+    #[test]
+    fn strategic_merge_merges_service_ports_by_port() {
+        let all = crate::resource::builtin_resources();
+        let service = Shape::of(all.iter().find(|r| r.kind == "Service").unwrap());
+        let mut target = json!({"spec": {"ports": [
+            {"name": "http", "port": 80, "targetPort": 8080}, {"name": "grpc", "port": 9090}]}});
+        let patch = json!({"spec": {"ports": [
+            {"port": 80, "targetPort": 8081}, {"port": 9090, "$patch": "delete"}]}});
+        strategic_merge(&mut target, &patch, service);
+        assert_eq!(
+            target,
+            json!({"spec": {"ports": [{"name": "http", "port": 80, "targetPort": 8081}]}})
+        );
+    }
+
+    #[test]
+    fn a_replace_directive_replaces_the_list() {
+        let mut target =
+            spec(json!([{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}]));
+        let patch = spec(json!([{"$patch": "replace"}, {"name": "only", "image": "o:1"}]));
+        strategic_merge(&mut target, &patch, pod_template());
+        assert_eq!(target, spec(json!([{"name": "only", "image": "o:1"}])));
     }
 
     /// As a real kube-apiserver 1.36 orders a Deployment's containers
@@ -223,9 +271,9 @@ mod tests {
                 vec!["b", "a"],
             ),
         ] {
-            let mut target = json!({"containers": [{"name": "a"}, {"name": "b"}]});
-            strategic_merge(&mut target, &json!({"containers": patch}));
-            let got: Vec<&str> = target["containers"]
+            let mut target = spec(json!([{"name": "a"}, {"name": "b"}]));
+            strategic_merge(&mut target, &spec(patch.clone()), pod_template());
+            let got: Vec<&str> = target["template"]["spec"]["containers"]
                 .as_array()
                 .unwrap()
                 .iter()
@@ -241,6 +289,7 @@ mod tests {
         strategic_merge(
             &mut target,
             &json!({"data": {"a": null}, "args": ["y"], "$setElementOrder/args": []}),
+            None,
         );
         assert_eq!(target, json!({"data": {"b": "2"}, "args": ["y"]}));
     }

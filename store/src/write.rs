@@ -19,6 +19,7 @@ impl Inner {
             )));
         }
         self.decode_custom(res, &mut obj, None, opts)?;
+        crate::builtin::decode_fields(res, &mut obj, opts)?;
         crate::builtin::decode(res, &obj)?;
         crate::builtin::default(res, &mut obj);
         let mut name = meta(&obj, "name").unwrap_or_default();
@@ -144,6 +145,7 @@ impl Inner {
             )));
         }
         self.decode_custom(res, &mut obj, None, opts)?;
+        crate::builtin::decode_fields(res, &mut obj, opts)?;
         if let Some(n) = meta(&obj, "name").filter(|n| !n.is_empty())
             && n != name
         {

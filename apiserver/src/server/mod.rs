@@ -7,7 +7,6 @@
 pub(crate) mod admission;
 pub(crate) mod control;
 pub(crate) mod discovery;
-pub(crate) mod gojson;
 pub(crate) mod handle;
 pub(crate) mod protobuf;
 pub(crate) mod respond;

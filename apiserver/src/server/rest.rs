@@ -176,9 +176,9 @@ fn go_json_kind(value: &Value) -> &'static str {
 
 /// What the real patch handler refuses before it patches (400): a merge
 /// or JSON patch of an existing object that is not JSON of the right
-/// shape (`error decoding patch: ...`, in Go's words), and for a custom
-/// resource an apply configuration of another apiVersion or kind
-/// (`invalid object type: dbs.acme.io/v1alpha1, Kind=Database`).
+/// shape (`error decoding patch: ...`, in Go's words), and an apply
+/// configuration of another apiVersion or kind (`invalid object type:
+/// dbs.acme.io/v1alpha1, Kind=Database`, `/v1, Kind=Secret`).
 fn check_patch(
     store: &rekon_store::Store,
     res: &ResourceInfo,
@@ -199,7 +199,7 @@ fn check_patch(
                 Ok(patch) => patch,
                 Err(e) => {
                     return Err(decoding(
-                        super::gojson::syntax_error(body).unwrap_or_else(|| e.to_string()),
+                        rekon_store::gojson::syntax_error(body).unwrap_or_else(|| e.to_string()),
                     ));
                 }
             };
@@ -221,7 +221,7 @@ fn check_patch(
             }
             Ok(())
         }
-        PatchType::Apply { .. } if res.custom.is_some() => {
+        PatchType::Apply { .. } => {
             let Ok(config) = serde_yaml::from_slice::<Value>(body) else {
                 return Ok(());
             };

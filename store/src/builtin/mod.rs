@@ -20,6 +20,7 @@ pub(crate) mod batch;
 pub(crate) mod common;
 pub(crate) mod coordination;
 pub(crate) mod core;
+pub(crate) mod fields;
 pub(crate) mod networking;
 pub(crate) mod policy;
 pub(crate) mod quantity;
@@ -27,7 +28,7 @@ pub(crate) mod rbac;
 
 use serde_json::Value;
 
-use crate::field::{ErrorList, Path};
+use crate::field::{ErrorList, FieldError, Path};
 use crate::metadata::{self, NameFn};
 use crate::resource::ResourceInfo;
 use crate::status::Status;
@@ -185,6 +186,7 @@ pub(crate) fn validate_create(res: &ResourceInfo, obj: &Value) -> Result<(), Sta
         rules.name,
         &Path::new(["metadata"]),
     );
+    errors.extend(kube_finalizer_names(meta));
     errors.extend((rules.validate)(obj));
     refuse(res, obj, errors)
 }
@@ -219,6 +221,7 @@ pub(crate) fn validate_update(
     }
     let mut errors =
         metadata::validate_object_meta_update(&given, old_meta, &Path::new(["metadata"]));
+    errors.extend(kube_finalizer_names(new_meta));
     if status {
         if let Some(validate_status) = rules.validate_status {
             errors.extend(validate_status(new, old));
@@ -227,6 +230,30 @@ pub(crate) fn validate_update(
         errors.extend((rules.validate_update)(new, old));
     }
     refuse(res, new, errors)
+}
+
+/// The finalizer names the built-in kinds take besides qualified ones
+/// (`validateKubeFinalizerName`): a name without a `/` must be one of
+/// Kubernetes' own.
+fn kube_finalizer_names(meta: &Value) -> ErrorList {
+    let path = Path::new(["metadata", "finalizers"]);
+    let names = meta.get("finalizers").and_then(Value::as_array);
+    names
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(i, name)| Some((i, name.as_str()?)))
+        .filter(|(_, name)| {
+            !name.contains('/') && !["kubernetes", "orphan", "foregroundDeletion"].contains(name)
+        })
+        .map(|(i, name)| {
+            FieldError::invalid(
+                &path.index(i),
+                name,
+                "name is neither a standard finalizer name nor is it fully qualified",
+            )
+        })
+        .collect()
 }
 
 fn refuse(res: &ResourceInfo, obj: &Value, errors: ErrorList) -> Result<(), Status> {
@@ -281,6 +308,7 @@ pub(crate) fn decode(res: &ResourceInfo, obj: &Value) -> Result<(), Status> {
     }
     let why = match (res.group.as_str(), res.kind.as_str()) {
         ("", "Secret") => core::secret::decode(obj),
+        ("", "ConfigMap") => core::configmap::decode(obj),
         ("coordination.k8s.io", "Lease") => coordination::lease::decode(obj),
         ("", "ResourceQuota") => core::resourcequota::decode(obj),
         ("", "LimitRange") => core::limitrange::decode(obj),
@@ -302,6 +330,44 @@ pub(crate) fn decode(res: &ResourceInfo, obj: &Value) -> Result<(), Status> {
             version = res.version
         ))),
         None => Ok(()),
+    }
+}
+
+/// Decodes a body of `res`'s kind as the real server decodes it into the
+/// kind's Go type: the fields the kind does not declare are dropped
+/// ([`fields`]) and, with the body's duplicate fields, reported as
+/// `fieldValidation` says (`Strict`: `400 ... strict decoding error:
+/// unknown field "spec.replica"`; `Warn`: a warning each).
+pub(crate) fn decode_fields(
+    res: &ResourceInfo,
+    obj: &mut Value,
+    opts: &crate::types::WriteOptions,
+) -> Result<(), Status> {
+    use crate::types::FieldValidation;
+    if !fields::known(res) {
+        return Ok(());
+    }
+    let unknown = fields::prune(res, obj);
+    let problems: Vec<String> = opts
+        .duplicate_fields
+        .iter()
+        .map(|f| format!("duplicate field \"{f}\""))
+        .chain(unknown.iter().map(|f| format!("unknown field \"{f}\"")))
+        .collect();
+    match opts.field_validation {
+        FieldValidation::Strict if !problems.is_empty() => Err(Status::bad_request(format!(
+            "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
+            problems.join(", "),
+            kind = res.kind,
+            version = res.version
+        ))),
+        FieldValidation::Warn => {
+            for problem in problems {
+                opts.warnings.add(problem);
+            }
+            Ok(())
+        }
+        _ => Ok(()),
     }
 }
 

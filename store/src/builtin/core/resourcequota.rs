@@ -2,9 +2,8 @@
 //! milli-units and served canonical (`SetDefaults_ResourceList`), resource
 //! names for quota, whole numbers for counted resources, scopes, and scopes
 //! that never change (`ValidateResourceQuota`, `ValidateResourceQuotaUpdate`,
-//! `ValidateResourceQuotaStatusUpdate`).
-//!
-//! Left out: `scopeSelector` checks.
+//! `ValidateResourceQuotaStatusUpdate`), and a `scopeSelector`'s
+//! expressions (`validateScopedResourceSelectorRequirement`).
 
 use serde_json::{Value, json};
 
@@ -153,6 +152,134 @@ fn validate_spec(obj: &Value) -> ErrorList {
     errors
 }
 
+/// The internal Go type of a scope selector, as a field error prints it
+/// (its JSON, with Go's field names).
+fn scope_selector_struct(selector: &Value) -> String {
+    let expressions: Vec<String> = selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let text = |k: &str| json!(e.get(k).and_then(Value::as_str).unwrap_or_default());
+            format!(
+                "{{\"ScopeName\":{},\"Operator\":{},\"Values\":{}}}",
+                text("scopeName"),
+                text("operator"),
+                e.get("values")
+                    .filter(|v| v.is_array())
+                    .unwrap_or(&Value::Null)
+            )
+        })
+        .collect();
+    if selector.get("matchExpressions").is_none_or(Value::is_null) {
+        return "{\"MatchExpressions\":null}".into();
+    }
+    format!("{{\"MatchExpressions\":[{}]}}", expressions.join(","))
+}
+
+/// `validateScopedResourceSelectorRequirement`: each expression's scope,
+/// that it applies to the hard limits, its operator and values.
+fn validate_scope_selector(obj: &Value) -> ErrorList {
+    let mut errors = ErrorList::new();
+    let Some(selector) = obj.pointer("/spec/scopeSelector").filter(|s| !s.is_null()) else {
+        return errors;
+    };
+    let path = Path::new(["spec", "scopeSelector", "matchExpressions"]);
+    let mut hard: Vec<&String> = list(obj, "/spec/hard")
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    hard.sort();
+    let expressions = selector.get("matchExpressions").and_then(Value::as_array);
+    let mut seen: Vec<&str> = Vec::new();
+    for expression in expressions.into_iter().flatten() {
+        let field = |k: &str| {
+            expression
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        };
+        let (scope, operator) = (field("scopeName"), field("operator"));
+        let values = expression
+            .get("values")
+            .and_then(Value::as_array)
+            .filter(|v| !v.is_empty());
+        if !SCOPES.contains(&scope) {
+            errors.push(FieldError::invalid(
+                &path.child("scopeName"),
+                scope,
+                "unsupported scope",
+            ));
+        }
+        for name in &hard {
+            if is_quota_standard(name) && !scope_fits(scope, name) {
+                errors.push(FieldError::invalid(
+                    &path,
+                    crate::field::BadValue::Struct(scope_selector_struct(selector)),
+                    "unsupported scope applied to resource",
+                ));
+            }
+        }
+        if matches!(
+            scope,
+            "BestEffort"
+                | "NotBestEffort"
+                | "Terminating"
+                | "NotTerminating"
+                | "CrossNamespacePodAffinity"
+        ) && operator != "Exists"
+        {
+            errors.push(FieldError::invalid(
+                &path.child("operator"),
+                operator,
+                "must be 'Exists' when scope is any of ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity",
+            ));
+        }
+        match operator {
+            "In" | "NotIn" if values.is_none() => errors.push(FieldError::required(
+                &path.child("values"),
+                "must be at least one value when `operator` is 'In' or 'NotIn' for scope selector",
+            )),
+            "In" | "NotIn" => {}
+            "Exists" | "DoesNotExist" => {
+                if let Some(values) = values {
+                    errors.push(FieldError::invalid(
+                        &path.child("values"),
+                        json!(values),
+                        "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector",
+                    ));
+                }
+            }
+            _ => errors.push(FieldError::invalid(
+                &path.child("operator"),
+                operator,
+                "not a valid selector operator",
+            )),
+        }
+        seen.push(scope);
+    }
+    for (a, b) in [
+        ("BestEffort", "NotBestEffort"),
+        ("Terminating", "NotTerminating"),
+    ] {
+        if seen.contains(&a) && seen.contains(&b) {
+            // (`spec.scopes`, as Go's validation names it: null when empty.)
+            let scopes = scopes(obj);
+            errors.push(FieldError::invalid(
+                &path,
+                if scopes.is_empty() {
+                    Value::Null
+                } else {
+                    json!(scopes)
+                },
+                "conflicting scopes",
+            ));
+        }
+    }
+    errors
+}
+
 fn validate_status_lists(obj: &Value) -> ErrorList {
     let mut errors = list_errors(obj, "/status/hard", &Path::new(["status", "hard"]));
     errors.extend(list_errors(
@@ -193,12 +320,14 @@ pub(crate) fn warnings(obj: &Value) -> Vec<String> {
 
 fn validate(obj: &Value) -> ErrorList {
     let mut errors = validate_spec(obj);
+    errors.extend(validate_scope_selector(obj));
     errors.extend(validate_status_lists(obj));
     errors
 }
 
 fn validate_update(new: &Value, old: &Value) -> ErrorList {
     let mut errors = validate_spec(new);
+    errors.extend(validate_scope_selector(new));
     let set = |o: &Value| {
         let mut s: Vec<String> = scopes(o)
             .iter()

@@ -25,7 +25,7 @@ pub(crate) static RULES: Rules = Rules {
 const MAX_SIZE: usize = 1024 * 1024;
 
 /// What Go's JSON decoder calls a JSON value's type.
-fn json_type(value: &Value) -> &'static str {
+pub(crate) fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Bool(_) => "bool",
         Value::Number(_) => "number",
@@ -148,7 +148,10 @@ fn json_error(content: &[u8]) -> Option<String> {
             json_type(&other)
         )),
         Err(e) if e.is_eof() => Some("unexpected end of JSON input".to_string()),
-        Err(_) => Some("invalid character in JSON".to_string()),
+        Err(_) => Some(
+            crate::gojson::syntax_error(content)
+                .unwrap_or_else(|| "invalid character in JSON".to_string()),
+        ),
     }
 }
 

@@ -562,7 +562,8 @@ fn normalize_cluster_ips(new: &mut Value, old: Option<&Value>) {
 
 /// `patchAllocatedValues`: an update that leaves out what was allocated keeps it.
 fn keep_allocated(new: &mut Value, old: &Value) {
-    if needs_cluster_ip(old) && needs_cluster_ip(new) {
+    // (By type alone: a headless service keeps its `None` too.)
+    if needs_cluster_ip_of_type(old) && needs_cluster_ip_of_type(new) {
         let (old_ip, old_ips) = (spec_str(old, "clusterIP").to_string(), cluster_ips(old));
         let empty_ip = spec_str(new, "clusterIP").is_empty();
         let empty_ips = cluster_ips(new).is_empty();

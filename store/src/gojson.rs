@@ -66,7 +66,7 @@ fn quote_char(c: char) -> String {
 }
 
 /// Why Go's `json.Unmarshal` refuses `body` as JSON, if it does.
-pub(crate) fn syntax_error(body: &[u8]) -> Option<String> {
+pub fn syntax_error(body: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(body);
     let mut state = State::BeginValue;
     let mut stack: Vec<Parse> = Vec::new();
