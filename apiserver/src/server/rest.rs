@@ -222,17 +222,23 @@ fn check_patch(
             Ok(())
         }
         PatchType::Apply { .. } => {
-            let Ok(config) = serde_yaml::from_slice::<Value>(body) else {
+            /// What an apply configuration says it is (JSON, what clients
+            /// send, read as JSON; YAML otherwise).
+            #[derive(serde::Deserialize)]
+            #[serde(rename_all = "camelCase")]
+            struct TypeMeta {
+                #[serde(default)]
+                api_version: String,
+                #[serde(default)]
+                kind: String,
+            }
+            let config = serde_json::from_slice::<TypeMeta>(body)
+                .ok()
+                .or_else(|| serde_yaml::from_slice::<TypeMeta>(body).ok());
+            let Some(TypeMeta { api_version, kind }) = config else {
                 return Ok(());
             };
-            let api_version = config
-                .get("apiVersion")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let kind = config
-                .get("kind")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
+            let (api_version, kind) = (api_version.as_str(), kind.as_str());
             if api_version == res.api_version() && kind == res.kind {
                 return Ok(());
             }

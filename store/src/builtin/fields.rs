@@ -168,7 +168,10 @@ pub(crate) fn known(res: &ResourceInfo) -> bool {
 /// An object of a kind not known here is left as it is.
 pub(crate) fn prune(res: &ResourceInfo, obj: &mut Value) -> Vec<String> {
     let mut unknown = Vec::new();
-    if let Some(node) = kind_type(res) {
+    // Most objects have nothing to prune: they are only read, unless they do.
+    if let Some(node) = kind_type(res)
+        && !declares_all(obj, node, shapes())
+    {
         let mut path = String::new();
         walk(obj, node, shapes(), &mut path, &mut unknown);
     }
@@ -178,10 +181,31 @@ pub(crate) fn prune(res: &ResourceInfo, obj: &mut Value) -> Vec<String> {
 /// The paths of the fields of `obj` its kind does not declare (nothing is
 /// removed).
 pub(crate) fn undeclared(res: &ResourceInfo, obj: &Value) -> Vec<String> {
-    if !known(res) {
-        return Vec::new();
+    match kind_type(res) {
+        Some(node) if !declares_all(obj, node, shapes()) => prune(res, &mut obj.clone()),
+        _ => Vec::new(),
     }
-    prune(res, &mut obj.clone())
+}
+
+/// Whether every field of `value` is declared by `node`.
+fn declares_all(value: &Value, node: &Node, shapes: &Shapes) -> bool {
+    match (node, value) {
+        (Node::Type(ty), Value::Object(map)) => {
+            let fields = &shapes.types[*ty];
+            map.iter().all(|(key, value)| {
+                fields
+                    .get(key)
+                    .is_some_and(|node| declares_all(value, node, shapes))
+            })
+        }
+        (Node::List(item, _), Value::Array(items)) => {
+            items.iter().all(|value| declares_all(value, item, shapes))
+        }
+        (Node::Map(item), Value::Object(map)) => {
+            map.values().all(|value| declares_all(value, item, shapes))
+        }
+        _ => true,
+    }
 }
 
 fn walk(value: &mut Value, node: &Node, shapes: &Shapes, path: &mut String, out: &mut Vec<String>) {
