@@ -73,8 +73,7 @@ impl Inner {
         }
         // The patched object is decoded as a body is: unknown fields are
         // refused under Strict with the patched object in the message.
-        self.decode_custom(res, &mut doc, Some(&existing), opts)
-            .and_then(|()| crate::builtin::decode_fields(res, &mut doc, opts))
+        self.decode_body(res, &mut doc, Some(&existing), opts)
             .map_err(|status| {
                 if status.code != 400 {
                     return status;
@@ -276,7 +275,7 @@ impl Inner {
                 // The merged object is decoded as a body is (the schema's
                 // defaults for the items it gained).
                 let mut live = live;
-                self.decode_custom(res, &mut live, Some(&existing), opts)?;
+                self.decode_body(res, &mut live, Some(&existing), opts)?;
                 self.update(res, &existing, live, opts, Some(entries))
             }
         }

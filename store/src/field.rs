@@ -492,26 +492,31 @@ pub fn go_value(value: &Value) -> String {
     }
 }
 
-/// Decoded JSON as Go's `%+v` prints it: `map[a:1 b:[x y]]`, keys sorted,
-/// strings bare, `<nil>` for null.
+/// Decoded JSON (`interface{}`) as Go's `%v` prints it: `map[a:1 b:[x
+/// y]]`, keys sorted, strings bare, `<nil>` for null, a number that is not
+/// an `int64` as a `float64`.
 pub fn go_print(value: &Value) -> String {
     match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let items: Vec<String> = keys
-                .into_iter()
-                .map(|k| format!("{k}:{}", go_print(&map[k])))
-                .collect();
-            format!("map[{}]", items.join(" "))
-        }
+        Value::Null => "<nil>".into(),
+        Value::Bool(flag) => flag.to_string(),
+        Value::Number(number) => match number.as_i64() {
+            Some(int) => int.to_string(),
+            None => go_float(number.as_f64().unwrap_or_default()),
+        },
+        Value::String(text) => text.clone(),
         Value::Array(items) => {
             let items: Vec<String> = items.iter().map(go_print).collect();
             format!("[{}]", items.join(" "))
         }
-        Value::String(s) => s.clone(),
-        Value::Null => "<nil>".into(),
-        other => go_value(other),
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let fields: Vec<String> = keys
+                .into_iter()
+                .map(|key| format!("{key}:{}", go_print(&map[key])))
+                .collect();
+            format!("map[{}]", fields.join(" "))
+        }
     }
 }
 

@@ -1,7 +1,37 @@
 //! Go's `encoding/json` syntax errors, in its words: the scanner's
 //! `invalid character 'x' looking for beginning of value`, `invalid
 //! character 'o' in literal null (expecting 'u')`, `unexpected end of JSON
-//! input` (what a real server answers a patch that is not JSON with).
+//! input` (what a real server answers a patch that is not JSON with), and
+//! the names its errors give a value's kind and type.
+
+use serde_json::Value;
+
+/// The name Go's JSON errors give a value's kind (`json: cannot unmarshal
+/// number into Go struct field ...`).
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Go's `%T` of a JSON value decoded into `interface{}`, as `unstructured`
+/// holds it.
+pub(crate) fn go_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "float64",
+        Value::Number(_) => "int64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
 
 /// Where the scanner is.
 #[derive(Clone, Copy, PartialEq)]

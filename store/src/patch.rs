@@ -46,43 +46,26 @@ pub(crate) fn strategic_merge(target: &mut Value, patch: &Value, shape: Option<S
             continue;
         }
         let field = shape.and_then(|s| s.field(k));
-        let merge_key = field.and_then(Shape::merge_key);
-        match (t.get_mut(k), v) {
-            (Some(existing @ Value::Object(_)), Value::Object(_)) => {
+        // How the list is merged, unless the patch replaces it.
+        let merge_key = field
+            .and_then(Shape::merge_key)
+            .filter(|_| !v.as_array().is_some_and(|items| replaces(items)));
+        let order = || {
+            p.get(&format!("$setElementOrder/{k}"))
+                .and_then(Value::as_array)
+        };
+        match (t.get_mut(k), v, merge_key) {
+            (Some(existing @ Value::Object(_)), Value::Object(_), _) => {
                 strategic_merge(existing, v, field);
             }
-            (Some(Value::Array(existing)), Value::Array(items))
-                if merge_key.is_some() && !replaces(items) =>
-            {
-                let order = p
-                    .get(&format!("$setElementOrder/{k}"))
-                    .and_then(Value::as_array);
-                match merge_key {
-                    Some(key) if !key.is_empty() => {
-                        if items.iter().all(Value::is_object)
-                            && existing.iter().all(Value::is_object)
-                        {
-                            merge_list_by_key(
-                                existing,
-                                items,
-                                key,
-                                order,
-                                field.and_then(Shape::item),
-                            );
-                        } else {
-                            *existing = items.iter().map(strip_directives).collect();
-                        }
-                    }
-                    _ => {
-                        // Scalars, merged as a set and ordered as keyed
-                        // items are (each value its own key).
-                        let wrap = |v: &Value| serde_json::json!({ "v": v });
-                        let mut wrapped: Vec<Value> = existing.iter().map(wrap).collect();
-                        let items: Vec<Value> = items.iter().map(wrap).collect();
-                        let order = order.map(|o| o.iter().map(wrap).collect::<Vec<_>>());
-                        merge_list_by_key(&mut wrapped, &items, "v", order.as_ref(), None);
-                        *existing = wrapped.into_iter().map(|w| w["v"].clone()).collect();
-                    }
+            (Some(Value::Array(existing)), Value::Array(items), Some("")) => {
+                merge_scalars(existing, items, order());
+            }
+            (Some(Value::Array(existing)), Value::Array(items), Some(key)) => {
+                if items.iter().all(Value::is_object) && existing.iter().all(Value::is_object) {
+                    merge_list_by_key(existing, items, key, order(), field.and_then(Shape::item));
+                } else {
+                    *existing = items.iter().map(strip_directives).collect();
                 }
             }
             _ => {
@@ -103,6 +86,17 @@ pub(crate) fn strategic_merge(target: &mut Value, patch: &Value, shape: Option<S
     if let Some(retain) = retain {
         t.retain(|k, _| retain.contains(k));
     }
+}
+
+/// Merges the scalars `items` into `existing` as a set, ordered as keyed
+/// items are (each value its own key).
+fn merge_scalars(existing: &mut Vec<Value>, items: &[Value], set_order: Option<&Vec<Value>>) {
+    let wrap = |v: &Value| serde_json::json!({ "v": v });
+    let mut wrapped: Vec<Value> = existing.iter().map(wrap).collect();
+    let items: Vec<Value> = items.iter().map(wrap).collect();
+    let order = set_order.map(|o| o.iter().map(wrap).collect::<Vec<_>>());
+    merge_list_by_key(&mut wrapped, &items, "v", order.as_ref(), None);
+    *existing = wrapped.into_iter().map(|w| w["v"].clone()).collect();
 }
 
 /// Whether a patch's list replaces the list it patches (an item

@@ -157,6 +157,14 @@ impl Status {
         Status::new(400, "BadRequest", message)
     }
 
+    /// 400 BadRequest of a body the decoder cannot read into its kind
+    /// (`Kind in version "v1" cannot be handled as a Kind: why`).
+    pub(crate) fn cannot_handle(kind: &str, version: &str, why: &str) -> Status {
+        Status::bad_request(format!(
+            "{kind} in version \"{version}\" cannot be handled as a {kind}: {why}"
+        ))
+    }
+
     /// 422 Invalid with one cause.
     pub fn invalid(
         res: &ResourceInfo,

@@ -115,8 +115,9 @@ pub struct WriteOptions {
     pub subresource: Option<String>,
     /// Validate and compute the result without storing it.
     pub dry_run: bool,
-    /// What to do with fields of a custom resource its schema does not
-    /// know, and with duplicate fields (`fieldValidation`).
+    /// What to do with fields a body's kind does not declare (a custom
+    /// resource's schema, a built-in kind's type), and with duplicate
+    /// fields (`fieldValidation`).
     pub field_validation: FieldValidation,
     /// The warnings of the write (unknown fields under `Warn`, finalizer
     /// names...), for the client: the API server sends them as `Warning`
@@ -128,6 +129,40 @@ pub struct WriteOptions {
     /// Compute the object the write would store without validating it:
     /// what admission webhooks are sent, before the server validates.
     pub skip_validation: bool,
+}
+
+impl WriteOptions {
+    /// Reports what decoding a body of `kind` in `version` left out, its
+    /// duplicate fields and the `unknown` ones, as `field_validation` says:
+    /// `Strict` refuses the body (`400 ... strict decoding error: unknown
+    /// field "spec.bogus"`), `Warn` adds a warning each.
+    pub(crate) fn report_dropped(
+        &self,
+        kind: &str,
+        version: &str,
+        unknown: &[String],
+    ) -> Result<(), Status> {
+        let problems: Vec<String> = self
+            .duplicate_fields
+            .iter()
+            .map(|f| format!("duplicate field \"{f}\""))
+            .chain(crate::schema::pruning::unknown_field_messages(unknown))
+            .collect();
+        match self.field_validation {
+            FieldValidation::Strict if !problems.is_empty() => Err(Status::cannot_handle(
+                kind,
+                version,
+                &format!("strict decoding error: {}", problems.join(", ")),
+            )),
+            FieldValidation::Warn => {
+                for problem in problems {
+                    self.warnings.add(problem);
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// `fieldValidation`: how a write treats fields the schema does not know.

@@ -18,8 +18,7 @@ impl Inner {
                 res.kind
             )));
         }
-        self.decode_custom(res, &mut obj, None, opts)?;
-        crate::builtin::decode_fields(res, &mut obj, opts)?;
+        self.decode_body(res, &mut obj, None, opts)?;
         crate::builtin::decode(res, &obj)?;
         crate::builtin::default(res, &mut obj);
         let mut name = meta(&obj, "name").unwrap_or_default();
@@ -144,8 +143,7 @@ impl Inner {
                 res.kind
             )));
         }
-        self.decode_custom(res, &mut obj, None, opts)?;
-        crate::builtin::decode_fields(res, &mut obj, opts)?;
+        self.decode_body(res, &mut obj, None, opts)?;
         if let Some(n) = meta(&obj, "name").filter(|n| !n.is_empty())
             && n != name
         {

@@ -161,19 +161,6 @@ fn check_api_version(res: &ResourceInfo, obj: &Value) -> Result<(), Status> {
     )))
 }
 
-/// The name Go's JSON errors give a value's type (`cannot unmarshal
-/// array into ...`).
-fn go_json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-        Value::String(_) => "string",
-        Value::Number(_) => "number",
-        Value::Bool(_) => "bool",
-        Value::Null => "null",
-    }
-}
-
 /// What the real patch handler refuses before it patches (400): a merge
 /// or JSON patch of an existing object that is not JSON of the right
 /// shape (`error decoding patch: ...`, in Go's words), and an apply
@@ -216,7 +203,7 @@ fn check_patch(
             if !fits {
                 return Err(decoding(format!(
                     "json: cannot unmarshal {} into Go value of type {go_type}",
-                    go_json_kind(&patch)
+                    rekon_store::gojson::json_kind(&patch)
                 )));
             }
             Ok(())

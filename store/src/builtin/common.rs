@@ -1,9 +1,48 @@
 //! Checks several built-in kinds share (`apimachinery`'s and `pkg/apis/core`'s
-//! helpers): data keys, immutability, label selectors.
+//! helpers): data keys, finalizer names, immutability, label selectors.
 
 use serde_json::Value;
 
 use crate::field::{ErrorList, FieldError, Path};
+
+/// `validateKubeFinalizerName`: a finalizer name without a `/` must be
+/// one of Kubernetes' own (`kubernetes`, `orphan`, `foregroundDeletion`).
+pub(crate) fn kube_finalizer_name(path: &Path, name: &str) -> Option<FieldError> {
+    (!name.contains('/') && !["kubernetes", "orphan", "foregroundDeletion"].contains(&name)).then(
+        || {
+            FieldError::invalid(
+                path,
+                name,
+                "name is neither a standard finalizer name nor is it fully qualified",
+            )
+        },
+    )
+}
+
+/// Why Go cannot decode `obj[field]`, a map of strings, into the struct
+/// field `go_field` (`ConfigMap.data`): a value that is not a string.
+pub(crate) fn string_map_error(obj: &Value, field: &str, go_field: &str) -> Option<String> {
+    let map = obj.get(field).and_then(Value::as_object)?;
+    let value = map.values().find(|v| !v.is_string() && !v.is_null())?;
+    Some(format!(
+        "json: cannot unmarshal {} into Go struct field {go_field} of type string",
+        crate::gojson::json_kind(value)
+    ))
+}
+
+/// Why Go cannot decode `obj[field]`, a map of bytes (base64 strings),
+/// into the struct field `go_field` (`Secret.data`).
+pub(crate) fn bytes_map_error(obj: &Value, field: &str, go_field: &str) -> Option<String> {
+    let map = obj.get(field).and_then(Value::as_object)?;
+    map.values().find_map(|value| match value {
+        Value::String(text) => crate::kinds::crd::go_base64_error(text),
+        Value::Null => None,
+        other => Some(format!(
+            "json: cannot unmarshal {} into Go struct field {go_field} of type []uint8",
+            crate::gojson::json_kind(other)
+        )),
+    })
+}
 
 /// `IsConfigMapKey`: a key of a ConfigMap's or Secret's data.
 pub(crate) fn config_map_key_errors(key: &str) -> Vec<String> {

@@ -158,31 +158,34 @@ impl Shape {
     }
 }
 
-/// Whether the fields of `res`'s kind are known here.
-pub(crate) fn known(res: &ResourceInfo) -> bool {
-    kind_type(res).is_some()
-}
-
 /// Removes from `obj` the fields its kind (`res`'s) does not declare, and
-/// returns their paths, in the body's order, as the real server names them.
-/// An object of a kind not known here is left as it is.
-pub(crate) fn prune(res: &ResourceInfo, obj: &mut Value) -> Vec<String> {
+/// returns their paths, in the body's order, as the real server names them;
+/// `None` for a kind not known here (the object is left as it is).
+pub(crate) fn prune(res: &ResourceInfo, obj: &mut Value) -> Option<Vec<String>> {
+    let node = kind_type(res)?;
     let mut unknown = Vec::new();
     // Most objects have nothing to prune: they are only read, unless they do.
-    if let Some(node) = kind_type(res)
-        && !declares_all(obj, node, shapes())
-    {
-        let mut path = String::new();
-        walk(obj, node, shapes(), &mut path, &mut unknown);
+    if !declares_all(obj, node, shapes()) {
+        walk(obj, node, shapes(), &mut String::new(), &mut unknown);
     }
-    unknown
+    Some(unknown)
 }
 
 /// The paths of the fields of `obj` its kind does not declare (nothing is
 /// removed).
 pub(crate) fn undeclared(res: &ResourceInfo, obj: &Value) -> Vec<String> {
     match kind_type(res) {
-        Some(node) if !declares_all(obj, node, shapes()) => prune(res, &mut obj.clone()),
+        Some(node) if !declares_all(obj, node, shapes()) => {
+            let mut unknown = Vec::new();
+            walk(
+                &mut obj.clone(),
+                node,
+                shapes(),
+                &mut String::new(),
+                &mut unknown,
+            );
+            unknown
+        }
         _ => Vec::new(),
     }
 }
@@ -281,7 +284,7 @@ mod tests {
                     "ports": [{"containerPort": 80, "foo": 1}]}]}}},
             "extra": {"x": 1}
         });
-        let unknown = prune(&res("apps", "v1", "Deployment"), &mut deployment);
+        let unknown = prune(&res("apps", "v1", "Deployment"), &mut deployment).unwrap();
         assert_eq!(
             unknown,
             [
@@ -309,18 +312,23 @@ mod tests {
         // map of strings.
         let mut revision =
             json!({"metadata": {"name": "r"}, "data": {"anything": {"at": "all"}}, "revision": 1});
-        assert!(prune(&res("apps", "v1", "ControllerRevision"), &mut revision).is_empty());
+        assert_eq!(
+            prune(&res("apps", "v1", "ControllerRevision"), &mut revision),
+            Some(vec![])
+        );
         assert_eq!(revision["data"], json!({"anything": {"at": "all"}}));
         let mut config = json!({"metadata": {"name": "c", "managedFields": [{"fieldsV1": {"f:data": {}}}]}, "data": {"any key": "v"}});
-        assert!(prune(&res("", "v1", "ConfigMap"), &mut config).is_empty());
+        assert_eq!(
+            prune(&res("", "v1", "ConfigMap"), &mut config),
+            Some(vec![])
+        );
     }
 
     #[test]
     fn kinds_not_known_here_are_left_alone() {
         let mut obj = json!({"metadata": {"name": "w"}, "spec": {"anything": 1}});
         let custom = res("example.org", "v1", "Widget");
-        assert!(!known(&custom));
-        assert!(prune(&custom, &mut obj).is_empty());
+        assert_eq!(prune(&custom, &mut obj), None);
         assert_eq!(obj["spec"]["anything"], 1);
     }
 }

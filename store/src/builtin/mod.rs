@@ -28,7 +28,7 @@ pub(crate) mod rbac;
 
 use serde_json::Value;
 
-use crate::field::{ErrorList, FieldError, Path};
+use crate::field::{ErrorList, Path};
 use crate::metadata::{self, NameFn};
 use crate::resource::ResourceInfo;
 use crate::status::Status;
@@ -232,9 +232,8 @@ pub(crate) fn validate_update(
     refuse(res, new, errors)
 }
 
-/// The finalizer names the built-in kinds take besides qualified ones
-/// (`validateKubeFinalizerName`): a name without a `/` must be one of
-/// Kubernetes' own.
+/// `pkg/apis/core`'s metadata check on top of apimachinery's: each of the
+/// finalizer names ([`common::kube_finalizer_name`]).
 fn kube_finalizer_names(meta: &Value) -> ErrorList {
     let path = Path::new(["metadata", "finalizers"]);
     let names = meta.get("finalizers").and_then(Value::as_array);
@@ -242,17 +241,7 @@ fn kube_finalizer_names(meta: &Value) -> ErrorList {
         .into_iter()
         .flatten()
         .enumerate()
-        .filter_map(|(i, name)| Some((i, name.as_str()?)))
-        .filter(|(_, name)| {
-            !name.contains('/') && !["kubernetes", "orphan", "foregroundDeletion"].contains(name)
-        })
-        .map(|(i, name)| {
-            FieldError::invalid(
-                &path.index(i),
-                name,
-                "name is neither a standard finalizer name nor is it fully qualified",
-            )
-        })
+        .filter_map(|(i, name)| common::kube_finalizer_name(&path.index(i), name.as_str()?))
         .collect()
 }
 
@@ -324,11 +313,7 @@ pub(crate) fn decode(res: &ResourceInfo, obj: &Value) -> Result<(), Status> {
         _ => None,
     };
     match why {
-        Some(why) => Err(Status::bad_request(format!(
-            "{kind} in version \"{version}\" cannot be handled as a {kind}: {why}",
-            kind = res.kind,
-            version = res.version
-        ))),
+        Some(why) => Err(Status::cannot_handle(&res.kind, &res.version, &why)),
         None => Ok(()),
     }
 }
@@ -343,31 +328,9 @@ pub(crate) fn decode_fields(
     obj: &mut Value,
     opts: &crate::types::WriteOptions,
 ) -> Result<(), Status> {
-    use crate::types::FieldValidation;
-    if !fields::known(res) {
-        return Ok(());
-    }
-    let unknown = fields::prune(res, obj);
-    let problems: Vec<String> = opts
-        .duplicate_fields
-        .iter()
-        .map(|f| format!("duplicate field \"{f}\""))
-        .chain(unknown.iter().map(|f| format!("unknown field \"{f}\"")))
-        .collect();
-    match opts.field_validation {
-        FieldValidation::Strict if !problems.is_empty() => Err(Status::bad_request(format!(
-            "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
-            problems.join(", "),
-            kind = res.kind,
-            version = res.version
-        ))),
-        FieldValidation::Warn => {
-            for problem in problems {
-                opts.warnings.add(problem);
-            }
-            Ok(())
-        }
-        _ => Ok(()),
+    match fields::prune(res, obj) {
+        Some(unknown) => opts.report_dropped(&res.kind, &res.version, &unknown),
+        None => Ok(()),
     }
 }
 

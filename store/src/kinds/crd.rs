@@ -344,34 +344,17 @@ impl Inner {
             .and_then(Value::as_str)
             .and_then(go_base64_error)
         {
-            return Err(Status::bad_request(format!(
-                "CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: {why}"
-            )));
+            return Err(Status::cannot_handle(
+                "CustomResourceDefinition",
+                "v1",
+                &why,
+            ));
         }
-        let problems: Vec<String> = opts
-            .duplicate_fields
-            .iter()
-            .map(|f| format!("duplicate field \"{f}\""))
-            .chain(
-                drop_unknown_crd_fields(crd)
-                    .iter()
-                    .map(|f| format!("unknown field \"{f}\"")),
-            )
-            .collect();
-        match opts.field_validation {
-            crate::types::FieldValidation::Strict if !problems.is_empty() => {
-                return Err(Status::bad_request(format!(
-                    "CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: strict decoding error: {}",
-                    problems.join(", ")
-                )));
-            }
-            crate::types::FieldValidation::Warn => {
-                for problem in problems {
-                    opts.warnings.add(problem);
-                }
-            }
-            _ => {}
-        }
+        opts.report_dropped(
+            "CustomResourceDefinition",
+            "v1",
+            &drop_unknown_crd_fields(crd),
+        )?;
         crate::schema::crd::default_crd(crd);
         let stored = crate::schema::crd::stored_versions(crd, old);
         if let Some(m) = crd.as_object_mut() {

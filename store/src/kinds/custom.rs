@@ -339,23 +339,6 @@ pub(crate) fn go_numbers(value: &mut Value) {
     }
 }
 
-/// The 400 of a body the decoder cannot read.
-fn cannot_handle(res: &ResourceInfo, why: &str) -> Status {
-    Status::bad_request(format!(
-        "{kind} in version \"{version}\" cannot be handled as a {kind}: {why}",
-        kind = res.kind,
-        version = res.version,
-    ))
-}
-
-/// The 400 of a body with unknown or duplicate fields under `Strict`.
-fn strict_error(res: &ResourceInfo, problems: &[String]) -> Status {
-    cannot_handle(
-        res,
-        &format!("strict decoding error: {}", problems.join(", ")),
-    )
-}
-
 /// Errors that stop the CEL rules from running (apiextensions'
 /// `hasBlockingErr`).
 fn blocking(errors: &ErrorList) -> bool {
@@ -382,12 +365,15 @@ impl Inner {
         res.custom.clone()
     }
 
-    /// Decodes a body written in `res`'s version: prunes what the schema
-    /// does not know and reports it (and the duplicate fields) as
-    /// `fieldValidation` says, drops nulls the schema does not allow,
-    /// coerces embedded metadata, fills defaults. `stored` is the object
-    /// it replaces, when there is one (its metadata needs no second read).
-    pub(crate) fn decode_custom(
+    /// Decodes a body written in `res`'s version, as the real server's
+    /// decoder does. A custom resource's: prunes what the schema does not
+    /// know and reports it (and the duplicate fields) as `fieldValidation`
+    /// says, drops nulls the schema does not allow, coerces embedded
+    /// metadata, fills defaults. A built-in kind's: the fields it does not
+    /// declare, the same way ([`crate::builtin::decode_fields`]). `stored`
+    /// is the object it replaces, when there is one (its metadata needs no
+    /// second read).
+    pub(crate) fn decode_body(
         &self,
         res: &ResourceInfo,
         object: &mut Value,
@@ -396,7 +382,7 @@ impl Inner {
     ) -> Result<(), Status> {
         let stored_metadata = stored.and_then(|s| s.get("metadata"));
         let Some(custom) = self.custom(res) else {
-            return Ok(());
+            return crate::builtin::decode_fields(res, object, opts);
         };
         let Some(schema) = custom.version(&res.version).and_then(|v| v.schema.as_ref()) else {
             return Ok(());
@@ -426,24 +412,8 @@ impl Inner {
         };
         let unknown =
             crate::schema::pruning::coerce_decoded_over(object, schema, options, stored_metadata)
-                .map_err(|why| cannot_handle(res, &why))?;
-        let problems: Vec<String> = opts
-            .duplicate_fields
-            .iter()
-            .map(|f| format!("duplicate field \"{f}\""))
-            .chain(crate::schema::pruning::unknown_field_messages(&unknown))
-            .collect();
-        match opts.field_validation {
-            FieldValidation::Strict if !problems.is_empty() => {
-                return Err(strict_error(res, &problems));
-            }
-            FieldValidation::Warn => {
-                for problem in problems {
-                    opts.warnings.add(problem);
-                }
-            }
-            _ => {}
-        }
+                .map_err(|why| Status::cannot_handle(&res.kind, &res.version, &why))?;
+        opts.report_dropped(&res.kind, &res.version, &unknown)?;
         crate::schema::defaulting::default(object, schema);
         Ok(())
     }
@@ -545,19 +515,6 @@ impl Inner {
     }
 }
 
-/// Go's `%T` of a JSON value as `unstructured` holds it.
-fn go_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "<nil>",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float64",
-        Value::Number(_) => "int64",
-        Value::String(_) => "string",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
-    }
-}
-
 /// Go's `%v` of a scalar JSON value.
 fn go_value(value: &Value) -> String {
     match value {
@@ -584,7 +541,7 @@ fn nested<'a>(object: &'a Value, path: &str) -> Result<Option<&'a Value>, String
                     ".{} accessor error: {} is of the type {}, expected map[string]interface{{}}",
                     fields[..=i].join("."),
                     go_value(other),
-                    go_type(other)
+                    crate::gojson::go_type(other)
                 ));
             }
         }
@@ -602,7 +559,7 @@ fn nested_int(object: &Value, path: &str) -> Result<i64, String> {
             ".{} accessor error: {} is of the type {}, expected int64",
             Scale::fields(path).join("."),
             go_value(other),
-            go_type(other)
+            crate::gojson::go_type(other)
         )),
     }
 }
@@ -643,7 +600,7 @@ fn scale_errors(scale: &Scale, object: &Value, write: Write) -> ErrorList {
                 ".{} accessor error: {} is of the type {}, expected string",
                 Scale::fields(path).join("."),
                 go_value(other),
-                go_type(other)
+                crate::gojson::go_type(other)
             )),
         });
         if let Err(why) = found {

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::super::common::config_map_key_errors;
+use super::super::common::{bytes_map_error, config_map_key_errors, string_map_error};
 use super::super::{Rules, no_defaults};
 use crate::field::{ErrorList, FieldError, Path};
 use crate::metadata::name_is_dns_subdomain;
@@ -23,34 +23,8 @@ const MAX_SIZE: usize = 1024 * 1024;
 /// Why the body cannot be decoded into a ConfigMap: a `data` value that
 /// is not a string, `binaryData` that is not base64.
 pub(crate) fn decode(obj: &Value) -> Option<String> {
-    let not_string = |field: &str, value: &Value| {
-        format!(
-            "json: cannot unmarshal {} into Go struct field ConfigMap.{field} of type {}",
-            super::secret::json_type(value),
-            if field == "data" { "string" } else { "[]uint8" }
-        )
-    };
-    let data = obj.get("data").and_then(Value::as_object);
-    if let Some(value) = data
-        .into_iter()
-        .flat_map(|d| d.values())
-        .find(|v| !v.is_string() && !v.is_null())
-    {
-        return Some(not_string("data", value));
-    }
-    let binary = obj.get("binaryData").and_then(Value::as_object);
-    for value in binary.into_iter().flat_map(|d| d.values()) {
-        match value {
-            Value::String(text) => {
-                if let Some(why) = crate::kinds::crd::go_base64_error(text) {
-                    return Some(why);
-                }
-            }
-            Value::Null => {}
-            other => return Some(not_string("binaryData", other)),
-        }
-    }
-    None
+    string_map_error(obj, "data", "ConfigMap.data")
+        .or_else(|| bytes_map_error(obj, "binaryData", "ConfigMap.binaryData"))
 }
 
 fn validate(obj: &Value) -> ErrorList {

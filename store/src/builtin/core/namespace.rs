@@ -6,6 +6,7 @@
 
 use serde_json::{Value, json};
 
+use super::super::common::kube_finalizer_name;
 use super::super::{Rules, nothing_on_update};
 use crate::field::{ErrorList, FieldError, Path};
 use crate::metadata::{is_qualified_name, name_is_dns_label};
@@ -92,13 +93,7 @@ fn validate(obj: &Value) -> ErrorList {
         for message in is_qualified_name(name) {
             errors.push(FieldError::invalid(&path, name, message));
         }
-        if !name.contains('/') && !["kubernetes", "orphan", "foregroundDeletion"].contains(&name) {
-            errors.push(FieldError::invalid(
-                &path,
-                name,
-                "name is neither a standard finalizer name nor is it fully qualified",
-            ));
-        }
+        errors.extend(kube_finalizer_name(&path, name));
     }
     errors
 }

@@ -105,6 +105,30 @@ fn scopes(obj: &Value) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+/// Scopes that cannot be used together.
+const CONFLICTING: [(&str, &str); 2] = [
+    ("BestEffort", "NotBestEffort"),
+    ("Terminating", "NotTerminating"),
+];
+
+/// The names of the hard limits, sorted (as Go walks them).
+fn hard_names(obj: &Value) -> Vec<&String> {
+    let mut hard: Vec<&String> = list(obj, "/spec/hard")
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    hard.sort();
+    hard
+}
+
+/// How many of the standard hard limits in `hard` `scope` does not apply
+/// to (an error each).
+fn misfits(scope: &str, hard: &[&String]) -> usize {
+    hard.iter()
+        .filter(|name| is_quota_standard(name) && !scope_fits(scope, name))
+        .count()
+}
+
 /// `ValidateResourceQuotaSpec`: the hard limits and the scopes.
 fn validate_spec(obj: &Value) -> ErrorList {
     let mut errors = list_errors(obj, "/spec/hard", &Path::new(["spec", "hard"]));
@@ -113,11 +137,7 @@ fn validate_spec(obj: &Value) -> ErrorList {
         return errors;
     }
     let path = Path::new(["spec", "scopes"]);
-    let mut hard: Vec<&String> = list(obj, "/spec/hard")
-        .into_iter()
-        .map(|(k, _)| k)
-        .collect();
-    hard.sort();
+    let hard = hard_names(obj);
     for scope in scopes.iter().map(|s| s.as_str().unwrap_or_default()) {
         if !SCOPES.contains(&scope) {
             errors.push(FieldError::invalid(
@@ -126,21 +146,16 @@ fn validate_spec(obj: &Value) -> ErrorList {
                 "unsupported scope",
             ));
         }
-        for name in &hard {
-            if is_quota_standard(name) && !scope_fits(scope, name) {
-                errors.push(FieldError::invalid(
-                    &path,
-                    json!(scopes),
-                    "unsupported scope applied to resource",
-                ));
-            }
+        for _ in 0..misfits(scope, &hard) {
+            errors.push(FieldError::invalid(
+                &path,
+                json!(scopes),
+                "unsupported scope applied to resource",
+            ));
         }
     }
     let has = |s: &str| scopes.iter().any(|v| v == s);
-    for (a, b) in [
-        ("BestEffort", "NotBestEffort"),
-        ("Terminating", "NotTerminating"),
-    ] {
+    for (a, b) in CONFLICTING {
         if has(a) && has(b) {
             errors.push(FieldError::invalid(
                 &path,
@@ -186,11 +201,7 @@ fn validate_scope_selector(obj: &Value) -> ErrorList {
         return errors;
     };
     let path = Path::new(["spec", "scopeSelector", "matchExpressions"]);
-    let mut hard: Vec<&String> = list(obj, "/spec/hard")
-        .into_iter()
-        .map(|(k, _)| k)
-        .collect();
-    hard.sort();
+    let hard = hard_names(obj);
     let expressions = selector.get("matchExpressions").and_then(Value::as_array);
     let mut seen: Vec<&str> = Vec::new();
     for expression in expressions.into_iter().flatten() {
@@ -212,14 +223,12 @@ fn validate_scope_selector(obj: &Value) -> ErrorList {
                 "unsupported scope",
             ));
         }
-        for name in &hard {
-            if is_quota_standard(name) && !scope_fits(scope, name) {
-                errors.push(FieldError::invalid(
-                    &path,
-                    crate::field::BadValue::Struct(scope_selector_struct(selector)),
-                    "unsupported scope applied to resource",
-                ));
-            }
+        for _ in 0..misfits(scope, &hard) {
+            errors.push(FieldError::invalid(
+                &path,
+                crate::field::BadValue::Struct(scope_selector_struct(selector)),
+                "unsupported scope applied to resource",
+            ));
         }
         if matches!(
             scope,
@@ -259,10 +268,7 @@ fn validate_scope_selector(obj: &Value) -> ErrorList {
         }
         seen.push(scope);
     }
-    for (a, b) in [
-        ("BestEffort", "NotBestEffort"),
-        ("Terminating", "NotTerminating"),
-    ] {
+    for (a, b) in CONFLICTING {
         if seen.contains(&a) && seen.contains(&b) {
             // (`spec.scopes`, as Go's validation names it: null when empty.)
             let scopes = scopes(obj);

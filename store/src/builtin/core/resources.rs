@@ -211,12 +211,7 @@ pub(crate) fn list_decode_error(obj: &Value, pointer: &str, field: &str) -> Opti
         Value::Null => None,
         other => Some(format!(
             "json: cannot unmarshal {} into Go struct field {field} of type v1.ResourceList",
-            match other {
-                Value::Bool(_) => "bool",
-                Value::Number(_) => "number",
-                Value::String(_) => "string",
-                _ => "array",
-            }
+            crate::gojson::json_kind(other)
         )),
     }
 }

@@ -9,7 +9,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::super::Rules;
-use super::super::common::{config_map_key_errors, immutable};
+use super::super::common::{bytes_map_error, config_map_key_errors, immutable, string_map_error};
 use crate::field::{ErrorList, FieldError, Path};
 use crate::metadata::name_is_dns_subdomain;
 
@@ -24,51 +24,12 @@ pub(crate) static RULES: Rules = Rules {
 /// `MaxSecretSize`: 1 MiB of data in all.
 const MAX_SIZE: usize = 1024 * 1024;
 
-/// What Go's JSON decoder calls a JSON value's type.
-pub(crate) fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-        Value::Null => "null",
-    }
-}
-
 /// Why the real server cannot decode this Secret, if it cannot: a `data`
 /// value that is not base64 or not a string, a `stringData` value not a
 /// string.
 pub(crate) fn decode(obj: &Value) -> Option<String> {
-    if let Some(data) = obj.get("data").and_then(Value::as_object) {
-        for value in data.values() {
-            match value {
-                Value::String(text) => {
-                    if let Some(why) = crate::kinds::crd::go_base64_error(text) {
-                        return Some(why);
-                    }
-                }
-                Value::Null => {}
-                other => {
-                    return Some(format!(
-                        "json: cannot unmarshal {} into Go struct field Secret.data of type []uint8",
-                        json_type(other)
-                    ));
-                }
-            }
-        }
-    }
-    if let Some(data) = obj.get("stringData").and_then(Value::as_object) {
-        for value in data.values() {
-            if !value.is_string() && !value.is_null() {
-                return Some(format!(
-                    "json: cannot unmarshal {} into Go struct field Secret.stringData of type string",
-                    json_type(value)
-                ));
-            }
-        }
-    }
-    None
+    bytes_map_error(obj, "data", "Secret.data")
+        .or_else(|| string_map_error(obj, "stringData", "Secret.stringData"))
 }
 
 /// `stringData` into `data` (its values win), and `type: Opaque`.
@@ -145,7 +106,7 @@ fn json_error(content: &[u8]) -> Option<String> {
         Ok(Value::Object(_)) => None,
         Ok(other) => Some(format!(
             "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-            json_type(&other)
+            crate::gojson::json_kind(&other)
         )),
         Err(e) if e.is_eof() => Some("unexpected end of JSON input".to_string()),
         Err(_) => Some(

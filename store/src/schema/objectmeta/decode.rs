@@ -43,18 +43,6 @@ pub struct ObjectMeta {
     pub unknown_fields: Vec<String>,
 }
 
-/// The JSON kind Go's decoder names in a type error.
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// Where the decoder is, for the context of a type error: the innermost
 /// struct, and the fields from the top.
 #[derive(Clone)]
@@ -115,7 +103,7 @@ impl Decoder {
             Value::Null => Ok(vec![None; OBJECT_META.fields.len()]),
             Value::Object(map) => self.strukt(map, &OBJECT_META, &[]),
             other => {
-                self.save(json_kind(other), "v1.ObjectMeta", None);
+                self.save(crate::gojson::json_kind(other), "v1.ObjectMeta", None);
                 Ok(vec![None; OBJECT_META.fields.len()])
             }
         }
@@ -165,7 +153,7 @@ impl Decoder {
             Kind::Str(go_type) => match value {
                 Value::String(_) => Ok(Some(value.clone())),
                 other => {
-                    self.save(json_kind(other), go_type, Some(context));
+                    self.save(crate::gojson::json_kind(other), go_type, Some(context));
                     Ok(None)
                 }
             },
@@ -181,14 +169,14 @@ impl Decoder {
                     }
                 }
                 other => {
-                    self.save(json_kind(other), "int64", Some(context));
+                    self.save(crate::gojson::json_kind(other), "int64", Some(context));
                     Ok(None)
                 }
             },
             Kind::Bool => match value {
                 Value::Bool(_) => Ok(Some(value.clone())),
                 other => {
-                    self.save(json_kind(other), "bool", Some(context));
+                    self.save(crate::gojson::json_kind(other), "bool", Some(context));
                     Ok(None)
                 }
             },
@@ -200,7 +188,11 @@ impl Decoder {
                     Time::At(at) => Ok(Some(Value::String(at))),
                     Time::Zero => Ok(None),
                 },
-                other => Err(type_error(json_kind(other), "string", Some(context))),
+                other => Err(type_error(
+                    crate::gojson::json_kind(other),
+                    "string",
+                    Some(context),
+                )),
             },
             Kind::Raw => Ok(Some(value.clone())),
             Kind::StrMap => match value {
@@ -213,7 +205,7 @@ impl Decoder {
                             Value::String(text) => text.clone(),
                             Value::Null => String::new(),
                             other => {
-                                self.save(json_kind(other), "string", Some(context));
+                                self.save(crate::gojson::json_kind(other), "string", Some(context));
                                 String::new()
                             }
                         };
@@ -222,7 +214,11 @@ impl Decoder {
                     Ok(Some(Value::Object(out)))
                 }
                 other => {
-                    self.save(json_kind(other), "map[string]string", Some(context));
+                    self.save(
+                        crate::gojson::json_kind(other),
+                        "map[string]string",
+                        Some(context),
+                    );
                     Ok(None)
                 }
             },
@@ -234,7 +230,7 @@ impl Decoder {
                             Value::String(_) => item.clone(),
                             Value::Null => Value::String(String::new()),
                             other => {
-                                self.save(json_kind(other), "string", Some(context));
+                                self.save(crate::gojson::json_kind(other), "string", Some(context));
                                 Value::String(String::new())
                             }
                         });
@@ -242,7 +238,7 @@ impl Decoder {
                     Ok(Some(Value::Array(out)))
                 }
                 other => {
-                    self.save(json_kind(other), "[]string", Some(context));
+                    self.save(crate::gojson::json_kind(other), "[]string", Some(context));
                     Ok(None)
                 }
             },
@@ -257,7 +253,7 @@ impl Decoder {
                             Value::Null => vec![None; strukt.fields.len()],
                             other => {
                                 let go_type = format!("v1.{}", strukt.name);
-                                self.save(json_kind(other), &go_type, Some(context));
+                                self.save(crate::gojson::json_kind(other), &go_type, Some(context));
                                 vec![None; strukt.fields.len()]
                             }
                         };
@@ -268,7 +264,7 @@ impl Decoder {
                 }
                 other => {
                     let go_type = format!("[]v1.{}", strukt.name);
-                    self.save(json_kind(other), &go_type, Some(context));
+                    self.save(crate::gojson::json_kind(other), &go_type, Some(context));
                     Ok(None)
                 }
             },
@@ -285,19 +281,6 @@ fn type_error(value: &str, go_type: &str, context: Option<&Context>) -> String {
             context.fields.join(".")
         ),
         None => format!("json: cannot unmarshal {value} into Go value of type {go_type}"),
-    }
-}
-
-/// Go's `%T` of a value decoded into `interface{}`.
-fn go_type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "<nil>",
-        Value::Bool(_) => "bool",
-        Value::Number(number) if number.is_f64() => "float64",
-        Value::Number(_) => "int64",
-        Value::String(_) => "string",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
     }
 }
 
@@ -338,7 +321,7 @@ pub fn get_object_meta(
     let Value::Object(map) = metadata else {
         return Err(format!(
             "invalid metadata: expected object, got {}",
-            go_type_name(metadata)
+            crate::gojson::go_type(metadata)
         ));
     };
     // Field by field, keeping those that can be read.

@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use crate::field::{Path, go_float};
+use crate::field::Path;
 use crate::schema::Schema;
 use crate::schema::defaulting::prune_nulls;
 use crate::schema::objectmeta::{self, CoerceOptions, ObjectMetaOptions};
@@ -31,32 +31,6 @@ pub struct DecodeOptions {
     pub preserve_unknown_fields: bool,
     /// Lists the unknown fields (`fieldValidation` `Warn` or `Strict`).
     pub return_unknown_field_paths: bool,
-}
-
-/// Go's `%v` of a value decoded into `interface{}`.
-fn go_print(value: &Value) -> String {
-    match value {
-        Value::Null => "<nil>".into(),
-        Value::Bool(flag) => flag.to_string(),
-        Value::Number(number) => match number.as_i64() {
-            Some(int) => int.to_string(),
-            None => go_float(number.as_f64().unwrap_or_default()),
-        },
-        Value::String(text) => text.clone(),
-        Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(go_print).collect();
-            format!("[{}]", items.join(" "))
-        }
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let fields: Vec<String> = keys
-                .into_iter()
-                .map(|key| format!("{key}:{}", go_print(&map[key])))
-                .collect();
-            format!("map[{}]", fields.join(" "))
-        }
-    }
 }
 
 /// Go's `%T` of a value decoded into `interface{}`.
@@ -79,7 +53,7 @@ fn nested_string(object: &Value, field: &str) -> Result<Option<String>, String> 
         Some(Value::String(text)) => Ok(Some(text.clone())),
         Some(other) => Err(format!(
             ".{field} accessor error: {} is of the type {}, expected string",
-            go_print(other),
+            crate::field::go_print(other),
             go_type(other)
         )),
     }
