@@ -299,7 +299,7 @@ impl HostConfig {
 /// module or the operator decided which namespaces) or nothing is excluded.
 fn exclude_namespaces(webhook: &mut Webhook, excluded: &[String]) {
     let selector = webhook.namespace_selector.as_deref().unwrap_or_default();
-    let decided = rekon_store::LabelSelector::parse(selector)
+    let decided = rekon_rules::LabelSelector::parse(selector)
         .is_ok_and(|s| s.keys().any(|k| k == NAMESPACE_NAME_LABEL));
     let mut excluded: Vec<&str> = excluded.iter().map(String::as_str).collect();
     excluded.sort_unstable();
@@ -354,9 +354,8 @@ impl WebhookConfig {
             ),
         ] {
             if let Some(selector) = given {
-                rekon_store::LabelSelector::parse(selector).map_err(|e| {
-                    setting(format!("{field} {selector:?} is invalid: {}", e.message))
-                })?;
+                rekon_rules::LabelSelector::parse(selector)
+                    .map_err(|e| setting(format!("{field} {selector:?} is invalid: {e}")))?;
                 *target = Some(selector.clone()).filter(|s| !s.trim().is_empty());
             }
         }
@@ -376,8 +375,8 @@ impl ModuleConfig {
             message,
         };
         if let Some(selector) = &self.selector {
-            rekon_store::LabelSelector::parse(selector)
-                .map_err(|e| setting(format!("selector {selector:?} is invalid: {}", e.message)))?;
+            rekon_rules::LabelSelector::parse(selector)
+                .map_err(|e| setting(format!("selector {selector:?} is invalid: {e}")))?;
             manifest.primary_selector = Some(selector.clone()).filter(|s| !s.trim().is_empty());
         }
         if let Some(namespaces) = &self.namespaces {

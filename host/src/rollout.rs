@@ -507,7 +507,7 @@ fn comparable(mut object: Value) -> Value {
 
 /// The unified diff of the serving version's writes and the shadow's.
 pub(crate) fn diff(serving: &str, shadow: &str, versions: (&str, &str)) -> Vec<String> {
-    let lines = rekon_store::diff::lines(serving, shadow, 3);
+    let lines = rekon_rules::diff_lines(serving, shadow, 3);
     if lines.is_empty() {
         return lines;
     }

@@ -1284,7 +1284,7 @@ pub fn check_file(crd: &Value, path: impl AsRef<std::path::Path>) -> Result<(), 
     if checked_in == *crd {
         return Ok(());
     }
-    let diff = rekon_store::diff::lines(&sorted_yaml(&checked_in), &sorted_yaml(crd), 2).join("\n");
+    let diff = rekon_rules::diff_lines(&sorted_yaml(&checked_in), &sorted_yaml(crd), 2).join("\n");
     Err(format!(
         "{} is not the CRD the Rust types make (- in the file, + generated):\n{diff}\n{hint}",
         path.display()

@@ -192,9 +192,9 @@ const VERB_NAMES: [(Verbs, &str); 7] = [
 ];
 
 /// A grant under the permission rule the SDK's harness shares with the
-/// host (`rekon_store::calls::is_allowed`).
+/// host (`rekon_rules::is_allowed`).
 #[cfg(not(target_arch = "wasm32"))]
-impl rekon_store::calls::Grant for Permission {
+impl rekon_rules::Grant for Permission {
     fn group(&self) -> &str {
         &self.kind.group
     }

@@ -37,7 +37,8 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use rekon_store::calls::{self, CallPatch, IndexKeyRef, KindRef, TargetRef};
+use rekon_rules::{IndexKeyRef, KindRef};
+use rekon_store::calls::{self, CallPatch, TargetRef};
 use rekon_store::{
     ListOptions, Propagation as StorePropagation, ResourceInfo, Status, Store, StoreConfig,
 };
@@ -437,13 +438,13 @@ impl Inner {
         let Some(m) = &*manifest else {
             return Ok(());
         };
-        if calls::is_allowed(&m.permissions, verb, kind_ref(kind), namespace) {
+        if rekon_rules::is_allowed(&m.permissions, verb, kind_ref(kind), namespace) {
             return Ok(());
         }
         Err(ApiError::new(
             403,
             "Forbidden",
-            calls::denial_message(
+            rekon_rules::denial_message(
                 &m.name,
                 verb,
                 kind_ref(kind),

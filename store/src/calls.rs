@@ -5,22 +5,13 @@
 //! guest and the host; errors are the [`Status`] a real API server would
 //! answer, worded as it words them.
 //!
-//! The permission rule of modules is here too ([`is_allowed`]), shared by
-//! the host and the SDK's harness: a grant covers a group and kind (every
-//! version, like RBAC), some verbs, and every namespace or a list of them.
+//! The rules every backend applies alike (the permission rule, index
+//! keys, the bounds of an Event) are rekon-rules'.
 
 use crate::prelude::*;
 
-/// A kind: group (`""` for core), version, kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KindRef<'a> {
-    /// API group; empty for the core group.
-    pub group: &'a str,
-    /// API version.
-    pub version: &'a str,
-    /// Kind.
-    pub kind: &'a str,
-}
+use rekon_rules::index_keys;
+pub use rekon_rules::{IndexKeyRef, KindRef, MAX_EVENT_REASON};
 
 /// One object, by kind, namespace and name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,56 +152,6 @@ pub fn list(
         .collect())
 }
 
-/// What a cache index keys an object by (the contract's `index-key`).
-#[derive(Clone, Copy, Debug)]
-pub enum IndexKeyRef<'a> {
-    /// The value at a dotted field path (`spec.nodeName`); each scalar
-    /// item of a list is a key.
-    Field(&'a str),
-    /// The value of the label with this key.
-    Label(&'a str),
-}
-
-/// The keys `object` is indexed under: the value at the field path (each
-/// scalar item of a list), or the label's value; none when it has neither.
-pub fn index_keys(object: &Value, key: IndexKeyRef<'_>) -> Vec<String> {
-    fn scalar(value: &Value) -> Option<String> {
-        match value {
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            Value::Bool(b) => Some(b.to_string()),
-            _ => None,
-        }
-    }
-    match key {
-        IndexKeyRef::Label(label) => object
-            .pointer("/metadata/labels")
-            .and_then(|labels| labels.get(label))
-            .and_then(Value::as_str)
-            .map(|v| vec![v.to_string()])
-            .unwrap_or_default(),
-        IndexKeyRef::Field(path) => {
-            let mut at = object;
-            for part in path.trim_start_matches('.').split('.') {
-                match at.get(part) {
-                    Some(next) => at = next,
-                    None => return Vec::new(),
-                }
-            }
-            match at {
-                Value::Array(items) => items.iter().filter_map(scalar).collect(),
-                other => scalar(other).into_iter().collect(),
-            }
-        }
-    }
-}
-
-/// Whether an index field path is well formed: dotted names, none empty.
-pub fn valid_field_path(path: &str) -> bool {
-    let path = path.trim_start_matches('.');
-    !path.is_empty() && path.split('.').all(|p| !p.is_empty())
-}
-
 /// Lists the objects of `kind` whose `key` is `value` (ordered as
 /// [`list`]): what `list-by-index` answers, found by a scan.
 pub fn list_by_index(
@@ -312,9 +253,6 @@ pub fn delete(
     Ok(())
 }
 
-/// Longest Event reason a real server takes.
-pub const MAX_EVENT_REASON: usize = 128;
-
 /// Whether an Event's reason is one a real server takes; if not, the 422
 /// every rekon backend answers `record-event` with.
 pub fn check_event_reason(reason: &str) -> Result<(), Status> {
@@ -401,166 +339,14 @@ pub fn ensure_namespace(store: &Store, name: &str) -> Result<(), Status> {
     Ok(())
 }
 
-/// One grant of a module's permissions, as the host's and the SDK's
-/// manifests hold it.
-pub trait Grant {
-    /// The group of the kind it covers (every version).
-    fn group(&self) -> &str;
-    /// The kind it covers.
-    fn kind(&self) -> &str;
-    /// Whether it grants `verb` (`get`, `list`, `watch`, `create`,
-    /// `update`, `patch`, `delete`).
-    fn grants(&self, verb: &str) -> bool;
-    /// The namespaces it covers; every namespace when empty.
-    fn namespaces(&self) -> &[String];
-}
-
-/// Whether `grants` allow `verb` on `kind` in `namespace`: the permission
-/// rule of modules. Versions are not compared (like RBAC); a namespaced
-/// grant never covers a cluster-wide call.
-pub fn is_allowed<G: Grant>(
-    grants: &[G],
-    verb: &str,
-    kind: KindRef<'_>,
-    namespace: Option<&str>,
-) -> bool {
-    grants.iter().any(|g| {
-        g.group() == kind.group
-            && g.kind() == kind.kind
-            && g.grants(verb)
-            && (g.namespaces().is_empty()
-                || namespace.is_some_and(|ns| g.namespaces().iter().any(|n| n == ns)))
-    })
-}
-
-/// The message of a call refused for lack of permission: `module "app" may
-/// not delete Secret/v1 in namespace "default": its manifest does not grant
-/// it`.
-pub fn denial_message(
-    module: &str,
-    verb: &str,
-    kind: KindRef<'_>,
-    namespace: Option<&str>,
-    why: &str,
-) -> String {
-    let kind = if kind.group.is_empty() {
-        format!("{}/{}", kind.kind, kind.version)
-    } else {
-        format!("{}.{}/{}", kind.kind, kind.group, kind.version)
-    };
-    let scope = namespace.map_or("the cluster scope".to_string(), |ns| {
-        format!("namespace {ns:?}")
-    });
-    format!("module {module:?} may not {verb} {kind} in {scope}: {why}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    struct G(
-        &'static str,
-        &'static str,
-        &'static [&'static str],
-        Vec<String>,
-    );
-
-    impl Grant for G {
-        fn group(&self) -> &str {
-            self.0
-        }
-        fn kind(&self) -> &str {
-            self.1
-        }
-        fn grants(&self, verb: &str) -> bool {
-            self.2.contains(&verb)
-        }
-        fn namespaces(&self) -> &[String] {
-            &self.3
-        }
-    }
-
-    fn kind(group: &'static str, version: &'static str, kind: &'static str) -> KindRef<'static> {
-        KindRef {
-            group,
-            version,
-            kind,
-        }
-    }
-
-    #[test]
-    fn the_permission_rule_is_by_group_kind_verb_and_namespace_not_version() {
-        let grants = [
-            G("apps", "Deployment", &["get", "patch"], vec![]),
-            G("", "Secret", &["get"], vec!["team-a".into()]),
-        ];
-        let cases = [
-            (
-                "any version of the kind",
-                "get",
-                kind("apps", "v1beta1", "Deployment"),
-                Some("x"),
-                true,
-            ),
-            (
-                "a verb not granted",
-                "delete",
-                kind("apps", "v1", "Deployment"),
-                Some("x"),
-                false,
-            ),
-            (
-                "another group",
-                "get",
-                kind("extensions", "v1", "Deployment"),
-                Some("x"),
-                false,
-            ),
-            (
-                "a listed namespace",
-                "get",
-                kind("", "v1", "Secret"),
-                Some("team-a"),
-                true,
-            ),
-            (
-                "another namespace",
-                "get",
-                kind("", "v1", "Secret"),
-                Some("team-b"),
-                false,
-            ),
-            (
-                "cluster-wide from a namespaced grant",
-                "get",
-                kind("", "v1", "Secret"),
-                None,
-                false,
-            ),
-        ];
-        for (case, verb, kind, namespace, allowed) in cases {
-            assert_eq!(
-                is_allowed(&grants, verb, kind, namespace),
-                allowed,
-                "{case}"
-            );
-        }
-        assert_eq!(
-            denial_message(
-                "app",
-                "delete",
-                kind("", "v1", "Secret"),
-                Some("default"),
-                "its manifest does not grant it"
-            ),
-            "module \"app\" may not delete Secret/v1 in namespace \"default\": its manifest does not grant it"
-        );
-    }
-
     #[test]
     fn calls_answer_as_the_api_server_does() {
         let store = Store::new(StoreConfig::default());
-        let cm = kind("", "v1", "ConfigMap");
+        let cm = KindRef::new("", "v1", "ConfigMap");
         let target = TargetRef {
             kind: cm,
             namespace: Some("default"),
@@ -568,9 +354,14 @@ mod tests {
         };
         assert_eq!(get(&store, target).unwrap_err().code, 404);
         assert_eq!(
-            list(&store, kind("example.com", "v1", "Widget"), None, None)
-                .unwrap_err()
-                .reason,
+            list(
+                &store,
+                KindRef::new("example.com", "v1", "Widget"),
+                None,
+                None
+            )
+            .unwrap_err()
+            .reason,
             "NotFound"
         );
         // An apply body is YAML, as for a real server: a trailing comma is fine.
@@ -595,12 +386,12 @@ mod tests {
         assert_eq!((again.code, again.reason.as_str()), (409, "AlreadyExists"));
         let broken = create(&store, cm, Some("default"), "{not json", "m").unwrap_err();
         assert_eq!(broken.code, 400);
-        let cs = kind("", "v1", "ComponentStatus");
+        let cs = KindRef::new("", "v1", "ComponentStatus");
         let refused = create(&store, cs, None, r#"{"metadata": {"name": "x"}}"#, "m").unwrap_err();
         assert_eq!(refused.code, 405);
         let review = create(
             &store,
-            kind("authorization.k8s.io", "v1", "SelfSubjectAccessReview"),
+            KindRef::new("authorization.k8s.io", "v1", "SelfSubjectAccessReview"),
             None,
             r#"{"spec": {"resourceAttributes": {"verb": "get", "resource": "pods"}}}"#,
             "m",

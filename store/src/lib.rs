@@ -31,7 +31,6 @@ mod builtin;
 pub mod calls;
 mod conversion;
 mod delete;
-pub mod diff;
 pub mod duplicates;
 pub mod field;
 mod gc;

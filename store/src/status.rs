@@ -265,3 +265,10 @@ impl Status {
         }
     }
 }
+
+impl From<rekon_rules::SelectorError> for Status {
+    /// A malformed label selector: the 400 the real server answers.
+    fn from(error: rekon_rules::SelectorError) -> Status {
+        Status::bad_request(error.0)
+    }
+}

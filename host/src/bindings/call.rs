@@ -106,7 +106,7 @@ impl HostState {
         } else {
             "its manifest does not grant it"
         };
-        let message = rekon_store::calls::denial_message(
+        let message = rekon_rules::denial_message(
             &ctx.caller.name,
             verb_name(verb),
             kind_ref(kind),

@@ -25,7 +25,7 @@ pub const MAX_CALL_PAYLOAD: usize = 3 << 20;
 /// Longest log message or reconcile error message kept from a guest.
 pub const MAX_MESSAGE: usize = 8 << 10;
 /// Longest Event reason (the API server's limit).
-pub const MAX_EVENT_REASON: usize = rekon_store::calls::MAX_EVENT_REASON;
+pub const MAX_EVENT_REASON: usize = rekon_rules::MAX_EVENT_REASON;
 
 /// Adds WASI (without ambient authority) and the `rekon:reconciler`
 /// imports, of every version of the contract, to a linker.

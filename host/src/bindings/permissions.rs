@@ -1,13 +1,13 @@
 //! Who may do what: a module's declared permissions, narrowed by the
 //! operator, checked before any call reaches the cluster.
 
-use rekon_store::calls::{self, Grant, KindRef};
+use rekon_rules::{Grant, KindRef};
 
 use crate::contract::{Gvk, Index, Permission, Verbs};
 use crate::shared::{verb_name, verb_named};
 
 /// A manifest's permission under the permission rule modules share with
-/// the SDK's harness (`rekon_store::calls::is_allowed`).
+/// the SDK's harness (`rekon_rules::is_allowed`).
 impl Grant for Permission {
     fn group(&self) -> &str {
         &self.kind.group
@@ -34,7 +34,7 @@ pub(crate) fn is_allowed(
     kind: &Gvk,
     namespace: Option<&str>,
 ) -> bool {
-    calls::is_allowed(permissions, verb_name(verb), kind_ref(kind), namespace)
+    rekon_rules::is_allowed(permissions, verb_name(verb), kind_ref(kind), namespace)
 }
 
 /// A kind as the shared rules take it.

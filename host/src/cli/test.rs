@@ -1041,7 +1041,7 @@ async fn check_present(
         "  present {} differs (- expected, + actual):\n",
         describe(&target)
     );
-    for line in rekon_store::diff::lines(&yaml(expected), &yaml(&shown), 3) {
+    for line in rekon_rules::diff_lines(&yaml(expected), &yaml(&shown), 3) {
         out.push_str("    ");
         out.push_str(&line);
         out.push('\n');
@@ -1383,7 +1383,7 @@ mod tests {
         let wrong = json!({"data": {"a": "9"}, "gone": null});
         let shown = project(&wrong, &actual);
         assert_eq!(shown, json!({"data": {"a": "1"}, "gone": null}));
-        let diff = rekon_store::diff::lines(&yaml(&wrong), &yaml(&shown), 3);
+        let diff = rekon_rules::diff_lines(&yaml(&wrong), &yaml(&shown), 3);
         assert_eq!(
             diff,
             vec!["  data:", "-   a: '9'", "+   a: '1'", "  gone: null"]
@@ -1394,7 +1394,7 @@ mod tests {
     fn a_long_diff_keeps_three_lines_of_context() {
         let expected = "a\nb\nc\nd\ne\nf\ng\nh\ni\n";
         let actual = "a\nb\nc\nd\nE\nf\ng\nh\ni\n";
-        let diff = rekon_store::diff::lines(expected, actual, 3);
+        let diff = rekon_rules::diff_lines(expected, actual, 3);
         assert_eq!(
             diff,
             vec![

@@ -191,9 +191,9 @@ impl Cluster for KubeCluster {
         label_selector: Option<&str>,
     ) -> Result<Vec<String>, ApiError> {
         let selector = label_selector
-            .map(rekon_store::LabelSelector::parse)
+            .map(rekon_rules::LabelSelector::parse)
             .transpose()
-            .map_err(|s| api_error(s.code, &s.reason, &s.message))?;
+            .map_err(|e| api_error(400, "BadRequest", &e.0))?;
         let informer = self.informer(kind, namespace).await?;
         let namespace = namespace.filter(|_| informer.resolved.namespaced);
         Ok(informer

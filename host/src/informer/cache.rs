@@ -413,10 +413,10 @@ struct Index {
 impl Index {
     fn keys(&self, object: &Value) -> Vec<String> {
         let key = match &self.spec {
-            IndexSpec::Field(path) => rekon_store::calls::IndexKeyRef::Field(path),
-            IndexSpec::Label(label) => rekon_store::calls::IndexKeyRef::Label(label),
+            IndexSpec::Field(path) => rekon_rules::IndexKeyRef::Field(path),
+            IndexSpec::Label(label) => rekon_rules::IndexKeyRef::Label(label),
         };
-        rekon_store::calls::index_keys(object, key)
+        rekon_rules::index_keys(object, key)
     }
 
     fn add(&mut self, object: &Cached, parsed: &Value) {

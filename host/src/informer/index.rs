@@ -1,7 +1,7 @@
 //! Cache indexes: what a manifest's index keys an object by (the rule is
-//! `rekon_store::calls::index_keys`, shared with the SDK's harness).
+//! `rekon_rules::index_keys`, shared with the SDK's harness).
 
-use rekon_store::calls::IndexKeyRef;
+use rekon_rules::IndexKeyRef;
 use serde_json::Value;
 
 use crate::contract::IndexKey;
@@ -24,13 +24,13 @@ pub(crate) fn spec(key: &IndexKey) -> super::IndexSpec {
 
 /// The keys `object` is indexed under.
 pub(crate) fn keys(object: &Value, key: &IndexKey) -> Vec<String> {
-    rekon_store::calls::index_keys(object, key_ref(key))
+    rekon_rules::index_keys(object, key_ref(key))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rekon_store::calls::valid_field_path;
+    use rekon_rules::valid_field_path;
     use serde_json::json;
 
     #[test]

@@ -618,8 +618,8 @@ fn validate_manifest(manifest: &Manifest, reconciles: bool) -> Result<(), String
             .filter_map(|w| w.label_selector.as_ref()),
     );
     for selector in selectors {
-        rekon_store::LabelSelector::parse(selector)
-            .map_err(|e| format!("label selector {selector:?} is invalid: {}", e.message))?;
+        rekon_rules::LabelSelector::parse(selector)
+            .map_err(|e| format!("label selector {selector:?} is invalid: {e}"))?;
     }
     validate_indexes(manifest)
 }
@@ -641,7 +641,7 @@ fn validate_indexes(manifest: &Manifest) -> Result<(), String> {
             return Err(format!("index {name:?} is declared twice"));
         }
         match &index.key {
-            IndexKey::Field(path) if !rekon_store::calls::valid_field_path(path) => {
+            IndexKey::Field(path) if !rekon_rules::valid_field_path(path) => {
                 return Err(format!(
                     "index {name:?}: field path {path:?} must be dotted names (spec.nodeName)"
                 ));

@@ -237,12 +237,8 @@ pub(crate) fn validate(webhooks: &Webhooks) -> Result<(), String> {
                 .iter()
                 .chain(&webhook.object_selector)
             {
-                rekon_store::LabelSelector::parse(selector).map_err(|e| {
-                    format!(
-                        "{what}: label selector {selector:?} is invalid: {}",
-                        e.message
-                    )
-                })?;
+                rekon_rules::LabelSelector::parse(selector)
+                    .map_err(|e| format!("{what}: label selector {selector:?} is invalid: {e}"))?;
             }
         }
     }

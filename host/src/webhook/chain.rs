@@ -128,7 +128,7 @@ fn selects(selector: Option<&str>, labels: &BTreeMap<String, String>) -> bool {
     let Some(selector) = selector else {
         return true;
     };
-    rekon_store::LabelSelector::parse(selector)
+    rekon_rules::LabelSelector::parse(selector)
         .is_ok_and(|s| s.matches_with(|key| labels.get(key).map(String::as_str)))
 }
 

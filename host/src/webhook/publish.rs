@@ -190,7 +190,7 @@ pub fn configuration(
                 .collect();
             let selector = |s: &Option<String>| {
                 s.as_deref()
-                    .and_then(|s| rekon_store::LabelSelector::parse(s).ok())
+                    .and_then(|s| rekon_rules::LabelSelector::parse(s).ok())
                     .map_or_else(|| json!({}), |s| s.to_api())
             };
             let mut entry = json!({

@@ -1,0 +1,26 @@
+//! rekon-rules: the rules of rekon's contract (`wit/reconciler.wit`) that
+//! every implementation of its host calls applies alike — the host library
+//! against a cluster, the embedded Kubernetes behind `rekon dev` and
+//! `rekon test`, and the SDK's native test harness — so that a module
+//! meets the same answers everywhere.
+//!
+//! Where to start: [`LabelSelector`] (the selectors manifests, calls and
+//! webhook configurations carry, parsed as Kubernetes parses them),
+//! [`index_keys`] (what a cache index keys an object by), and
+//! [`is_allowed`] with [`denial_message`] (the permission rule of
+//! modules), and [`diff_lines`], how every rekon tool shows two texts
+//! that differ. Nothing here does I/O or keeps state.
+#![deny(missing_docs)]
+
+mod diff;
+mod index;
+mod labels;
+mod permissions;
+
+pub use diff::diff_lines;
+pub use index::{IndexKeyRef, index_keys, valid_field_path};
+pub use labels::{LabelSelector, SelectorError};
+pub use permissions::{Grant, KindRef, denial_message, is_allowed};
+
+/// Longest Event reason a real API server takes.
+pub const MAX_EVENT_REASON: usize = 128;
