@@ -7,7 +7,7 @@
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY . .
-RUN cargo build --release --locked -p rekon-host --bin rekon \
+RUN cargo build --release --locked -p rekon --bin rekon \
  && install -D -s target/release/rekon /out/rekon
 
 FROM gcr.io/distroless/cc-debian12:nonroot

@@ -49,8 +49,8 @@ bench: setup guests-other
 # and the example guests reconciling against it. Ctrl-C stops it.
 GUESTS = target/guests/wasm32-wasip2/guest
 run: setup
-	$(CARGO) build -q -p rekon-test-artifacts -p rekon-host
-	$(CARGO) run -q -p rekon-host -- dev $(GUESTS)/app.wasm $(GUESTS)/configmap_sync.wasm \
+	$(CARGO) build -q -p rekon-test-artifacts -p rekon
+	$(CARGO) run -q -p rekon -- dev $(GUESTS)/app.wasm $(GUESTS)/configmap_sync.wasm \
 		-f guests/app/manifests/example.yaml \
 		--write-kubeconfig target/rekon-dev.kubeconfig
 
@@ -58,7 +58,7 @@ run: setup
 # ConfigMaps the host watches (deploy/modules/app.yaml).
 REKON = target/debug/rekon
 deploy-modules: setup
-	$(CARGO) build -q -p rekon-test-artifacts -p rekon-host --bin rekon
+	$(CARGO) build -q -p rekon-test-artifacts -p rekon --bin rekon
 	$(REKON) pack $(GUESTS)/app.wasm --name app > deploy/modules/app.yaml
 
 # The container image deploy/ runs (ghcr.io/rekon-dev/rekon:<version>), built
@@ -66,7 +66,7 @@ deploy-modules: setup
 # target/image/rekon.tar: `docker load -i`, `ctr -n k8s.io images import`,
 # or `skopeo copy docker-archive:target/image/rekon.tar docker://REGISTRY/...`.
 image:
-	$(CARGO) build --release --locked -p rekon-host --bin rekon
+	$(CARGO) build --release --locked -p rekon --bin rekon
 	tools/image.sh target/image/rekon.tar target/release/rekon
 
 # The same image with a container daemon, from the Dockerfile.

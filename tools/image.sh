@@ -24,7 +24,7 @@ reference=${3:-ghcr.io/rekon-dev/rekon:$version}
 for tool in umoci skopeo ldd; do
   command -v "$tool" >/dev/null || { echo "$0: $tool is missing (apt-get install umoci skopeo)" >&2; exit 1; }
 done
-[[ -x $binary ]] || { echo "$0: no binary at $binary (cargo build --release -p rekon-host --bin rekon)" >&2; exit 1; }
+[[ -x $binary ]] || { echo "$0: no binary at $binary (cargo build --release -p rekon --bin rekon)" >&2; exit 1; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/rekon-image.XXXXXX")
 trap 'rm -rf "$work"' EXIT

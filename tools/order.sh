@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tools/order.sh
 #
-# Regenerates host/rekon.order.gz, the order in which the linker lays out the
-# `rekon` executable's functions (host/build.rs hands it to lld): every
+# Regenerates cli/rekon.order.gz, the order in which the linker lays out the
+# `rekon` executable's functions (cli/build.rs hands it to lld): every
 # function `rekon run` calls while it starts, reconciles and idles comes
 # first, next to each other, so the code a running host touches fills few
 # pages and the kernel's fault-around (64 KiB around each page touched) maps
@@ -44,9 +44,9 @@ echo "== instrumented build (target/order)"
 # ORDER_BUILT=1: the instrumented build there is current, use it as it is.
 if [[ -z ${ORDER_BUILT:-} ]]; then
   RUSTFLAGS="-Cprofile-generate=$root/target/order/profiles" \
-    cargo build --release -p rekon-host --bin rekon --target-dir target/order
+    cargo build --release -p rekon --bin rekon --target-dir target/order
 fi
-cargo build --release -p rekon-host --bin rekon
+cargo build --release -p rekon --bin rekon
 make -s setup >/dev/null
 cargo build -p rekon-test-artifacts -q
 app=target/guests/wasm32-wasip2/guest/app.wasm
@@ -108,5 +108,5 @@ sed -e 's/\.llvm\.[0-9]*$//' "$work/called" |
   awk 'NR == FNR { full[$1] = full[$1] " " $2; next }
        ($1 in full) { n = split(full[$1], f, " "); for (i = 1; i <= n; i++) if (!seen[f[i]]++) print f[i] }' \
     "$work/symbols" - >"$work/order"
-gzip -9 -n -c "$work/order" >host/rekon.order.gz
-echo "host/rekon.order.gz: $(wc -l <"$work/order") functions of $(wc -l <"$work/called") called"
+gzip -9 -n -c "$work/order" >cli/rekon.order.gz
+echo "cli/rekon.order.gz: $(wc -l <"$work/order") functions of $(wc -l <"$work/called") called"

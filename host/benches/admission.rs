@@ -18,8 +18,10 @@ use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rekon_host::runtime::Phase;
 use rekon_host::webhook::{Certificate, Endpoint, ServingCert, WebhookServerConfig};
-use rekon_host::{Cluster, Engine, Host, MemoryCluster, Module, Phase};
+use rekon_host::{Cluster, Engine, Host, Module};
+use rekon_offline::MemoryCluster;
 use serde_json::{Value, json};
 
 fn emit(metric: &str, value: f64, unit: &str) {

@@ -16,9 +16,10 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rekon_host::{
-    Cluster, DispatchOptions, Engine, EngineConfig, MemoryCluster, Module, Request, Tier,
-};
+use rekon_host::contract::Request;
+use rekon_host::runtime::{DispatchOptions, Tier};
+use rekon_host::{Cluster, Engine, EngineConfig, Module};
+use rekon_offline::MemoryCluster;
 use serde_json::{Value, json};
 
 fn emit(metric: &str, value: f64, unit: &str) {
@@ -168,7 +169,7 @@ fn main() {
 
     runtime.block_on(async {
         let uncached = Engine::new(EngineConfig::default().cache_dir(None)).expect("an engine");
-        let digest = rekon_host::digest(&bytes);
+        let digest = rekon_host::runtime::digest(&bytes);
         let started = Instant::now();
         uncached
             .compile(&bytes, &digest)

@@ -21,9 +21,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use rekon_host::{
-    Action, Cluster, DispatchOptions, Engine, EngineConfig, MemoryCluster, Module, Request,
-};
+use rekon_host::contract::{Action, Request};
+use rekon_host::runtime::DispatchOptions;
+use rekon_host::{Cluster, Engine, EngineConfig, Module};
+use rekon_offline::MemoryCluster;
 use serde_json::{Value, json};
 
 fn emit(metric: &str, value: f64, unit: &str) {
@@ -128,7 +129,7 @@ fn main() {
                 "KiB",
             );
             if full {
-                let digest = rekon_host::digest(&bytes);
+                let digest = rekon_host::runtime::digest(&bytes);
                 let started = Instant::now();
                 uncached
                     .compile(&bytes, &digest)

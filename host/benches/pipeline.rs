@@ -613,7 +613,7 @@ fn say(line: &str) {
 /// and host calls: the SDK's calls go to the host's `Cluster` backend.
 mod native {
     use super::*;
-    use rekon_host as host;
+    use rekon_host::contract as host;
     use rekon_sdk as sdk;
 
     const FIELD_MANAGER: &str = "rekon-app";
@@ -652,7 +652,7 @@ mod native {
     }
 
     struct Bridge {
-        cluster: Arc<dyn host::Cluster>,
+        cluster: Arc<dyn rekon_host::Cluster>,
         runtime: tokio::runtime::Handle,
     }
 
@@ -988,7 +988,7 @@ fn cache_cost(sizes: &Sizes) {
         let client = client_for(&server.kubeconfig).await;
         // Warm the client, discovery and the informer code on a small kind,
         // so the measure is the cache and not the first use of the stack.
-        let namespaces = rekon_host::Gvk {
+        let namespaces = rekon_host::contract::Gvk {
             group: String::new(),
             version: "v1".into(),
             kind: "Namespace".into(),
@@ -996,7 +996,7 @@ fn cache_cost(sizes: &Sizes) {
         let warm = SyncedInformer::start(client.clone(), &namespaces)
             .await
             .expect("syncing Namespaces");
-        let config_maps = rekon_host::Gvk {
+        let config_maps = rekon_host::contract::Gvk {
             group: String::new(),
             version: "v1".into(),
             kind: "ConfigMap".into(),

@@ -51,7 +51,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rekon_apiserver::{ApiServer, ResourceInfo, RunningServer, Store};
-use rekon_host::{CompileSource, Engine, EngineConfig, Host, Module};
+use rekon_host::runtime::CompileSource;
+use rekon_host::{Engine, EngineConfig, Host, Module};
 use serde_json::{Value, json};
 
 /// How long one reload may take before the run is declared broken.
@@ -226,7 +227,7 @@ async fn js_reloads(count: usize) -> Vec<f64> {
     let mut samples = Vec::with_capacity(count);
     for n in 1..=count {
         let version = numbered(&bytes, n);
-        let digest = rekon_host::digest(&version);
+        let digest = rekon_host::runtime::digest(&version);
         let started = Instant::now();
         install(dir.path(), "sync.wasm", &version);
         loop {
@@ -367,7 +368,7 @@ async fn optimised(modules: &[Module]) {
     let started = Instant::now();
     while modules
         .iter()
-        .any(|m| m.tier() == rekon_host::Tier::Baseline)
+        .any(|m| m.tier() == rekon_host::runtime::Tier::Baseline)
     {
         assert!(
             started.elapsed() < DEADLINE * 5,
@@ -393,7 +394,7 @@ fn main() {
     runtime.block_on(async {
         let uncached = Engine::new(EngineConfig::default().cache_dir(None)).expect("an engine");
         let bytes = misbehave.version(&mark('u', 0));
-        let digest = rekon_host::digest(&bytes);
+        let digest = rekon_host::runtime::digest(&bytes);
         let started = Instant::now();
         uncached
             .compile(&bytes, &digest)
@@ -403,7 +404,7 @@ fn main() {
         let bytes = misbehave.version(&mark('u', 1));
         let started = Instant::now();
         let (_, source) = tiered
-            .compile_tiered(&bytes, &rekon_host::digest(&bytes))
+            .compile_tiered(&bytes, &rekon_host::runtime::digest(&bytes))
             .expect("the misbehave guest compiles");
         emit("baseline_compile_ms", millis(started.elapsed()), "ms");
         assert_eq!(source, CompileSource::Baseline);

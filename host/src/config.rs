@@ -40,10 +40,11 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use crate::contract::verb_named;
 use crate::contract::{
     FailurePolicy, Gvk, Manifest, Permission, Predicate, Verbs, Webhook, Webhooks,
 };
-use crate::shared::{split_api_version, verb_named};
+use crate::names::split_api_version;
 
 /// Why a configuration file was refused.
 #[derive(Debug, thiserror::Error)]

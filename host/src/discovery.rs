@@ -9,7 +9,7 @@ use kube::api::GroupVersionKind;
 use kube::discovery::Scope;
 
 use crate::contract::Gvk;
-use crate::shared::{Resolved, display_kind};
+use crate::names::{Resolved, display_kind};
 
 /// Why a kind could not be used.
 #[derive(Debug, thiserror::Error)]

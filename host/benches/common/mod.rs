@@ -8,10 +8,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use rekon_host::{Cluster, DispatchOptions, EngineConfig, Module, Request};
+use rekon_host::contract::Request;
+use rekon_host::runtime::DispatchOptions;
+use rekon_host::{Cluster, EngineConfig, Module};
 
 /// The benchmarks measure what the `rekon` binary does: with its allocator.
-#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -74,9 +75,9 @@ pub async fn fresh_reconcile_us(
 /// The request of an update of `stored` (an object as a cluster holds it).
 pub fn updated(stored: &serde_json::Value) -> Request {
     Request {
-        target: rekon_host::object_ref_of(stored).expect("the object has a kind and name"),
+        target: rekon_host::names::object_ref_of(stored).expect("the object has a kind and name"),
         object: Some(stored.to_string()),
-        reason: rekon_host::Reason::Updated,
+        reason: rekon_host::contract::Reason::Updated,
         attempt: 0,
     }
 }

@@ -119,7 +119,7 @@ pub(super) fn metadata_cache(sizes: &Sizes) {
     let result = runtime.block_on(async {
         let client = client_for(&server.kubeconfig).await;
         // Warm the stack on a small kind first, as the full measure does.
-        let namespaces = rekon_host::Gvk {
+        let namespaces = rekon_host::contract::Gvk {
             group: String::new(),
             version: "v1".into(),
             kind: "Namespace".into(),
@@ -127,7 +127,7 @@ pub(super) fn metadata_cache(sizes: &Sizes) {
         let warm = SyncedInformer::start_metadata(client.clone(), &namespaces)
             .await
             .expect("syncing Namespaces");
-        let config_maps = rekon_host::Gvk {
+        let config_maps = rekon_host::contract::Gvk {
             group: String::new(),
             version: "v1".into(),
             kind: "ConfigMap".into(),

@@ -25,10 +25,7 @@ pub fn build() -> String {
 /// so its functions carry the names `host/rekon.order.gz` lays out) and
 /// returns its path.
 pub fn build_rekon() -> String {
-    build_binary(
-        &["--release", "-p", "rekon-host", "--bin", "rekon"],
-        "rekon",
-    )
+    build_binary(&["--release", "-p", "rekon", "--bin", "rekon"], "rekon")
 }
 
 /// Runs `cargo build ARGS` alone in this workspace and returns the path of

@@ -11,8 +11,9 @@ use tracing::Instrument as _;
 use super::permissions::{is_allowed, kind_ref};
 use super::state::{FailedCall, HostState, describe_target};
 use crate::cluster::Cluster;
+use crate::contract::verb_name;
 use crate::contract::{ApiError, Gvk, Verbs, api_error, api_error_json};
-use crate::shared::{display_kind, verb_name};
+use crate::names::display_kind;
 
 impl HostState {
     /// Checks the caller's permissions and runs `op` against the cluster,

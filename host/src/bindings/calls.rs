@@ -14,7 +14,7 @@ use crate::contract::rekon;
 use crate::contract::{
     ApiError, EventType, Gvk, ObjectRef, PatchType, Propagation, Verbs, api_error, api_error_json,
 };
-use crate::shared::{api_version, object_ref_json, truncate};
+use crate::names::{api_version, object_ref_json, truncate};
 
 /// `metadata.name` of an object's JSON, if it has one.
 fn object_name(object: &str) -> Option<String> {

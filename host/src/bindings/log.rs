@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::MAX_MESSAGE;
 use super::state::HostState;
 use crate::contract::{Level, rekon};
-use crate::shared::truncate;
+use crate::names::truncate;
 
 /// The prefix the SDK's panic hook puts before a panic message it logs.
 pub const PANIC_LOG_PREFIX: &str = "panic: ";

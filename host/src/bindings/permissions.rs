@@ -4,7 +4,7 @@
 use rekon_rules::{Grant, KindRef};
 
 use crate::contract::{Gvk, Index, Permission, Verbs};
-use crate::shared::{verb_name, verb_named};
+use crate::contract::{verb_name, verb_named};
 
 /// A manifest's permission under the permission rule modules share with
 /// the SDK's harness (`rekon_rules::is_allowed`).

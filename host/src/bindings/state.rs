@@ -12,7 +12,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use super::permissions::Caller;
 use crate::cluster::Cluster;
 use crate::contract::{ApiError, Gvk};
-use crate::shared::display_kind;
+use crate::names::display_kind;
 
 /// How much of a guest's stderr is kept (panic messages land there).
 const STDERR_CAPACITY: usize = 16 << 10;

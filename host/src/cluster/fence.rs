@@ -119,7 +119,7 @@ impl Cluster for Fenced {
         // Events are best effort: one recorded without the lead is dropped.
         if self.check().is_err() {
             tracing::debug!(module = %self.module, reason, "event dropped: this replica does not lead the module");
-            super::events::dropped_not_leading(&self.metrics);
+            crate::events::dropped_not_leading(&self.metrics);
             return Ok(());
         }
         self.inner

@@ -1,5 +1,7 @@
 //! [`KubeCluster`]: the [`Cluster`] backend of a real (or in-memory) API
-//! server: reads from the shared informer caches, writes through the API.
+//! server: reads from the shared informer caches (or, made
+//! [`direct`](KubeCluster::direct), from the API server itself), writes
+//! through the API.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,13 +9,14 @@ use std::time::Duration;
 use kube::api::{DeleteParams, PostParams, PropagationPolicy};
 
 use super::Cluster;
-use super::events::{EventRecord, Recorder};
+use super::direct::get_request;
 use crate::contract::{
-    ApiError, EventType, Gvk, Index, ObjectRef, PatchType, Propagation, api_error,
+    ApiError, EventType, Gvk, Index, ObjectRef, PatchType, Propagation, api_error, from_kube,
 };
 use crate::discovery::Discovery;
+use crate::events::{EventRecord, Recorder};
 use crate::informer::{Informer, Informers};
-use crate::shared::{Resolved, display_kind};
+use crate::names::{Resolved, display_kind};
 
 /// How long a read waits for an informer's first list.
 const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
@@ -21,16 +24,49 @@ const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
 /// Serves host calls from the informer caches and the API server; Events
 /// go to the background [`Recorder`]. (Each module's controller fences its
 /// writes by its leadership.)
-pub(crate) struct KubeCluster {
+#[derive(Clone)]
+pub struct KubeCluster {
     discovery: Arc<Discovery>,
-    informers: Arc<Informers>,
-    recorder: Recorder,
+    reads: Reads,
     /// Writes are server-side dry runs, Events are not recorded.
     dry_run: bool,
 }
 
+/// Where reads are served from, and where Events go.
+#[derive(Clone)]
+enum Reads {
+    /// The shared informer caches; Events through the background recorder.
+    Cached {
+        informers: Arc<Informers>,
+        recorder: Recorder,
+    },
+    /// The API server itself; Events written at once.
+    Direct,
+}
+
+impl std::fmt::Debug for KubeCluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KubeCluster")
+            .field("direct", &matches!(self.reads, Reads::Direct))
+            .field("dry_run", &self.dry_run)
+            .finish_non_exhaustive()
+    }
+}
+
 impl KubeCluster {
-    pub fn new(
+    /// A cluster that reads straight from the API server (no informer
+    /// cache: a read sees the last write at once) and writes each Event at
+    /// once, for a tool that runs one reconcile at a time against a
+    /// cluster (`rekon test` on a real API server).
+    pub fn direct(client: kube::Client) -> KubeCluster {
+        KubeCluster {
+            discovery: Arc::new(Discovery::new(client)),
+            reads: Reads::Direct,
+            dry_run: false,
+        }
+    }
+
+    pub(crate) fn new(
         discovery: Arc<Discovery>,
         informers: Arc<Informers>,
         recorder: Recorder,
@@ -50,8 +86,10 @@ impl KubeCluster {
         }
         KubeCluster {
             discovery,
-            informers,
-            recorder,
+            reads: Reads::Cached {
+                informers,
+                recorder,
+            },
             dry_run: false,
         }
     }
@@ -59,12 +97,11 @@ impl KubeCluster {
     /// The informer serving a read of `kind` in `namespace` (all with
     /// none), synced.
     async fn informer(
-        &self,
+        informers: &Informers,
         kind: &Gvk,
         namespace: Option<&str>,
     ) -> Result<Arc<Informer>, ApiError> {
-        let informer = self
-            .informers
+        let informer = informers
             .for_read(kind, namespace)
             .await
             .map_err(|e| api_error(404, "NotFound", &format!("{e}")))?;
@@ -82,14 +119,14 @@ impl KubeCluster {
         Ok(informer)
     }
 
-    async fn resolve(&self, kind: &Gvk) -> Result<Resolved, ApiError> {
+    pub(super) async fn resolve(&self, kind: &Gvk) -> Result<Resolved, ApiError> {
         self.discovery
             .resolve(kind)
             .await
             .map_err(|e| api_error(404, "NotFound", &format!("{e}")))
     }
 
-    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<String, ApiError> {
+    pub(super) async fn send(&self, request: http::Request<Vec<u8>>) -> Result<String, ApiError> {
         self.discovery
             .client()
             .request_text(request)
@@ -98,30 +135,8 @@ impl KubeCluster {
     }
 }
 
-/// A kube client error as the guest sees it.
-pub fn from_kube(error: kube::Error) -> ApiError {
-    match error {
-        kube::Error::Api(status) => api_error(
-            status.code,
-            if status.reason.is_empty() {
-                "Unknown"
-            } else {
-                &status.reason
-            },
-            &status.message,
-        ),
-        kube::Error::BuildRequest(e) => api_error(400, "BadRequest", &e.to_string()),
-        kube::Error::SerdeError(e) => api_error(400, "BadRequest", &e.to_string()),
-        other => api_error(
-            503,
-            "ServiceUnavailable",
-            &format!("the API server cannot be reached: {other}"),
-        ),
-    }
-}
-
 /// `text` escaped for a URL query value.
-pub fn query_value(text: &str) -> String {
+pub(crate) fn query_value(text: &str) -> String {
     text.bytes()
         .map(|b| match b {
             b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
@@ -148,9 +163,16 @@ fn post_params(field_manager: &str, dry_run: bool) -> PostParams {
 #[async_trait::async_trait]
 impl Cluster for KubeCluster {
     async fn get(&self, target: &ObjectRef) -> Result<String, ApiError> {
-        let informer = self
-            .informer(&target.kind, target.namespace.as_deref())
-            .await?;
+        let Reads::Cached { informers, .. } = &self.reads else {
+            let resolved = self.resolve(&target.kind).await?;
+            let url = format!(
+                "{}/{}",
+                resolved.url_path(target.namespace.as_deref()),
+                target.name
+            );
+            return self.send(get_request(url)?).await;
+        };
+        let informer = Self::informer(informers, &target.kind, target.namespace.as_deref()).await?;
         let namespace = target
             .namespace
             .as_deref()
@@ -174,7 +196,21 @@ impl Cluster for KubeCluster {
         value: &str,
         namespace: Option<&str>,
     ) -> Result<Vec<String>, ApiError> {
-        let informer = self.informer(&index.kind, namespace).await?;
+        let Reads::Cached { informers, .. } = &self.reads else {
+            let mut found = Vec::new();
+            for text in self.list(&index.kind, namespace, None).await? {
+                let object: serde_json::Value = serde_json::from_str(&text)
+                    .map_err(|e| api_error(500, "InternalError", &e.to_string()))?;
+                if crate::informer::index::keys(&object, &index.key)
+                    .iter()
+                    .any(|k| k == value)
+                {
+                    found.push(text);
+                }
+            }
+            return Ok(found);
+        };
+        let informer = Self::informer(informers, &index.kind, namespace).await?;
         let namespace = namespace.filter(|_| informer.resolved.namespaced);
         let spec = crate::informer::index::spec(&index.key);
         Ok(informer
@@ -194,7 +230,10 @@ impl Cluster for KubeCluster {
             .map(rekon_rules::LabelSelector::parse)
             .transpose()
             .map_err(|e| api_error(400, "BadRequest", &e.0))?;
-        let informer = self.informer(kind, namespace).await?;
+        let Reads::Cached { informers, .. } = &self.reads else {
+            return self.list_direct(kind, namespace, label_selector).await;
+        };
+        let informer = Self::informer(informers, kind, namespace).await?;
         let namespace = namespace.filter(|_| informer.resolved.namespaced);
         Ok(informer
             .list(namespace)
@@ -298,10 +337,8 @@ impl Cluster for KubeCluster {
 
     fn dry_run(&self) -> Option<Arc<dyn Cluster>> {
         Some(Arc::new(KubeCluster {
-            discovery: self.discovery.clone(),
-            informers: self.informers.clone(),
-            recorder: self.recorder.clone(),
             dry_run: true,
+            ..self.clone()
         }))
     }
 
@@ -316,15 +353,23 @@ impl Cluster for KubeCluster {
         if self.dry_run {
             return Ok(());
         }
-        let uid = self
-            .informers
+        let Reads::Cached {
+            informers,
+            recorder,
+        } = &self.reads
+        else {
+            return self
+                .record_event_now(regarding, event_type, reason, message, component)
+                .await;
+        };
+        let uid = informers
             .cached(
                 &regarding.kind,
                 regarding.namespace.as_deref(),
                 &regarding.name,
             )
             .map(|c| c.uid().to_string());
-        self.recorder.record(EventRecord {
+        recorder.record(EventRecord {
             regarding: regarding.clone(),
             uid,
             event_type,

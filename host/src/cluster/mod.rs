@@ -1,23 +1,23 @@
 //! Cluster: what a guest's calls reach, reads from the caches and writes to the API server.
-//! May call: informer, discovery, ha (the fence), telemetry, the API server.
+//! May call: ha (the fence), informer, discovery, events, telemetry, the API server.
 //!
-//! The [`Cluster`] seam and its backends: the informer caches and API
-//! client of a real (or in-memory) API server ([`kube`]), each module's
-//! leadership fence ([`fence`]), the background Event recorder
-//! ([`events`]) and the in-memory store ([`memory`]).
+//! The [`Cluster`] seam and its backend: the informer caches and API
+//! client of a real (or in-memory) API server ([`KubeCluster`], its direct
+//! reads in `direct`), and each module's leadership fence (`fence`).
 
-pub(crate) mod events;
+mod direct;
 pub(crate) mod fence;
 pub(crate) mod kube;
-pub(crate) mod memory;
+
+pub use kube::KubeCluster;
 
 use std::sync::Arc;
 
 use crate::contract::{ApiError, EventType, Gvk, Index, ObjectRef, PatchType, Propagation};
 
-/// The cluster a guest's host calls are served from. Two implementations
-/// ship with rekon: the in-memory store ([`crate::MemoryCluster`]) for offline
-/// runs and tests, and the informer cache + API client in a cluster.
+/// The cluster a guest's host calls are served from: in a cluster, the
+/// informer caches and the API client; offline, `rekon_offline`'s
+/// in-memory store.
 ///
 /// Objects travel as JSON text so a backend can pass them on without
 /// re-encoding. Permissions are checked before a call reaches the backend.

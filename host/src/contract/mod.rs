@@ -13,8 +13,6 @@
 //! - [`v0_1`], which converts its types to and from the current ones (what
 //!   0.1.0 could not say takes the value that behaves as 0.1.0 did).
 
-use serde_json::{Value, json};
-
 /// The current version: its types and imports (`@0.4.0`).
 #[allow(missing_docs)]
 mod generated {
@@ -27,9 +25,17 @@ mod generated {
     });
 }
 
+mod errors;
 pub(crate) mod v0_1;
 pub(crate) mod v0_2;
 pub(crate) mod v0_3;
+mod verbs;
+
+pub(crate) use errors::api_error_json;
+pub use errors::{api_error, from_kube};
+pub use verbs::{
+    REASONS, VERBS, operation_named, reason_name, reason_of, verb_name, verb_named, verb_names,
+};
 
 pub use generated::ReconcileError as GuestError;
 pub use generated::{Action, Manifest, Request};
@@ -86,25 +92,22 @@ pub(crate) fn empty_webhook() -> Webhook {
     }
 }
 
-/// An [`ApiError`] from its parts.
-pub fn api_error(code: u16, reason: &str, message: &str) -> ApiError {
-    ApiError {
-        code,
-        reason: reason.to_string(),
-        message: message.to_string(),
+impl IndexKey {
+    /// The key in the form of the rule every backend shares
+    /// ([`rekon_rules::index_keys`]).
+    pub fn as_rule(&self) -> rekon_rules::IndexKeyRef<'_> {
+        match self {
+            IndexKey::Field(path) => rekon_rules::IndexKeyRef::Field(path),
+            IndexKey::Label(label) => rekon_rules::IndexKeyRef::Label(label),
+        }
     }
-}
-
-/// An [`ApiError`] as JSON (for call records and logs).
-pub(crate) fn api_error_json(error: &ApiError) -> Value {
-    json!({ "code": error.code, "reason": error.reason, "message": error.message })
 }
 
 /// Verbs as a list of their names (`["get", "list"]`), as the other
 /// contract types are serialised (the description cache keeps manifests).
 impl serde::Serialize for Verbs {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(crate::shared::verb_names(*self))
+        serializer.collect_seq(verb_names(*self))
     }
 }
 
@@ -112,7 +115,7 @@ impl<'de> serde::Deserialize<'de> for Verbs {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let names = Vec::<String>::deserialize(deserializer)?;
         names.iter().try_fold(Verbs::empty(), |verbs, name| {
-            crate::shared::verb_named(name)
+            verb_named(name)
                 .map(|verb| verbs | verb)
                 .ok_or_else(|| serde::de::Error::custom(format!("unknown verb `{name}`")))
         })

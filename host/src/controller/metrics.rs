@@ -83,7 +83,7 @@ pub(crate) fn record_gauges(
         metrics
             .informer_objects
             .get_or_create(&InformerLabel {
-                kind: crate::shared::display_kind(&informer.gvk),
+                kind: crate::names::display_kind(&informer.gvk),
             })
             .set(informer.len() as i64);
     }

@@ -9,9 +9,9 @@
 pub(crate) mod metrics;
 mod primaries;
 pub(crate) mod queue;
-mod reconcile;
 pub(crate) mod resync;
 pub(crate) mod triggers;
+mod worker;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,15 +22,14 @@ use crate::cluster::Cluster;
 use crate::cluster::fence::Fenced;
 use crate::contract::{Gvk, Predicate, Reason, Verbs};
 use crate::discovery::ResolveError;
+use crate::dispatch::{Dispatch, Dispatcher};
 use crate::ha::{Leaders, Leadership};
 use crate::informer::{Change, Informer, Informers};
-use crate::runtime::Dispatcher;
 use crate::telemetry::{Metrics, ModuleLabel};
 pub(crate) use primaries::Primaries;
 use queue::{Priority, QueueConfig, WorkQueue};
-use reconcile::Worker;
 use triggers::{Primary, Role, change_reason, keys, passes};
-pub use triggers::{REASONS, reason_name, reason_of};
+use worker::Worker;
 
 /// How long to wait before trying again to resolve a module's kinds.
 const RESOLVE_RETRY: Duration = Duration::from_secs(2);
@@ -49,9 +48,6 @@ pub struct ControllerConfig {
     pub backoff_base: Duration,
     /// Longest retry delay (default 1000 s).
     pub backoff_max: Duration,
-    /// Where the module's reconciles are recorded, when they are
-    /// ([`crate::replay::Recording`]).
-    pub recording: Option<Arc<crate::replay::Recording>>,
 }
 
 impl Default for ControllerConfig {
@@ -60,7 +56,6 @@ impl Default for ControllerConfig {
             concurrency: None,
             backoff_base: Duration::from_millis(5),
             backoff_max: Duration::from_secs(1000),
-            recording: None,
         }
     }
 }
@@ -109,11 +104,12 @@ pub(crate) struct Start {
 /// whether or not this replica leads (a standby keeps warm caches); it
 /// reconciles only while leading.
 pub(crate) async fn run(
-    module: Dispatcher,
+    dispatch: Dispatch,
     shared: Shared,
     start: Start,
     mut stop: watch::Receiver<bool>,
 ) {
+    let module = dispatch.serving().clone();
     let name = module.name().to_string();
     shared.metrics.controller_started(&name);
     // Resolve and start the informers; a kind that is not served yet (a
@@ -152,10 +148,8 @@ pub(crate) async fn run(
                 .collect(),
         ),
         queue: WorkQueue::new(queue_config(&module, &start.config)),
-        recording: start.config.recording.clone(),
-        rollout: shared.metrics.rollouts.of(&name),
         metrics: shared.metrics.clone(),
-        module,
+        dispatch,
     };
     let informers: Vec<Arc<Informer>> = subscriptions.iter().map(|s| s.0.clone()).collect();
     let feeders: Vec<_> = subscriptions
@@ -164,18 +158,13 @@ pub(crate) async fn run(
             tokio::spawn(feed(informer, source, worker.clone(), start.reloaded))
         })
         .collect();
-    worker.rollout.set_serving(Some(format!(
-        "{} ({})",
-        worker.module.manifest().version,
-        worker.module.short_digest()
-    )));
     worker.primary.wait_ready().await;
     let resync = resync_task(&worker)
         .into_iter()
         .chain([shadow_task(&worker)]);
     shared.metrics.controller_synced(&name);
     tracing::info!(module = %name, objects = worker.primary.len(), concurrency = worker.queue.concurrency(), "controller running");
-    dispatch(&worker, &leadership, &informers, stop).await;
+    work(&worker, &leadership, &informers, stop).await;
     for feeder in feeders.into_iter().chain(resync) {
         feeder.abort();
     }
@@ -187,11 +176,11 @@ pub(crate) async fn run(
 /// Queues every primary with reason `resync`, at low priority, every
 /// (jittered) resync period of the module, if it has one.
 fn resync_task(worker: &Worker) -> Option<tokio::task::JoinHandle<()>> {
-    let period = Duration::from_millis(worker.module.manifest().resync_period_ms?);
+    let period = Duration::from_millis(worker.dispatch.serving().manifest().resync_period_ms?);
     let worker = worker.clone();
     Some(tokio::spawn(resync::every(
         period,
-        crate::shared::random_unit,
+        crate::names::random_unit,
         move || queue_every_primary(&worker),
     )))
 }
@@ -212,10 +201,10 @@ fn queue_every_primary(worker: &Worker) {
 /// change next.
 fn shadow_task(worker: &Worker) -> tokio::task::JoinHandle<()> {
     let worker = worker.clone();
-    let mut arrivals = worker.rollout.arrivals();
+    let mut arrivals = worker.dispatch.arrivals();
     tokio::spawn(async move {
         // A shadow already there when this controller starts counts too.
-        let mut pending = worker.rollout.shadow().is_some();
+        let mut pending = worker.dispatch.shadowed();
         loop {
             if pending {
                 queue_every_primary(&worker);
@@ -245,13 +234,13 @@ fn queue_config(module: &Dispatcher, config: &ControllerConfig) -> QueueConfig {
 
 /// Takes keys from the queue while leading and reconciles them, until
 /// `stop`; then lets the reconciles in flight finish.
-async fn dispatch(
+async fn work(
     worker: &Worker,
     leadership: &Leadership,
     informers: &[Arc<Informer>],
     mut stop: watch::Receiver<bool>,
 ) {
-    let name = worker.module.name().to_string();
+    let name = worker.dispatch.serving().name().to_string();
     let label = ModuleLabel {
         module: name.clone(),
     };
@@ -398,7 +387,7 @@ async fn feed(informer: Arc<Informer>, source: Source, worker: Worker, reloaded:
     informer.wait_ready().await;
     primary.wait_ready().await;
     let mut changes = informer.subscribe();
-    let primary_kind = worker.module.manifest().primary.clone();
+    let primary_kind = worker.dispatch.serving().manifest().primary.clone();
     let view = Primary {
         kind: &primary_kind,
         namespaced: primary.namespaced(),

@@ -3,7 +3,7 @@
 
 use crate::contract::{Gvk, Mapping, Predicate, Reason};
 use crate::informer::Cached;
-use crate::shared::split_api_version;
+use crate::names::split_api_version;
 
 /// A primary object: namespace (none when cluster-scoped) and name.
 pub(crate) type Key = (Option<String>, String);
@@ -107,44 +107,6 @@ pub(crate) fn request_reason(
         }
         Some(_) if queued == Reason::Deleted => Reason::Added,
         Some(_) => queued,
-    }
-}
-
-/// A reason as the WIT names it, for logs.
-/// Every reason a request may have.
-pub const REASONS: [Reason; 11] = [
-    Reason::Added,
-    Reason::Updated,
-    Reason::Deleted,
-    Reason::Finalizing,
-    Reason::OwnedChanged,
-    Reason::WatchedChanged,
-    Reason::Requeued,
-    Reason::Retry,
-    Reason::Resync,
-    Reason::ModuleReloaded,
-    Reason::Manual,
-];
-
-/// The reason [`reason_name`] names `name`.
-pub fn reason_of(name: &str) -> Option<Reason> {
-    REASONS.into_iter().find(|r| reason_name(*r) == name)
-}
-
-/// A reason as the WIT names it: `added`, `owned-changed`...
-pub fn reason_name(reason: Reason) -> &'static str {
-    match reason {
-        Reason::Added => "added",
-        Reason::Updated => "updated",
-        Reason::Deleted => "deleted",
-        Reason::Finalizing => "finalizing",
-        Reason::OwnedChanged => "owned-changed",
-        Reason::WatchedChanged => "watched-changed",
-        Reason::Requeued => "requeued",
-        Reason::Retry => "retry",
-        Reason::Resync => "resync",
-        Reason::ModuleReloaded => "module-reloaded",
-        Reason::Manual => "manual",
     }
 }
 

@@ -336,7 +336,7 @@ impl Leases {
 
 /// The label on every Lease rekon creates (what an uninstall deletes).
 pub(crate) fn managed_by() -> BTreeMap<String, String> {
-    let (key, value) = crate::webhook::publish::MANAGED_BY;
+    let (key, value) = crate::names::MANAGED_BY;
     BTreeMap::from([(key.to_string(), value.to_string())])
 }
 

@@ -7,17 +7,20 @@ use tokio::sync::{mpsc, watch};
 
 use super::supervisor::Supervisor;
 use super::{Host, HostError, default_identity};
-use crate::cluster::events::Recorder;
 use crate::cluster::kube::KubeCluster;
 use crate::config::HostConfig;
 use crate::controller::{ControllerConfig, Shared};
 use crate::discovery::Discovery;
+use crate::dispatch::{DispatchStats, NativeReconciler};
+use crate::events::Recorder;
 use crate::ha::leader::Elector;
 use crate::ha::scaleout::{self, ModuleLeases};
 use crate::ha::{LeaderConfig, Leaders, Leadership};
 use crate::informer::Informers;
 use crate::loader::{Decision, Loader, upsert};
-use crate::runtime::{DispatchStats, Engine, EngineConfig, NativeReconciler};
+use crate::replay::Recordings;
+use crate::rollout::{Admin, Rollouts};
+use crate::runtime::{Engine, EngineConfig};
 use crate::source::{Origin, SourceEvent};
 use crate::telemetry::Metrics;
 
@@ -51,7 +54,7 @@ pub struct HostBuilder {
     identity: Option<String>,
     webhooks: Option<crate::webhook::WebhookServerConfig>,
     install_crds: bool,
-    uninstall_triggers: Option<(String, Vec<crate::uninstall::Trigger>)>,
+    uninstall_triggers: Option<(String, Vec<crate::webhook::uninstall::Trigger>)>,
     in_process_webhooks: bool,
 }
 
@@ -130,11 +133,11 @@ impl HostBuilder {
     /// publishes the uninstall webhook for their deletion: the first
     /// replica it reaches takes back the webhook configurations, CRD
     /// conversions and Leases rekon published, while its permissions still
-    /// hold (see [`crate::uninstall`]).
+    /// hold (see [`uninstall`](crate::webhook::uninstall)).
     pub fn uninstall_triggers(
         mut self,
         namespace: impl Into<String>,
-        triggers: Vec<crate::uninstall::Trigger>,
+        triggers: Vec<crate::webhook::uninstall::Trigger>,
     ) -> Self {
         self.uninstall_triggers = Some((namespace.into(), triggers)).filter(|(_, t)| !t.is_empty());
         self
@@ -212,8 +215,11 @@ impl HostBuilder {
         };
         let engine = Engine::new(self.engine)?;
         let metrics = Arc::new(Metrics::new());
+        let rollouts = Arc::new(Rollouts::default());
+        let recordings = Arc::new(Recordings::default());
+        let admin = Arc::new(Admin::new(rollouts.clone(), recordings.clone()));
         let telemetry = match self.metrics_addr {
-            Some(addr) => Some(serve_telemetry(addr, metrics.clone()).await?),
+            Some(addr) => Some(serve_telemetry(addr, metrics.clone(), admin).await?),
             None => None,
         };
         let identity = self
@@ -233,14 +239,14 @@ impl HostBuilder {
         let (namespace, triggers) = match self.uninstall_triggers {
             Some((namespace, triggers)) => {
                 let triggers =
-                    crate::uninstall::Triggers::new(client.clone(), &namespace, triggers);
+                    crate::webhook::uninstall::Triggers::new(client.clone(), &namespace, triggers);
                 (namespace, triggers)
             }
             None => (
                 replicas
                     .as_ref()
                     .map_or_else(|| "default".to_string(), |r| r.namespace.clone()),
-                crate::uninstall::Triggers::none(),
+                crate::webhook::uninstall::Triggers::none(),
             ),
         };
         let discovery = Arc::new(Discovery::new(client.clone()));
@@ -261,6 +267,8 @@ impl HostBuilder {
             self.config.clone(),
             self.controller,
             stats.clone(),
+            rollouts.clone(),
+            recordings,
         );
         if self.install_crds {
             supervisor = supervisor.install_crds(client.clone());
@@ -317,11 +325,8 @@ impl HostBuilder {
         loaded.send_replace(true);
         let election = election.map(tokio::spawn);
         let (commands_tx, commands) = mpsc::unbounded_channel();
-        metrics.rollouts.command_to(commands_tx);
+        rollouts.command_to(commands_tx);
         let driver = tokio::spawn(drive(loader, events, commands, supervisor.clone()));
-        let quiet = tokio::spawn(crate::runtime::quiet::trim_when_quiet(
-            crate::runtime::quiet::LOOK_EVERY,
-        ));
         Ok(Host {
             supervisor,
             stats,
@@ -331,7 +336,6 @@ impl HostBuilder {
             election,
             telemetry,
             driver,
-            quiet,
             recorder,
             webhooks,
             triggers,
@@ -346,8 +350,9 @@ impl HostBuilder {
 async fn serve_telemetry(
     addr: std::net::SocketAddr,
     metrics: Arc<Metrics>,
+    admin: Arc<Admin>,
 ) -> Result<tokio::task::JoinHandle<()>, HostError> {
-    let (bound, task) = crate::telemetry::serve(addr, metrics)
+    let (bound, task) = crate::telemetry::serve(addr, metrics, admin)
         .await
         .map_err(|source| HostError::Metrics { addr, source })?;
     tracing::info!(addr = %bound, "serving /metrics, /healthz and /readyz");

@@ -15,8 +15,9 @@ use tokio::sync::watch;
 pub use builder::HostBuilder;
 use supervisor::Supervisor;
 
-use crate::cluster::events::Recorder;
-use crate::runtime::{DispatchStats, EngineError, Module};
+use crate::dispatch::DispatchStats;
+use crate::events::Recorder;
+use crate::runtime::{EngineError, Module};
 use crate::telemetry::Metrics;
 
 /// Why a host could not start.
@@ -71,11 +72,9 @@ pub struct Host {
     election: Option<tokio::task::JoinHandle<()>>,
     telemetry: Option<tokio::task::JoinHandle<()>>,
     driver: tokio::task::JoinHandle<()>,
-    /// Gives the allocator's free memory back when the host goes quiet.
-    quiet: tokio::task::JoinHandle<()>,
     recorder: Recorder,
     webhooks: Option<crate::webhook::Started>,
-    triggers: crate::uninstall::Triggers,
+    triggers: crate::webhook::uninstall::Triggers,
     /// Where rekon's Leases live (what an uninstall deletes).
     uninstall_namespace: String,
     _loaded: watch::Sender<bool>,
@@ -187,7 +186,6 @@ impl Host {
             .await;
         }
         self.driver.abort();
-        self.quiet.abort();
         if tokio::time::timeout(SHUTDOWN_GRACE, self.supervisor.stop_all())
             .await
             .is_err()
@@ -218,9 +216,9 @@ impl Host {
 }
 
 /// rekon is being uninstalled: takes back what it published (see
-/// [`crate::uninstall`]), in case the uninstall webhook did not already.
+/// [`uninstall`](crate::webhook::uninstall)), in case the uninstall webhook did not already.
 async fn uninstall(
-    triggers: &crate::uninstall::Triggers,
+    triggers: &crate::webhook::uninstall::Triggers,
     namespace: &str,
     endpoint: &crate::webhook::Endpoint,
 ) {
@@ -228,7 +226,7 @@ async fn uninstall(
         return;
     };
     triggers.set_uninstalled();
-    match crate::uninstall::Uninstall::new(client, namespace, endpoint.clone())
+    match crate::webhook::uninstall::Uninstall::new(client, namespace, endpoint.clone())
         .run()
         .await
     {

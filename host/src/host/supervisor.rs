@@ -12,9 +12,12 @@ use tokio::sync::watch;
 use crate::config::HostConfig;
 use crate::contract::{EventType, ObjectRef};
 use crate::controller::{self, ControllerConfig, Shared, Start};
+use crate::dispatch::{Dispatch, DispatchStats, Dispatcher, NativeReconciler};
 use crate::loader::{Decision, Version};
-use crate::runtime::{DispatchStats, Dispatcher, Module, NativeReconciler};
-use crate::shared::{config_map_kind, truncate};
+use crate::names::{config_map_kind, truncate};
+use crate::replay::{Recording, Recordings};
+use crate::rollout::{Rollouts, ShadowVersion};
+use crate::runtime::Module;
 use crate::source::Origin;
 use crate::telemetry::{InfoLabels, ReasonLabel};
 use crate::webhook::WebhookModules;
@@ -32,10 +35,10 @@ struct Controller {
 }
 
 impl Controller {
-    fn spawn(dispatcher: Dispatcher, shared: Shared, start: Start) -> Controller {
+    fn spawn(dispatch: Dispatch, shared: Shared, start: Start) -> Controller {
         let (stop, stopped) = watch::channel(false);
-        let name = dispatcher.name().to_string();
-        let task = tokio::spawn(controller::run(dispatcher, shared, start, stopped));
+        let name = dispatch.serving().name().to_string();
+        let task = tokio::spawn(controller::run(dispatch, shared, start, stopped));
         Controller { name, stop, task }
     }
 
@@ -66,6 +69,10 @@ pub(crate) struct Supervisor {
     config: HostConfig,
     controller: ControllerConfig,
     stats: Arc<DispatchStats>,
+    /// Each module's rollout: its shadow, what it did.
+    rollouts: Arc<Rollouts>,
+    /// Each module's recorded reconciles, when the operator asks for them.
+    recordings: Arc<Recordings>,
     slots: Arc<Mutex<BTreeMap<String, Slot>>>,
     /// The versions running, for [`Supervisor::modules`].
     modules: Arc<Mutex<BTreeMap<String, Module>>>,
@@ -89,12 +96,16 @@ impl Supervisor {
         config: HostConfig,
         controller: ControllerConfig,
         stats: Arc<DispatchStats>,
+        rollouts: Arc<Rollouts>,
+        recordings: Arc<Recordings>,
     ) -> Supervisor {
         Supervisor {
             shared,
             config,
             controller,
             stats,
+            rollouts,
+            recordings,
             slots: Arc::default(),
             modules: Arc::default(),
             natives: Arc::default(),
@@ -160,7 +171,7 @@ impl Supervisor {
                 origin,
                 record,
             } => {
-                let rollout = self.shared.metrics.rollouts.of(&name);
+                let rollout = self.rollouts.of(&name);
                 let Some(shadow) = rollout.shadow_from(&origin) else {
                     return;
                 };
@@ -178,13 +189,7 @@ impl Supervisor {
                 });
             }
             Decision::Unshadow { name, origin } => {
-                if self
-                    .shared
-                    .metrics
-                    .rollouts
-                    .of(&name)
-                    .end_shadow_from(&origin)
-                {
+                if self.rollouts.of(&name).end_shadow_from(&origin) {
                     tracing::info!(%origin, module = %name, "shadow unloaded: its source is gone");
                 }
             }
@@ -215,24 +220,20 @@ impl Supervisor {
             canary_percent = canary,
             "shadow loaded: it reconciles beside the serving version, its writes dry runs"
         );
-        self.shared
-            .metrics
-            .rollouts
-            .of(&name)
-            .set_shadow(Some(crate::rollout::Shadow {
-                module: Dispatcher::wasm(module.clone(), Arc::default()),
-                version: module,
-                origin: origin.to_string(),
-                canary,
-                policy: policy
-                    .or_else(|| {
-                        self.config
-                            .modules
-                            .get(&name)
-                            .and_then(|m| m.policy.clone())
-                    })
-                    .unwrap_or_default(),
-            }));
+        self.rollouts.of(&name).set_shadow(Some(ShadowVersion {
+            module: Dispatcher::wasm(module.clone(), Arc::default()),
+            version: module,
+            origin: origin.to_string(),
+            canary,
+            policy: policy
+                .or_else(|| {
+                    self.config
+                        .modules
+                        .get(&name)
+                        .and_then(|m| m.policy.clone())
+                })
+                .unwrap_or_default(),
+        }));
     }
 
     fn slot(&self, name: &str) -> Slot {
@@ -258,11 +259,7 @@ impl Supervisor {
         }
         let name = module.name().to_string();
         // A promoted shadow serves now: it shadows no more.
-        self.shared
-            .metrics
-            .rollouts
-            .of(&name)
-            .end_shadow_from(&origin);
+        self.rollouts.of(&name).end_shadow_from(&origin);
         let slot = self.slot(&name);
         let mut running = slot.lock().await;
         if let Some(client) = &self.install_crds {
@@ -312,19 +309,22 @@ impl Supervisor {
                     file: None,
                 })
             });
-        if let Some(record) = record {
-            config.recording = self.shared.metrics.recording(&name, || {
+        let recording = record.and_then(|record| {
+            self.recordings.of(&name, || {
                 let last = record.last.unwrap_or(crate::config::DEFAULT_RECORDED);
-                crate::replay::Recording::new(last, record.file.as_deref())
+                Recording::new(last, record.file.as_deref())
                     .inspect_err(|error| {
                         tracing::error!(module = %name, error = %error, "cannot open the recording file: reconciles are not recorded");
                     })
                     .ok()
-            });
-        }
+            })
+        });
         let controller = module.reconciles().then(|| {
             Controller::spawn(
-                Dispatcher::wasm(module.clone(), self.stats.clone()),
+                self.dispatch(
+                    Dispatcher::wasm(module.clone(), self.stats.clone()),
+                    recording,
+                ),
                 self.shared.clone(),
                 Start {
                     config,
@@ -521,11 +521,7 @@ impl Supervisor {
                     kind: "CustomResourceDefinition".into(),
                 },
                 namespace: None,
-                name: format!(
-                    "{}.{}",
-                    crate::shared::plural_of(&c.kind.kind),
-                    c.kind.group
-                ),
+                name: format!("{}.{}", crate::names::plural_of(&c.kind.kind), c.kind.group),
             })
             .collect();
         if let Origin::ConfigMap { namespace, name } = origin {
@@ -617,7 +613,7 @@ impl Supervisor {
 
     /// Starts a reconciler compiled into the host (not reloadable).
     pub fn start_native(&self, native: NativeReconciler) {
-        let dispatcher = Dispatcher::native(native, self.stats.clone());
+        let dispatcher = self.dispatch(Dispatcher::native(native, self.stats.clone()), None);
         let start = Start {
             config: self.controller.clone(),
             reloaded: false,
@@ -625,6 +621,18 @@ impl Supervisor {
         };
         let controller = Controller::spawn(dispatcher, self.shared.clone(), start);
         self.natives.lock().expect("natives lock").push(controller);
+    }
+
+    /// What a controller of `serving` dispatches into: with its module's
+    /// rollout (which now says `serving` serves) and `recording`.
+    fn dispatch(&self, serving: Dispatcher, recording: Option<Arc<Recording>>) -> Dispatch {
+        let rollout = self.rollouts.of(serving.name());
+        rollout.set_serving(Some(format!(
+            "{} ({})",
+            serving.manifest().version,
+            serving.short_digest()
+        )));
+        Dispatch::new(serving, rollout, recording, self.shared.metrics.clone())
     }
 
     /// Warns about modules the configuration names that are not running.

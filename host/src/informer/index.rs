@@ -1,18 +1,9 @@
 //! Cache indexes: what a manifest's index keys an object by (the rule is
 //! `rekon_rules::index_keys`, shared with the SDK's harness).
 
-use rekon_rules::IndexKeyRef;
 use serde_json::Value;
 
 use crate::contract::IndexKey;
-
-/// The shared rule's form of an index key.
-pub(crate) fn key_ref(key: &IndexKey) -> IndexKeyRef<'_> {
-    match key {
-        IndexKey::Field(path) => IndexKeyRef::Field(path),
-        IndexKey::Label(label) => IndexKeyRef::Label(label),
-    }
-}
 
 /// The cache's form of an index key.
 pub(crate) fn spec(key: &IndexKey) -> super::IndexSpec {
@@ -24,7 +15,7 @@ pub(crate) fn spec(key: &IndexKey) -> super::IndexSpec {
 
 /// The keys `object` is indexed under.
 pub(crate) fn keys(object: &Value, key: &IndexKey) -> Vec<String> {
-    rekon_rules::index_keys(object, key_ref(key))
+    rekon_rules::index_keys(object, key.as_rule())
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::contract::Gvk;
 use crate::discovery::{Discovery, ResolveError};
-use crate::shared::{Resolved, display_kind};
+use crate::names::{Resolved, display_kind};
 use cache::Objects;
 
 /// A change seen by an informer, against what its cache held.
@@ -55,7 +55,7 @@ impl Subscribers {
     /// Sends each change to every subscriber, in order; forgets those
     /// that are gone.
     fn send_all(&self, changes: impl IntoIterator<Item = Change>) {
-        crate::runtime::quiet::note_activity();
+        crate::telemetry::note_activity();
         let mut subscribers = self.0.lock().expect("subscribers lock");
         for change in changes {
             subscribers.retain(|s| s.send(change.clone()).is_ok());
@@ -478,7 +478,7 @@ mod tests {
                 "metadata": {"name": "big", "namespace": "default", "labels": {"team": "red"}},
                 "data": {"payload": "x".repeat(4096)}}))
             .unwrap();
-        let kind = crate::shared::config_map_kind();
+        let kind = crate::names::config_map_kind();
         let meta = informers
             .metadata_informer(&kind, None, None)
             .await

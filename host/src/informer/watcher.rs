@@ -15,7 +15,7 @@ use super::incoming::Incoming;
 use super::writer::CacheWriter;
 use super::{Informer, Subscribers};
 use crate::contract::Gvk;
-use crate::shared::{Resolved, display_kind};
+use crate::names::{Resolved, display_kind};
 
 /// Retry delays of a failing list or watch: [`WATCH_RETRY_MIN`] doubling
 /// to [`WATCH_RETRY_MAX`], each scaled by a random factor between 0.5 and
@@ -58,7 +58,7 @@ impl Iterator for WatchBackoff {
         let mut next = self.next.lock().expect("backoff lock");
         let delay = *next;
         *next = (delay * 2).min(WATCH_RETRY_MAX);
-        Some(delay.mul_f64(0.5 + crate::shared::random_unit() / 2.0))
+        Some(delay.mul_f64(0.5 + crate::names::random_unit() / 2.0))
     }
 }
 

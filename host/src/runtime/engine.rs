@@ -32,39 +32,6 @@ use crate::bindings::{self, HostState};
 /// reconciles wait on the network and a guest is alive most of the time.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
-/// What gives an allocator's freed memory back to the system, set once by
-/// the program ([`set_allocator_trim`]).
-static ALLOCATOR_TRIM: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
-
-/// Sets what gives the process allocator's freed memory back to the system
-/// (for mimalloc, `mi_collect(true)`), called after each compile on every
-/// thread that compiled, and on every runtime thread when the host goes
-/// quiet (see [`on_runtime_thread_park`](super::on_runtime_thread_park)).
-/// A compile allocates tens of MiB on threads that then sit idle, and an
-/// allocator that keeps freed memory per thread (mimalloc does) held it for
-/// the life of the process: a host whose modules were not in the compile
-/// cache stayed at twice the memory of one whose modules were. The `rekon`
-/// binary sets it; an embedding program with another allocator may set its
-/// own. Only the first call counts.
-pub fn set_allocator_trim(trim: fn()) {
-    let _ = ALLOCATOR_TRIM.set(trim);
-}
-
-/// The allocator trim the program set, if any.
-pub(crate) fn allocator_trim() -> Option<fn()> {
-    ALLOCATOR_TRIM.get().copied()
-}
-
-/// Runs the allocator trim on the compile threads (wasmtime compiles a
-/// component's functions on rayon's pool) and the calling thread.
-fn trim_after_compile() {
-    if let Some(trim) = allocator_trim() {
-        rayon::broadcast(move |_| trim());
-        trim();
-    }
-    super::resident::after_compile();
-}
-
 /// Limits and tuning of the engine. `Default` gives the values a production
 /// host uses; every setter is chainable.
 #[derive(Clone, Debug)]
@@ -87,6 +54,17 @@ pub struct EngineConfig {
     /// cache serves first on baseline code (Winch) while its optimised
     /// build compiles in the background.
     pub baseline: bool,
+    /// Gives the process allocator's freed memory back to the system (for
+    /// mimalloc, `mi_collect(true)`): run after each compile on every
+    /// thread that compiled (wasmtime compiles on rayon's pool). A compile
+    /// allocates tens of MiB on threads that then sit idle, and an
+    /// allocator that keeps freed memory per thread (mimalloc does) held it
+    /// for the life of the process. The `rekon` binary sets it; an
+    /// embedding program with another allocator may set its own.
+    pub allocator_trim: Option<fn()>,
+    /// Runs once after each compile, on the compiling thread (the `rekon`
+    /// binary gives back the pages of its code only compiles ran).
+    pub after_compile: Option<fn()>,
 }
 
 impl Default for EngineConfig {
@@ -99,6 +77,8 @@ impl Default for EngineConfig {
             cache_dir: default_cache_dir(),
             fast_compile: false,
             baseline: true,
+            allocator_trim: None,
+            after_compile: None,
         }
     }
 }
@@ -129,6 +109,22 @@ impl EngineConfig {
     #[must_use]
     pub fn max_instances(mut self, count: u32) -> Self {
         self.max_instances = count;
+        self
+    }
+
+    /// Sets what gives the allocator's freed memory back after each compile
+    /// (see [`EngineConfig::allocator_trim`]).
+    #[must_use]
+    pub fn allocator_trim(mut self, trim: fn()) -> Self {
+        self.allocator_trim = Some(trim);
+        self
+    }
+
+    /// Sets what runs once after each compile (see
+    /// [`EngineConfig::after_compile`]).
+    #[must_use]
+    pub fn after_compile(mut self, hook: fn()) -> Self {
+        self.after_compile = Some(hook);
         self
     }
 
@@ -399,6 +395,18 @@ impl Engine {
         &self.shared.config
     }
 
+    /// Runs the program's hooks after a compile: the allocator trim on the
+    /// compile threads and this one, then the after-compile hook.
+    fn after_compile(&self) {
+        if let Some(trim) = self.shared.config.allocator_trim {
+            rayon::broadcast(move |_| trim());
+            trim();
+        }
+        if let Some(hook) = self.shared.config.after_compile {
+            hook();
+        }
+    }
+
     /// The wasmtime engine of a tier's code (stores must be of it).
     pub(crate) fn wasmtime_for(&self, tier: Tier) -> &wasmtime::Engine {
         match (tier, &self.shared.baseline) {
@@ -439,7 +447,7 @@ impl Engine {
         }
         let started = Instant::now();
         let compiled = self.compile_baseline(bytes);
-        trim_after_compile();
+        self.after_compile();
         match compiled {
             Ok(component) => {
                 tracing::debug!(
@@ -614,7 +622,7 @@ impl Engine {
     ) -> Result<(Component, CompileSource), wasmtime::Error> {
         let started = Instant::now();
         let compiled = Component::new(&self.shared.engine, bytes);
-        trim_after_compile();
+        self.after_compile();
         let component = compiled?;
         tracing::debug!(
             digest,

@@ -12,7 +12,7 @@ use super::module::Module;
 use crate::bindings::{CallContext, CallRecord, HostState, MAX_MESSAGE};
 use crate::cluster::Cluster;
 use crate::contract::{Action, Request};
-use crate::shared::truncate;
+use crate::names::truncate;
 
 /// Why a reconcile failed.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -229,7 +229,7 @@ pub(super) fn new_store(
     budget: Duration,
     context: Option<CallContext>,
 ) -> Store<HostState> {
-    super::quiet::note_activity();
+    crate::telemetry::note_activity();
     let config = engine.config();
     let mut state = HostState::new(config.max_memory_bytes, budget, context);
     // The epoch ticker runs while this store (a guest) lives.

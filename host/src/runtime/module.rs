@@ -12,8 +12,9 @@ use super::engine::{CompileSource, Engine, Tier};
 use super::instance::{ReconcileError, classify, new_store};
 use super::world::{Described, Pre};
 use crate::bindings::Caller;
+use crate::contract::verb_names;
 use crate::contract::{Gvk, IndexKey, Manifest, Mapping, Permission, Predicate, Verbs, Webhooks};
-use crate::shared::{api_version, verb_names};
+use crate::names::api_version;
 
 /// Why a module could not be loaded.
 #[derive(Debug, thiserror::Error)]

@@ -17,7 +17,7 @@ use crate::contract::{
     AdmissionRequest, ConversionRequest, FailurePolicy, Mutation, Operation, Verdict, Webhook,
     Webhooks,
 };
-use crate::shared::api_version;
+use crate::names::api_version;
 
 /// The API server's default webhook timeout, in seconds.
 pub const DEFAULT_TIMEOUT_SECONDS: u32 = 10;
@@ -145,17 +145,6 @@ pub(crate) fn operation_name(operation: Operation) -> &'static str {
         Operation::Delete => "DELETE",
         Operation::Connect => "CONNECT",
     }
-}
-
-/// The operation named `name` (`CREATE`...), as reviews and configurations spell it.
-pub(crate) fn operation_of(name: &str) -> Option<Operation> {
-    Some(match name {
-        "CREATE" => Operation::Create,
-        "UPDATE" => Operation::Update,
-        "DELETE" => Operation::Delete,
-        "CONNECT" => Operation::Connect,
-        _ => return None,
-    })
 }
 
 /// The operations a webhook is called for (none declared: create and update).

@@ -14,7 +14,7 @@ use super::{CONFIGMAP_QUIET, Origin, SourceEvent, pack};
 /// version, is waited for before it is reported as broken.
 pub(crate) const INCOMPLETE_GRACE: Duration = Duration::from_secs(10);
 use crate::informer::Informers;
-use crate::shared::config_map_kind;
+use crate::names::config_map_kind;
 
 /// Watches module ConfigMaps (labelled [`pack::MODULE_LABEL`]) through
 /// the shared informers, in `namespaces` (all when empty): sends an `Upsert`

@@ -6,13 +6,18 @@
 //! `_total`, durations are histograms in `_seconds`, labels are few and
 //! bounded (module, kind, result, verb).
 
+mod activity;
 mod serve;
 
+pub use activity::activity;
+pub(crate) use activity::note as note_activity;
+
 pub(crate) use serve::serve;
+pub use serve::{Answer, Endpoints};
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -114,8 +119,6 @@ pub struct Metrics {
     pub(crate) shadow_skipped: Family<ModuleLabel, Counter>,
     pub(crate) shadow_superseded: Family<ModuleLabel, Counter>,
     pub(crate) canary_reconciles: Family<ModuleLabel, Counter>,
-    /// Each module's shadow and what it did (`/rollout/<module>`).
-    pub(crate) rollouts: crate::rollout::Rollouts,
     pub(crate) load_failures: Family<ReasonLabel, Counter>,
     pub(crate) leader: Gauge,
     pub(crate) module_leader: Family<ModuleLabel, Gauge>,
@@ -130,9 +133,6 @@ pub struct Metrics {
     stopping: AtomicBool,
     /// Each running controller, and whether its primary cache has synced.
     controllers: Mutex<BTreeMap<String, bool>>,
-    /// The modules whose reconciles are recorded, served at
-    /// `/recordings/<module>`.
-    recordings: Mutex<BTreeMap<String, Arc<crate::replay::Recording>>>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -244,7 +244,6 @@ impl Metrics {
             shadow_skipped: register(&mut r, "shadow_skipped", Family::default()),
             shadow_superseded: register(&mut r, "shadow_superseded", Family::default()),
             canary_reconciles: register(&mut r, "canary_reconciles", Family::default()),
-            rollouts: crate::rollout::Rollouts::default(),
             load_failures: register(&mut r, "module_load_failures", Family::default()),
             leader: register(&mut r, "leader", Gauge::default()),
             module_leader: register(&mut r, "module_leader", Family::default()),
@@ -261,39 +260,7 @@ impl Metrics {
             ready: AtomicBool::new(false),
             stopping: AtomicBool::new(false),
             controllers: Mutex::new(BTreeMap::new()),
-            recordings: Mutex::new(BTreeMap::new()),
         }
-    }
-
-    /// The recording of `module`'s reconciles: the one it has (kept across
-    /// its versions), or a new one from `make`.
-    pub(crate) fn recording(
-        &self,
-        module: &str,
-        make: impl FnOnce() -> Option<crate::replay::Recording>,
-    ) -> Option<Arc<crate::replay::Recording>> {
-        let mut recordings = self.recordings.lock().expect("recordings lock");
-        if let Some(recording) = recordings.get(module) {
-            return Some(recording.clone());
-        }
-        let recording = Arc::new(make()?);
-        recordings.insert(module.to_string(), recording.clone());
-        Some(recording)
-    }
-
-    /// `module`'s rollout as `rekon rollout status` prints it; `None` when
-    /// it never had a shadow.
-    pub fn rollout_status(&self, module: &str) -> Option<String> {
-        let rollout = self.rollouts.get(module)?;
-        Some(rollout.status(module))
-    }
-
-    /// The traces kept of `module`'s reconciles, as JSON lines; `None` when
-    /// they are not recorded.
-    pub fn recorded(&self, module: &str) -> Option<String> {
-        let recordings = self.recordings.lock().expect("recordings lock");
-        let recording = recordings.get(module)?;
-        Some(recording.traces().iter().map(|t| t.to_lines()).collect())
     }
 
     /// The metrics in the Prometheus text format.

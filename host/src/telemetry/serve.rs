@@ -1,19 +1,32 @@
-//! The HTTP endpoints: `/metrics`, `/healthz`, `/livez` and `/readyz`.
+//! The HTTP endpoints: `/metrics`, `/healthz`, `/livez` and `/readyz`, and
+//! the paths a room above serves beside them ([`Endpoints`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use http_body_util::Full;
 use hyper::body::Bytes;
-use hyper::{Request, Response, StatusCode};
+use hyper::{Method, Request, Response, StatusCode};
 
 use super::Metrics;
 
-/// Serves `/metrics`, `/healthz` and `/readyz` on `addr` until the task is
-/// aborted. Returns the bound address (port 0 picks one).
+/// An answer of the metrics port: status, content type, body.
+pub type Answer = (StatusCode, &'static str, String);
+
+/// Paths served on the metrics port beside the metrics and health checks,
+/// by a room above (the rollout's admin endpoints).
+pub trait Endpoints: Send + Sync {
+    /// The answer to `method` on `path`; `None` when the path is not one of
+    /// these endpoints'.
+    fn answer(&self, method: &Method, path: &str) -> Option<Answer>;
+}
+
+/// Serves `/metrics`, `/healthz` and `/readyz`, and `endpoints`, on `addr`
+/// until the task is aborted. Returns the bound address (port 0 picks one).
 pub(crate) async fn serve(
     addr: SocketAddr,
     metrics: Arc<Metrics>,
+    endpoints: Arc<dyn Endpoints>,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
@@ -22,12 +35,18 @@ pub(crate) async fn serve(
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
-            let metrics = metrics.clone();
+            let (metrics, endpoints) = (metrics.clone(), endpoints.clone());
             tokio::spawn(async move {
                 let service =
                     hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
-                        let metrics = metrics.clone();
-                        async move { Ok::<_, std::convert::Infallible>(answer(&request, &metrics)) }
+                        let (metrics, endpoints) = (metrics.clone(), endpoints.clone());
+                        async move {
+                            Ok::<_, std::convert::Infallible>(answer(
+                                &request,
+                                &metrics,
+                                &*endpoints,
+                            ))
+                        }
                     });
                 let io = hyper_util::rt::TokioIo::new(stream);
                 let _ = hyper::server::conn::http1::Builder::new()
@@ -39,7 +58,11 @@ pub(crate) async fn serve(
     Ok((bound, task))
 }
 
-fn answer(request: &Request<hyper::body::Incoming>, metrics: &Metrics) -> Response<Full<Bytes>> {
+fn answer(
+    request: &Request<hyper::body::Incoming>,
+    metrics: &Metrics,
+    endpoints: &dyn Endpoints,
+) -> Response<Full<Bytes>> {
     let (status, content_type, body) = match request.uri().path() {
         "/metrics" => (
             StatusCode::OK,
@@ -58,60 +81,13 @@ fn answer(request: &Request<hyper::body::Incoming>, metrics: &Metrics) -> Respon
             "text/plain",
             "not ready: caches syncing or modules loading\n".to_string(),
         ),
-        path if request.method() == hyper::Method::POST && path.starts_with("/rollout/") => {
-            let rest = &path["/rollout/".len()..];
-            let command = match rest.rsplit_once('/') {
-                Some((module, "promote")) => Some((module, crate::rollout::Command::Promote)),
-                Some((module, "abort")) => Some((module, crate::rollout::Command::Abort)),
-                _ => None,
-            };
-            match command {
-                Some((module, command)) => match metrics.rollouts.command(module, command) {
-                    Ok(()) => (
-                        StatusCode::ACCEPTED,
-                        "text/plain",
-                        format!("{command:?} of module {module:?}'s shadow under way\n"),
-                    ),
-                    Err(why) => (StatusCode::CONFLICT, "text/plain", format!("{why}\n")),
-                },
-                None => (
-                    StatusCode::NOT_FOUND,
-                    "text/plain",
-                    "POST /rollout/<module>/promote or /rollout/<module>/abort\n".to_string(),
-                ),
-            }
-        }
-        path if path.starts_with("/rollout/") => {
-            let module = &path["/rollout/".len()..];
-            match metrics.rollout_status(module) {
-                Some(status) => (StatusCode::OK, "text/plain", status),
-                None => (
-                    StatusCode::NOT_FOUND,
-                    "text/plain",
-                    format!(
-                        "module {module:?} has no shadow (mark a version `rekon.dev/rollout: shadow`, or name one in `shadow:` of the operator configuration)\n"
-                    ),
-                ),
-            }
-        }
-        path => match path
-            .strip_prefix("/recordings/")
-            .map(|module| (module, metrics.recorded(module)))
-        {
-            Some((_, Some(traces))) => (StatusCode::OK, "application/jsonl", traces),
-            Some((module, None)) => (
-                StatusCode::NOT_FOUND,
-                "text/plain",
-                format!(
-                    "the reconciles of module {module:?} are not recorded (see `record:` in the operator configuration)\n"
-                ),
-            ),
-            None => (
+        path => endpoints.answer(request.method(), path).unwrap_or_else(|| {
+            (
                 StatusCode::NOT_FOUND,
                 "text/plain",
                 "not found\n".to_string(),
-            ),
-        },
+            )
+        }),
     };
     Response::builder()
         .status(status)

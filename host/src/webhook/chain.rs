@@ -16,8 +16,6 @@ use super::review;
 use crate::cluster::Cluster;
 use crate::contract::{Operation, Webhook};
 use crate::runtime::webhooks::operation_name;
-#[cfg(feature = "dev")]
-use crate::runtime::webhooks::operation_of;
 use crate::runtime::{Phase, operations};
 use crate::telemetry::Metrics;
 
@@ -332,7 +330,7 @@ impl Chain {
     /// `object` converted to `api_version` by the module converting its kind.
     async fn convert_object(&self, object: &Value, api_version: &str) -> Option<Value> {
         let (group, kind) = (
-            crate::shared::split_api_version(api_version).0,
+            crate::names::split_api_version(api_version).0,
             object["kind"].as_str()?,
         );
         let module = self.modules.converting(group, kind)?;
@@ -406,59 +404,6 @@ fn denial(webhook: &str, response: &Value) -> Outcome {
             .unwrap_or("BadRequest")
             .to_string(),
         message,
-    }
-}
-
-/// The chain installed in `rekon dev`'s API server.
-#[cfg(feature = "dev")]
-impl rekon_apiserver::Admission for Chain {
-    fn reviews(&self, group: &str, kind: &str) -> bool {
-        Chain::reviews(self, group, kind)
-    }
-
-    fn admit(
-        &self,
-        attributes: rekon_apiserver::AdmissionAttributes,
-    ) -> rekon_apiserver::AdmitFuture<'_> {
-        Box::pin(async move {
-            let Some(operation) = operation_of(attributes.operation) else {
-                return Ok(rekon_apiserver::Admitted::default());
-            };
-            let answer = self
-                .run(Attributes {
-                    group: attributes.group,
-                    version: attributes.version,
-                    kind: attributes.kind,
-                    resource: attributes.resource,
-                    sub_resource: attributes.sub_resource,
-                    namespace: attributes.namespace,
-                    namespace_labels: attributes.namespace_labels,
-                    name: attributes.name,
-                    operation,
-                    object: attributes.object,
-                    old_object: attributes.old_object,
-                    dry_run: attributes.dry_run,
-                    username: attributes.username,
-                })
-                .await;
-            match answer.outcome {
-                Outcome::Allowed { object } => Ok(rekon_apiserver::Admitted {
-                    object,
-                    warnings: answer.warnings,
-                }),
-                Outcome::Denied {
-                    code,
-                    reason,
-                    message,
-                    ..
-                } => Err(rekon_apiserver::Status {
-                    code,
-                    reason,
-                    message,
-                    details: None,
-                }),
-            }
-        })
     }
 }
 

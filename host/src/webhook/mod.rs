@@ -11,8 +11,7 @@
 //! applied when the guest fails. The chain ([`chain`]) runs every matching
 //! mutating, then validating, webhook of the modules serving webhooks
 //! ([`WebhookModules`]), as kube-apiserver does; `rekon dev` installs it,
-//! and the [`DevConverter`] of the modules' conversions, in its API
-//! server. In a cluster, the HTTPS server (`serve`) answers the API
+//! and the modules' conversions, in its API server (`rekon-offline`). In a cluster, the HTTPS server (`serve`) answers the API
 //! server with the certificate of [`certs`], and [`publish`] keeps the
 //! webhook configurations and CRD conversions in line with the modules,
 //! from the replica that leads; `members` tells it which modules the
@@ -20,24 +19,24 @@
 
 pub mod certs;
 pub mod chain;
-mod dev;
 pub(crate) mod members;
 pub mod publish;
 mod registry;
 pub mod review;
 pub(crate) mod serve;
+pub mod uninstall;
 
 pub use certs::{CertError, ServingCert};
 pub use chain::{Chain, configuration_name};
-pub use dev::DevConverter;
 pub use publish::{CaSource, Endpoint};
 pub use registry::WebhookModules;
 pub use review::{admit, convert};
+pub use serve::serve_reviews;
 
 /// What goes wrong when `module` runs on a host that serves no webhooks
 /// (`rekon run` without `--webhook-addr`): one sentence per need, empty
 /// when the module declares no webhook and no conversion.
-pub fn unserved(module: &crate::Module) -> Vec<String> {
+pub fn unserved(module: &crate::runtime::Module) -> Vec<String> {
     let webhooks = module.webhooks();
     let name = module.name();
     let mut said = Vec::new();
@@ -212,7 +211,7 @@ pub(crate) struct Context {
     /// The replicas' coordination (their namespace, identities, timing),
     /// when several may run.
     pub replicas: Option<crate::ha::LeaderConfig>,
-    pub triggers: crate::uninstall::Triggers,
+    pub triggers: crate::webhook::uninstall::Triggers,
     /// True once the modules found at start are loaded.
     pub loaded: tokio::sync::watch::Receiver<bool>,
 }

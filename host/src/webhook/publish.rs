@@ -13,7 +13,7 @@
 //! deleted (it watches them); it withdraws a module's configurations only
 //! once no live replica serves the module ([`super::members`]). Every write
 //! is fenced by leadership and idempotent. Uninstalling is
-//! [`crate::uninstall`]'s.
+//! [`uninstall`](crate::webhook::uninstall)'s.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -33,7 +33,7 @@ use crate::ha::Leaders;
 use crate::informer::{Informer, Informers};
 use crate::runtime::webhooks::operation_name;
 use crate::runtime::{DEFAULT_TIMEOUT_SECONDS, Module, Phase, operations};
-use crate::uninstall::Triggers;
+use crate::webhook::uninstall::Triggers;
 
 /// How often everything is compared with the cluster even when nothing
 /// was seen to change.
@@ -49,8 +49,7 @@ const RETRY: Duration = Duration::from_secs(2);
 /// The field manager of what the host writes for its webhooks.
 pub const FIELD_MANAGER: &str = "rekon-webhooks";
 
-/// The label on every object the host publishes.
-pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "rekon");
+pub use crate::names::MANAGED_BY;
 
 /// The label naming the module a webhook configuration is for.
 pub const WEBHOOKS_OF: &str = "rekon.dev/webhooks-of";
@@ -564,7 +563,7 @@ impl Publisher {
             _ => self.discovery.resolve(kind).await.ok(),
         };
         resolved.map_or_else(
-            || crate::shared::plural_of(&kind.kind),
+            || crate::names::plural_of(&kind.kind),
             |r| r.resource.plural,
         )
     }
@@ -653,14 +652,14 @@ impl Publisher {
         let object = self.triggers.configuration(&self.endpoint, &self.ca);
         let live = watched
             .validating
-            .get(None, crate::uninstall::CONFIGURATION)
+            .get(None, crate::webhook::uninstall::CONFIGURATION)
             .and_then(|o| serde_json::from_str::<Value>(&o.json).ok());
         if live.is_some_and(|live| contains(&live, &object)) {
             return Ok(false);
         }
         configurations(&self.client, Phase::Validating)
             .patch(
-                crate::uninstall::CONFIGURATION,
+                crate::webhook::uninstall::CONFIGURATION,
                 &PatchParams::apply(FIELD_MANAGER).force(),
                 &Patch::Apply(&object),
             )

@@ -11,8 +11,9 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use crate::cluster::Cluster;
+use crate::contract::operation_named;
 use crate::contract::{AdmissionRequest, ConversionRequest, FailurePolicy, Gvk, UserInfo, Verdict};
-use crate::runtime::webhooks::{operation_of, timeout};
+use crate::runtime::webhooks::timeout;
 use crate::runtime::{Module, Phase, ReconcileError};
 use crate::telemetry::Metrics;
 
@@ -90,7 +91,8 @@ pub fn admission_request(review: &Value, webhook: &str) -> Result<AdmissionReque
         name: text(request, "name"),
         operation: {
             let name = text(request, "operation");
-            operation_of(&name).ok_or_else(|| BadReview(format!("unknown operation {name:?}")))?
+            operation_named(&name)
+                .ok_or_else(|| BadReview(format!("unknown operation {name:?}")))?
         },
         user_info: user_info(request.get("userInfo").unwrap_or(&Value::Null)),
         object: object_text(request, "object"),

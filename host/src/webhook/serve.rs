@@ -3,7 +3,7 @@
 //!
 //! Paths: `POST /mutate/<module>/<webhook>`, `POST /validate/<module>/<webhook>`,
 //! `POST /convert/<module>`, `POST /uninstall` (the uninstall webhook, see
-//! [`crate::uninstall`]); `GET /readyz` answers `ok` once listening.
+//! [`uninstall`](crate::webhook::uninstall)); `GET /readyz` answers `ok` once listening.
 //! A request for a module or webhook that is not loaded (any more) is
 //! answered as its failure policy would have it: refused with 404 for
 //! admission, a `Failure` for conversion.
@@ -33,7 +33,7 @@ pub(crate) struct Served {
     pub metrics: Arc<Metrics>,
     /// The uninstall webhook's: the triggers, and where this
     /// installation's webhooks are reached.
-    pub uninstall: Option<(crate::uninstall::Triggers, super::Endpoint)>,
+    pub uninstall: Option<(crate::webhook::uninstall::Triggers, super::Endpoint)>,
 }
 
 /// Where a webhook server is in its shutdown.
@@ -176,6 +176,28 @@ pub(crate) async fn serve(
     Ok((bound, task, closer))
 }
 
+/// Serves the admission and conversion reviews of `modules` over TLS on
+/// `addr` (port 0 picks one) until the task is aborted, their guests'
+/// calls reaching `cluster`: the host's webhook server without the
+/// publishing, for a tool that points the API server at it itself (`rekon
+/// test` on a real API server). Returns the bound address.
+pub async fn serve_reviews(
+    addr: SocketAddr,
+    tls: rustls::ServerConfig,
+    modules: WebhookModules,
+    cluster: Arc<dyn Cluster>,
+    metrics: Arc<Metrics>,
+) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
+    let served = Served {
+        modules,
+        cluster,
+        metrics,
+        uninstall: None,
+    };
+    let (bound, task, _) = serve(addr, tls, served).await?;
+    Ok((bound, task))
+}
+
 fn respond(status: StatusCode, body: &Value) -> Response<Full<Bytes>> {
     Response::builder()
         .status(status)
@@ -289,8 +311,11 @@ async fn uninstall(served: &Served, review: &Value) -> Value {
         );
         tracing::warn!(%deleted, "rekon is being uninstalled: taking back its webhook configurations, CRD conversions and Leases");
         triggers.set_uninstalled();
-        let uninstall =
-            crate::uninstall::Uninstall::new(client, triggers.namespace(), endpoint.clone());
+        let uninstall = crate::webhook::uninstall::Uninstall::new(
+            client,
+            triggers.namespace(),
+            endpoint.clone(),
+        );
         let warning = match uninstall.run().await {
             Ok(report) => {
                 tracing::info!(configurations = ?report.configurations, conversions = ?report.conversions, leases = ?report.leases, "uninstalled");

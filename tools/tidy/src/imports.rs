@@ -317,7 +317,12 @@ fn written_paths(text: &str, uses: &[UseDeclaration]) -> Vec<(usize, Vec<String>
                 break;
             }
         }
-        if segments.len() > 1 {
+        // `pub(in crate::a)` names a module the item is visible in: no import.
+        let visibility = text[..start]
+            .trim_end()
+            .strip_suffix("in")
+            .is_some_and(|before| before.trim_end().ends_with('('));
+        if segments.len() > 1 && !visibility {
             out.push((start, segments));
         }
         i = j.max(i + 1);
@@ -362,7 +367,7 @@ mod tests {
 
     #[test]
     fn paths_in_code_are_found() {
-        let text = "fn f() { crate::a::b(); let x = queue::Work::new(); y.z(); }";
+        let text = "pub(in crate::c) fn f() { crate::a::b(); let x = queue::Work::new(); y.z(); }";
         let found: Vec<String> = written_paths(text, &[])
             .into_iter()
             .map(|(_, s)| s.join("::"))

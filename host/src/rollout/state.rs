@@ -1,0 +1,207 @@
+//! One module's rollout: its serving version's name, its shadow, what the
+//! shadow did, and the commands its policy gives.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::watch;
+
+use super::policy::Tally;
+use super::{Command, Commands};
+use crate::config::PolicyConfig;
+use crate::dispatch::{Compared, Dispatcher, Shadow, ShadowQueue, Shadowing};
+use crate::runtime::Module;
+use crate::source::Origin;
+
+/// The version shadowing a module's serving version.
+#[derive(Clone)]
+pub(crate) struct ShadowVersion {
+    /// What runs its reconciles.
+    pub module: Dispatcher,
+    /// The version itself (what a promotion installs).
+    pub version: Module,
+    /// Where it comes from (`configmap:ns/name`, a path).
+    pub origin: String,
+    /// The percentage of objects it serves live
+    /// ([`in_canary`](crate::dispatch::in_canary)).
+    pub canary: u8,
+    /// When it is promoted or dropped on its own.
+    pub policy: PolicyConfig,
+}
+
+/// One module's rollout: its shadow, if any, and what the shadow did.
+pub struct Rollout {
+    module: String,
+    /// The serving version, as `1.0.0 (digest)`, while one runs.
+    serving: Mutex<Option<String>>,
+    shadow: Mutex<Option<ShadowVersion>>,
+    /// Bumped whenever a shadow arrives (its controller queues every
+    /// object once, so each is compared).
+    arrivals: watch::Sender<u64>,
+    pub(super) tally: Mutex<Tally>,
+    /// Per object (`namespace/name`): the latest comparison, and whether
+    /// the versions ever differed on it (its Event is sent once).
+    objects: Mutex<BTreeMap<String, (Compared, bool)>>,
+    /// The shadow's reconciles waiting.
+    queue: Arc<ShadowQueue>,
+    commands: Commands,
+}
+
+impl std::fmt::Debug for Rollout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rollout")
+            .field("module", &self.module)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Rollout {
+    /// The rollout of `module`, its commands sent to `commands`.
+    pub(super) fn new(module: &str, commands: Commands) -> Rollout {
+        Rollout {
+            module: module.to_string(),
+            serving: Mutex::new(None),
+            shadow: Mutex::new(None),
+            arrivals: watch::Sender::new(0),
+            tally: Mutex::new(Tally::default()),
+            objects: Mutex::new(BTreeMap::new()),
+            queue: Arc::default(),
+            commands,
+        }
+    }
+
+    /// Says which version serves (`None`: none now).
+    pub(crate) fn set_serving(&self, serving: Option<String>) {
+        *self.serving.lock().expect("rollout lock") = serving;
+    }
+
+    /// The serving version, as `1.0.0 (digest)`, while one runs.
+    pub(super) fn serving(&self) -> Option<String> {
+        self.serving.lock().expect("rollout lock").clone()
+    }
+
+    /// The shadow version, if one runs.
+    pub(crate) fn shadow_version(&self) -> Option<ShadowVersion> {
+        self.shadow.lock().expect("rollout lock").clone()
+    }
+
+    /// The shadow, if one runs from `origin`.
+    pub(crate) fn shadow_from(&self, origin: &Origin) -> Option<ShadowVersion> {
+        self.shadow_version()
+            .filter(|s| s.origin == origin.to_string())
+    }
+
+    /// Ends the shadow if it runs from `origin`; whether it did.
+    pub(crate) fn end_shadow_from(&self, origin: &Origin) -> bool {
+        let from = self.shadow_from(origin).is_some();
+        if from {
+            self.set_shadow(None);
+        }
+        from
+    }
+
+    /// Runs `shadow` (replacing the one running: what it compared is
+    /// forgotten), or none.
+    pub(crate) fn set_shadow(&self, shadow: Option<ShadowVersion>) {
+        let arrives = shadow.is_some();
+        *self.shadow.lock().expect("rollout lock") = shadow;
+        // What waited was for the shadow that was.
+        self.queue.clear();
+        self.objects.lock().expect("rollout lock").clear();
+        *self.tally.lock().expect("rollout lock") = Tally::default();
+        if arrives {
+            self.arrivals.send_modify(|n| *n += 1);
+        }
+    }
+
+    /// Keeps the comparison for `object`; whether it is the first time the
+    /// versions differ on it.
+    pub(crate) fn keep(&self, object: &str, compared: Compared) -> bool {
+        let mut objects = self.objects.lock().expect("rollout lock");
+        let differed = objects.get(object).is_some_and(|(_, d)| *d);
+        let differs = !compared.agrees();
+        objects.insert(object.to_string(), (compared, differed || differs));
+        differs && !differed
+    }
+
+    /// The latest comparison per object.
+    pub fn compared(&self) -> Vec<(String, Compared)> {
+        self.objects
+            .lock()
+            .expect("rollout lock")
+            .iter()
+            .map(|(k, (c, _))| (k.clone(), c.clone()))
+            .collect()
+    }
+
+    /// Asks `command` of this rollout; why not, when it cannot be.
+    pub fn command(&self, command: Command) -> Result<(), String> {
+        if self.shadow_version().is_none() {
+            return Err(format!("module {:?} has no shadow", self.module));
+        }
+        let commands = self.commands.lock().expect("rollouts lock");
+        let sent = commands
+            .as_ref()
+            .is_some_and(|c| c.send((self.module.clone(), command)).is_ok());
+        if sent {
+            Ok(())
+        } else {
+            Err("the host is not taking commands (starting or stopping)".into())
+        }
+    }
+}
+
+impl Shadowing for Rollout {
+    fn shadow(&self) -> Option<Shadow> {
+        self.shadow_version().map(|s| Shadow {
+            module: s.module,
+            canary: s.canary,
+        })
+    }
+
+    fn arrivals(&self) -> watch::Receiver<u64> {
+        self.arrivals.subscribe()
+    }
+
+    fn queue(&self) -> &Arc<ShadowQueue> {
+        &self.queue
+    }
+
+    fn compared(&self, object: &str, compared: Compared) -> bool {
+        if let Some(shadow) = self.shadow_version()
+            && let Some(command) = self.judge(&compared, &shadow.policy)
+        {
+            let module = &self.module;
+            tracing::info!(module = %module, ?command, "the rollout policy decides");
+            if let Err(why) = self.command(command) {
+                tracing::warn!(module = %module, ?command, error = %why, "the rollout policy's decision was not carried out");
+            }
+        }
+        self.keep(object, compared)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::policy::tests::{agree_and_differ, new_rollout};
+
+    #[test]
+    fn an_object_is_announced_once_when_the_versions_first_differ() {
+        let rollout = new_rollout();
+        let (agree, differ) = agree_and_differ();
+        assert!(!rollout.keep("shop/a", agree.clone()));
+        assert!(rollout.keep("shop/a", differ.clone()));
+        assert!(!rollout.keep("shop/a", differ));
+        assert!(!rollout.keep("shop/a", agree));
+        rollout.set_serving(Some("1.0.0 (abc)".into()));
+        let status = rollout.status("app");
+        assert!(
+            status.starts_with("module app: serving 1.0.0 (abc), no shadow"),
+            "{status}"
+        );
+        assert!(
+            status.contains("1 objects shadowed: 1 agree, 0 differ"),
+            "{status}"
+        );
+    }
+}
