@@ -194,6 +194,7 @@ impl Cluster for MemoryCluster {
         );
         // Best effort, as in a cluster: an Event the store refuses (its
         // namespace is being deleted) is dropped.
+        let event = serde_json::to_value(&event).expect("an Event serialises");
         if let Err(status) = self.store.apply_object(event) {
             tracing::debug!(reason, error = %status.message, "event dropped: the store refused it");
         }

@@ -75,12 +75,12 @@ impl KubeCluster {
             message,
             component,
         );
-        let namespace = event["metadata"]["namespace"].as_str().unwrap_or("default");
+        let namespace = event.metadata.namespace.as_deref().unwrap_or("default");
         let request = http::Request::post(format!(
             "/apis/events.k8s.io/v1/namespaces/{namespace}/events"
         ))
         .header(http::header::CONTENT_TYPE, "application/json")
-        .body(event.to_string().into_bytes())
+        .body(serde_json::to_vec(&event).expect("an Event serialises"))
         .map_err(|e| api_error(400, "BadRequest", &e.to_string()))?;
         if let Err(error) = self.send(request).await {
             tracing::debug!(reason, error = %error.message, "event dropped: the API server refused it");

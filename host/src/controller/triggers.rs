@@ -113,7 +113,7 @@ pub(crate) fn request_reason(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::informer::cache::tests::{cached_object, config_maps};
+    use crate::informer::cached::tests::{cached_object, config_maps};
     use serde_json::json;
 
     fn app_kind() -> Gvk {

@@ -13,14 +13,14 @@
 //! the same module at once. The deadline is measured on the monotonic
 //! clock, which keeps running while a process is frozen.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
-use serde_json::{Value, json};
 use tokio::sync::watch;
+
+use super::leases::Leases;
 
 /// Settings of leader election. Defaults like controller-runtime: 15 s
 /// lease, 10 s renew deadline, 2 s retry period.
@@ -173,164 +173,6 @@ impl Holder {
             self.changes.send_replace(leading);
             leading
         })
-    }
-}
-
-/// Lease reads and writes of one replica, with what it has observed of each
-/// Lease: expiry is judged on our own clock (when did we first see the Lease
-/// as it is now?), never on the clocks of other machines.
-pub(crate) struct Leases {
-    api: Api<DynamicObject>,
-    namespace: String,
-    identity: String,
-    lease_duration: Duration,
-    observed: HashMap<String, (Value, Instant)>,
-}
-
-/// The holder a Lease names ("" when free).
-pub(crate) fn holder_of(lease: &DynamicObject) -> &str {
-    lease.data["spec"]["holderIdentity"]
-        .as_str()
-        .unwrap_or_default()
-}
-
-fn micro_time(at: chrono::DateTime<chrono::Utc>) -> String {
-    // The API server accepts MicroTime with exactly six fractional digits.
-    at.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
-}
-
-impl Leases {
-    pub fn new(client: kube::Client, config: &LeaderConfig) -> Leases {
-        Leases {
-            api: Api::namespaced_with(client, &config.namespace, &super::lease_resource()),
-            namespace: config.namespace.clone(),
-            identity: config.identity.clone(),
-            lease_duration: config.lease_duration,
-            observed: HashMap::new(),
-        }
-    }
-
-    pub fn identity(&self) -> &str {
-        &self.identity
-    }
-
-    pub async fn get(&self, name: &str) -> Result<Option<DynamicObject>, kube::Error> {
-        self.api.get_opt(name).await
-    }
-
-    pub async fn list(&self, selector: &str) -> Result<Vec<DynamicObject>, kube::Error> {
-        Ok(self
-            .api
-            .list(&ListParams::default().labels(selector))
-            .await?
-            .items)
-    }
-
-    /// How long `lease` has looked as it does now, to us.
-    pub fn unchanged_for(&mut self, lease: &DynamicObject) -> Duration {
-        let spec = &lease.data["spec"];
-        let record = json!([
-            spec["holderIdentity"],
-            spec["renewTime"],
-            spec["leaseTransitions"]
-        ]);
-        let name = lease.metadata.name.clone().unwrap_or_default();
-        match self.observed.get(&name) {
-            Some((seen, at)) if *seen == record => at.elapsed(),
-            _ => {
-                self.observed.insert(name, (record, Instant::now()));
-                Duration::ZERO
-            }
-        }
-    }
-
-    /// Free to take: nobody holds it, or its holder has not renewed it for
-    /// a whole lease duration (as we observed).
-    pub fn expired(&mut self, lease: &DynamicObject) -> bool {
-        let duration = lease.data["spec"]["leaseDurationSeconds"]
-            .as_u64()
-            .map(Duration::from_secs)
-            .unwrap_or(self.lease_duration);
-        holder_of(lease).is_empty() || self.unchanged_for(lease) >= duration
-    }
-
-    /// One round on Lease `name` as last read (`current`; None: it does not
-    /// exist): creates it, renews it, or takes it over if it expired.
-    /// Returns whether we hold it afterwards.
-    pub async fn acquire_or_renew(
-        &mut self,
-        name: &str,
-        current: Option<&DynamicObject>,
-        labels: &BTreeMap<String, String>,
-    ) -> Result<bool, kube::Error> {
-        let now = micro_time(chrono::Utc::now());
-        let duration_s = self.lease_duration.as_secs().max(1);
-        let Some(current) = current else {
-            let lease = json!({
-                "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                "metadata": { "name": name, "namespace": self.namespace, "labels": labels },
-                "spec": {
-                    "holderIdentity": self.identity,
-                    "leaseDurationSeconds": duration_s,
-                    "acquireTime": now,
-                    "renewTime": now,
-                    "leaseTransitions": 0,
-                },
-            });
-            let object = serde_json::from_value(lease).expect("a Lease is a valid object");
-            return match self.api.create(&PostParams::default(), &object).await {
-                Ok(_) => Ok(true),
-                Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
-                Err(error) => Err(error),
-            };
-        };
-        let holder = holder_of(current);
-        if holder != self.identity && !self.expired(current) {
-            return Ok(false);
-        }
-        let mut lease = current.clone();
-        let spec = &mut lease.data["spec"];
-        spec["renewTime"] = json!(now);
-        spec["leaseDurationSeconds"] = json!(duration_s);
-        if holder != self.identity {
-            let transitions = spec["leaseTransitions"].as_i64().unwrap_or(0);
-            spec["holderIdentity"] = json!(self.identity);
-            spec["acquireTime"] = json!(now);
-            spec["leaseTransitions"] = json!(transitions + 1);
-        }
-        match self.api.replace(name, &PostParams::default(), &lease).await {
-            Ok(_) => Ok(true),
-            // Someone else wrote the Lease first: they win this round.
-            Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
-            Err(error) => Err(error),
-        }
-    }
-
-    /// Gives Lease `name` up (if we hold it) so another replica takes it
-    /// at once.
-    pub async fn release(&self, name: &str) {
-        let Ok(Some(mut lease)) = self.api.get_opt(name).await else {
-            return;
-        };
-        if holder_of(&lease) != self.identity {
-            return;
-        }
-        lease.data["spec"]["holderIdentity"] = Value::Null;
-        lease.data["spec"]["leaseDurationSeconds"] = json!(1);
-        match self.api.replace(name, &PostParams::default(), &lease).await {
-            Ok(_) => tracing::info!(lease = %name, "released the Lease"),
-            Err(error) => {
-                tracing::warn!(lease = %name, error = %error, "cannot release the Lease")
-            }
-        }
-    }
-
-    /// Deletes Lease `name` (best effort).
-    pub async fn delete(&mut self, name: &str) {
-        self.observed.remove(name);
-        if let Err(error) = self.api.delete(name, &DeleteParams::default()).await {
-            tracing::debug!(lease = %name, error = %error, "cannot delete the Lease");
-        }
     }
 }
 

@@ -5,21 +5,11 @@
 //! replicas with one Lease each ([`scaleout`]).
 
 pub(crate) mod leader;
+pub(crate) mod leases;
 pub(crate) mod scaleout;
 
 pub use leader::{LeaderConfig, Leadership};
 use scaleout::ModuleLeases;
-
-/// The API resource of coordination.k8s.io/v1 Leases.
-pub(crate) fn lease_resource() -> kube::api::ApiResource {
-    kube::api::ApiResource {
-        group: "coordination.k8s.io".into(),
-        version: "v1".into(),
-        api_version: "coordination.k8s.io/v1".into(),
-        kind: "Lease".into(),
-        plural: "leases".into(),
-    }
-}
 
 /// What decides whether a module reconciles on this replica.
 #[derive(Clone)]

@@ -28,12 +28,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use k8s_openapi::api::coordination::v1::Lease;
 use kube::ResourceExt as _;
-use kube::api::DynamicObject;
 use tokio::sync::{Notify, watch};
 
-use super::leader::{Holder, LeaderConfig, Leadership, Leases, holder_of};
+use super::leader::{Holder, LeaderConfig, Leadership};
 use super::lease_name;
+use super::leases::{Leases, holder_of};
 use crate::telemetry::Metrics;
 
 /// The label on every Lease of a scale-out group; its value is the prefix.
@@ -195,7 +196,7 @@ impl Coordinator {
             Ok(listed) => listed
                 .into_iter()
                 .filter_map(|l| Some((l.metadata.name.clone()?, l)))
-                .collect::<BTreeMap<String, DynamicObject>>(),
+                .collect::<BTreeMap<String, Lease>>(),
             Err(error) => {
                 tracing::warn!(error = %error, "scale-out: cannot list the Leases");
                 self.publish();
@@ -229,7 +230,7 @@ impl Coordinator {
 
     /// Renews this replica's membership Lease, deletes those of replicas
     /// long gone, and returns how many replicas are live (this one too).
-    async fn membership(&mut self, by_name: &BTreeMap<String, DynamicObject>) -> usize {
+    async fn membership(&mut self, by_name: &BTreeMap<String, Lease>) -> usize {
         let member = self.member.clone();
         let labels = self.labels("replica");
         if let Err(error) = self
@@ -287,7 +288,7 @@ impl Coordinator {
     async fn renew(
         &mut self,
         loaded: &[String],
-        by_name: &BTreeMap<String, DynamicObject>,
+        by_name: &BTreeMap<String, Lease>,
         started: Instant,
     ) -> (Vec<String>, Vec<String>) {
         let me = self.leases.identity().to_string();
@@ -331,7 +332,7 @@ impl Coordinator {
         mut free: Vec<String>,
         mine: &mut Vec<String>,
         target: usize,
-        by_name: &BTreeMap<String, DynamicObject>,
+        by_name: &BTreeMap<String, Lease>,
     ) {
         let me = self.leases.identity().to_string();
         let labels = self.labels("module");

@@ -141,8 +141,8 @@ impl kube::Resource for Incoming {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::informer::cache::Cached;
-    use crate::informer::cache::tests::config_maps;
+    use crate::informer::cached::Cached;
+    use crate::informer::cached::tests::config_maps;
     use serde_json::{Value, json};
 
     fn object() -> Value {

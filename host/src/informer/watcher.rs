@@ -10,7 +10,8 @@ use kube::runtime::WatchStreamExt as _;
 use kube::runtime::watcher;
 use tokio::sync::watch;
 
-use super::cache::{Cached, Objects};
+use super::cache::Objects;
+use super::cached::Cached;
 use super::incoming::Incoming;
 use super::writer::CacheWriter;
 use super::{Informer, Subscribers};

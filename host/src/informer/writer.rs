@@ -6,7 +6,8 @@ use std::sync::{Arc, RwLock};
 use kube::runtime::watcher;
 
 use super::Change;
-use super::cache::{Cached, Objects};
+use super::cache::Objects;
+use super::cached::Cached;
 
 /// Applies a watcher's events to a cache, synchronously, and says what each
 /// changed: the one place where the cache is written.
@@ -118,7 +119,7 @@ fn diff(current: &Objects, fresh: &Objects) -> Vec<Change> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::informer::cache::tests::{cached_object, config_maps};
+    use crate::informer::cached::tests::{cached_object, config_maps};
     use serde_json::json;
 
     fn cm(name: &str, rv: &str) -> Arc<Cached> {

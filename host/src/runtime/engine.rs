@@ -13,7 +13,6 @@
 //! [`Engine::new`]; then load modules with [`crate::Module::load`].
 
 use std::hash::Hasher;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -22,144 +21,10 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Enabled, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
 
-use super::world::Described;
+use super::cache::write_cache;
+use super::config::EngineConfig;
+use super::ticker::{Ticker, spawn_ticker};
 use crate::bindings::{self, HostState};
-
-/// How often the epoch ticker advances the engine's epoch: the granularity
-/// of reconcile deadlines (a guest over its budget is stopped within one
-/// tick). Every tick wakes a thread while guests run; at 1 ms the ticker
-/// was a seventh of a busy host's CPU against a real API server, where
-/// reconciles wait on the network and a guest is alive most of the time.
-pub const EPOCH_TICK: Duration = Duration::from_millis(10);
-
-/// Limits and tuning of the engine. `Default` gives the values a production
-/// host uses; every setter is chainable.
-#[derive(Clone, Debug)]
-pub struct EngineConfig {
-    /// Maximum linear memory of one guest instance, in bytes (default 64 MiB).
-    pub max_memory_bytes: usize,
-    /// Maximum CPU time of one reconcile (default 2 s); a module's own
-    /// `timeout-ms` hint may lower it, never raise it.
-    pub max_reconcile_time: Duration,
-    /// Maximum wasm stack of one instance, in bytes (default 512 KiB).
-    pub max_wasm_stack: usize,
-    /// How many guest instances may be alive at once (pool size, default 1000).
-    pub max_instances: u32,
-    /// Where compiled modules are cached; `None` disables the cache.
-    pub cache_dir: Option<PathBuf>,
-    /// Compile without optimisation: modules load faster, reconcile slower.
-    /// For an author's inner loop; part of the compile cache key.
-    pub fast_compile: bool,
-    /// Tiered loading (default on): a module missing from the compile
-    /// cache serves first on baseline code (Winch) while its optimised
-    /// build compiles in the background.
-    pub baseline: bool,
-    /// Gives the process allocator's freed memory back to the system (for
-    /// mimalloc, `mi_collect(true)`): run after each compile on every
-    /// thread that compiled (wasmtime compiles on rayon's pool). A compile
-    /// allocates tens of MiB on threads that then sit idle, and an
-    /// allocator that keeps freed memory per thread (mimalloc does) held it
-    /// for the life of the process. The `rekon` binary sets it; an
-    /// embedding program with another allocator may set its own.
-    pub allocator_trim: Option<fn()>,
-    /// Runs once after each compile, on the compiling thread (the `rekon`
-    /// binary gives back the pages of its code only compiles ran).
-    pub after_compile: Option<fn()>,
-}
-
-impl Default for EngineConfig {
-    fn default() -> Self {
-        EngineConfig {
-            max_memory_bytes: 64 << 20,
-            max_reconcile_time: Duration::from_secs(2),
-            max_wasm_stack: 512 << 10,
-            max_instances: 1000,
-            cache_dir: default_cache_dir(),
-            fast_compile: false,
-            baseline: true,
-            allocator_trim: None,
-            after_compile: None,
-        }
-    }
-}
-
-impl EngineConfig {
-    /// Sets the memory cap of one guest instance.
-    #[must_use]
-    pub fn max_memory_bytes(mut self, bytes: usize) -> Self {
-        self.max_memory_bytes = bytes;
-        self
-    }
-
-    /// Sets the CPU deadline of one reconcile.
-    #[must_use]
-    pub fn max_reconcile_time(mut self, time: Duration) -> Self {
-        self.max_reconcile_time = time;
-        self
-    }
-
-    /// Sets the maximum wasm stack size of one instance.
-    #[must_use]
-    pub fn max_wasm_stack(mut self, bytes: usize) -> Self {
-        self.max_wasm_stack = bytes;
-        self
-    }
-
-    /// Sets how many instances may be alive at once.
-    #[must_use]
-    pub fn max_instances(mut self, count: u32) -> Self {
-        self.max_instances = count;
-        self
-    }
-
-    /// Sets what gives the allocator's freed memory back after each compile
-    /// (see [`EngineConfig::allocator_trim`]).
-    #[must_use]
-    pub fn allocator_trim(mut self, trim: fn()) -> Self {
-        self.allocator_trim = Some(trim);
-        self
-    }
-
-    /// Sets what runs once after each compile (see
-    /// [`EngineConfig::after_compile`]).
-    #[must_use]
-    pub fn after_compile(mut self, hook: fn()) -> Self {
-        self.after_compile = Some(hook);
-        self
-    }
-
-    /// Compiles without optimisation (faster loads, slower reconciles).
-    #[must_use]
-    pub fn fast_compile(mut self, enable: bool) -> Self {
-        self.fast_compile = enable;
-        self
-    }
-
-    /// Turns tiered loading on or off (see [`EngineConfig::baseline`]).
-    #[must_use]
-    pub fn baseline(mut self, enable: bool) -> Self {
-        self.baseline = enable;
-        self
-    }
-
-    /// Sets (or, with `None`, disables) the compile cache directory.
-    #[must_use]
-    pub fn cache_dir(mut self, dir: Option<PathBuf>) -> Self {
-        self.cache_dir = dir;
-        self
-    }
-}
-
-/// `$REKON_CACHE_DIR`, else `$XDG_CACHE_HOME/rekon`, else `~/.cache/rekon`.
-fn default_cache_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("REKON_CACHE_DIR") {
-        return Some(PathBuf::from(dir));
-    }
-    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
-        return Some(PathBuf::from(dir).join("rekon"));
-    }
-    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache").join("rekon"))
-}
 
 /// Errors of the engine and its compile cache.
 #[derive(Debug, thiserror::Error)]
@@ -194,30 +59,30 @@ pub enum Tier {
 }
 
 /// The baseline tier: an engine with the baseline compiler and its linker.
-struct BaselineTier {
+pub(super) struct BaselineTier {
     engine: wasmtime::Engine,
     linker: Linker<HostState>,
 }
 
-struct Shared {
-    engine: wasmtime::Engine,
-    linker: Linker<HostState>,
-    baseline: Option<BaselineTier>,
+pub(super) struct Shared {
+    pub(super) engine: wasmtime::Engine,
+    pub(super) linker: Linker<HostState>,
+    pub(super) baseline: Option<BaselineTier>,
     /// Loads waiting for their turn or compiling ([`Engine::load_turn`]):
     /// background optimisation waits for none to be left.
-    loading: AtomicUsize,
+    pub(super) loading: AtomicUsize,
     /// One background optimisation at a time (Cranelift already compiles a
     /// module's functions in parallel).
-    optimizing: tokio::sync::Semaphore,
+    pub(super) optimizing: tokio::sync::Semaphore,
     /// Loads compiling (or mapping from the cache) at once: one per core.
     /// Each compile spreads its functions over the cores already; a
     /// hundred at once (a cold start) only thrash.
-    loads: tokio::sync::Semaphore,
-    config: EngineConfig,
+    pub(super) loads: tokio::sync::Semaphore,
+    pub(super) config: EngineConfig,
     /// sha256 of the engine's precompile compatibility hash, hex: part of
     /// every cache key so a changed engine never loads stale code.
-    compat: String,
-    ticker: Arc<Ticker>,
+    pub(super) compat: String,
+    pub(super) ticker: Arc<Ticker>,
 }
 
 impl Drop for Shared {
@@ -227,36 +92,10 @@ impl Drop for Shared {
     }
 }
 
-/// The epoch ticker's state: how many guests run (it ticks only while
-/// some do, and sleeps otherwise: an idle host has no thread waking up),
-/// and whether to stop.
-pub(crate) struct Ticker {
-    running: AtomicUsize,
-    stop: AtomicBool,
-    thread: std::sync::OnceLock<std::thread::Thread>,
-}
-
-impl Ticker {
-    fn wake(&self) {
-        if let Some(thread) = self.thread.get() {
-            thread.unpark();
-        }
-    }
-}
-
-/// Held while a guest may run (a store exists): the epoch ticker ticks.
-pub(crate) struct Ticking(Arc<Ticker>);
-
-impl Drop for Ticking {
-    fn drop(&mut self) {
-        self.0.running.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
 /// The process-wide WebAssembly engine. Cheap to clone.
 #[derive(Clone)]
 pub struct Engine {
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -268,16 +107,6 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    /// Keeps the epoch ticker ticking until the guard is dropped: taken
-    /// for every store a guest runs in.
-    pub(crate) fn ticking(&self) -> Ticking {
-        let ticker = &self.shared.ticker;
-        if ticker.running.fetch_add(1, Ordering::AcqRel) == 0 {
-            ticker.wake();
-        }
-        Ticking(ticker.clone())
-    }
-
     /// Builds the engine: component model, async, epoch interruption, the
     /// pooling allocator tuned for short-lived instances, and the linker with
     /// the host functions (WASI without filesystem, network or environment,
@@ -512,92 +341,6 @@ impl Engine {
         Component::new(&baseline.engine, bytes)
     }
 
-    /// The component of `digest` from the compile cache, if it is there
-    /// and usable.
-    fn cached(&self, digest: &str) -> Option<Component> {
-        let path = self.cache_path(digest)?;
-        if !path.exists() {
-            return None;
-        }
-        // SAFETY: the file was written by `Component::serialize` of an
-        // engine with the same compatibility hash (it is in the file
-        // name), into a directory owned by this host, and is only ever
-        // replaced by an atomic rename, never modified in place, so the
-        // mapping stays valid. wasmtime re-checks the header and refuses
-        // files from other engine configurations.
-        #[allow(unsafe_code)]
-        let loaded = unsafe { Component::deserialize_file(&self.shared.engine, &path) };
-        match loaded {
-            Ok(component) => Some(component),
-            Err(error) => {
-                tracing::warn!(
-                    path = %path.display(),
-                    error = %format!("{error:#}"),
-                    "compile cache entry unusable, recompiling"
-                );
-                None
-            }
-        }
-    }
-
-    /// Where the description (manifest and webhooks) of a module version
-    /// is kept: beside its code, keyed also by what decides whether it
-    /// describes at all (the instance limits and the deadline) and by the
-    /// host's version (which reads older contracts' manifests).
-    fn description_path(&self, digest: &str) -> Option<PathBuf> {
-        let dir = self.shared.config.cache_dir.as_ref()?;
-        let config = &self.shared.config;
-        let mut key = Sha256::new();
-        key.update(digest.as_bytes());
-        key.update(self.shared.compat.as_bytes());
-        key.update(env!("CARGO_PKG_VERSION").as_bytes());
-        key.update(config.max_memory_bytes.to_le_bytes());
-        key.update(config.max_wasm_stack.to_le_bytes());
-        key.update(config.max_reconcile_time.as_nanos().to_le_bytes());
-        Some(dir.join(format!("{}.described.json", hex::encode(key.finalize()))))
-    }
-
-    /// The description of a module version this engine described before
-    /// (its manifest and webhooks are a function of its bytes), if kept.
-    pub(crate) fn cached_description(&self, digest: &str) -> Option<Described> {
-        let path = self.description_path(digest)?;
-        let text = std::fs::read(&path).ok()?;
-        match serde_json::from_slice(&text) {
-            Ok(described) => Some(described),
-            Err(error) => {
-                tracing::warn!(path = %path.display(), %error, "cached description unusable, asking the module");
-                None
-            }
-        }
-    }
-
-    /// Keeps a module version's description for its next load; a failed
-    /// write is logged, never fatal.
-    pub(crate) fn keep_description(&self, digest: &str, described: &Described) {
-        let Some(path) = self.description_path(digest) else {
-            return;
-        };
-        let bytes = serde_json::to_vec(described).expect("a description serialises");
-        if let Err(error) = write_atomically(&path, &bytes) {
-            tracing::warn!(path = %path.display(), %error, "cannot keep the module's description");
-        }
-    }
-
-    /// The hex digest identifying this engine's compiled-code compatibility
-    /// (wasmtime version and every setting that changes generated code).
-    pub fn compatibility_digest(&self) -> &str {
-        &self.shared.compat
-    }
-
-    /// The cache file for a component with the given sha256 digest (hex).
-    pub fn cache_path(&self, digest: &str) -> Option<PathBuf> {
-        let dir = self.shared.config.cache_dir.as_ref()?;
-        let mut key = Sha256::new();
-        key.update(digest.as_bytes());
-        key.update(self.shared.compat.as_bytes());
-        Some(dir.join(format!("{}.cwasm", hex::encode(key.finalize()))))
-    }
-
     /// Compiles a component, or loads it from the cache (memory-mapped) when
     /// this engine compiled the same bytes before. A cache entry that cannot
     /// be loaded is recompiled and replaced. Cache write failures are logged,
@@ -648,42 +391,6 @@ impl Engine {
     }
 }
 
-fn write_cache(path: &Path, component: &Component) -> std::io::Result<()> {
-    let bytes = component
-        .serialize()
-        .map_err(|e| std::io::Error::other(format!("{e:#}")))?;
-    write_atomically(path, &bytes)
-}
-
-/// Writes a cache file under a temporary name and renames it into place,
-/// so a reader sees the whole file or none.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .expect("cache paths are inside the cache directory");
-    std::fs::create_dir_all(dir)?;
-    // Unique per writer: two loads of one version may write at once.
-    static WRITES: AtomicUsize = AtomicUsize::new(0);
-    let tmp = dir.join(format!(
-        ".{}.{}.{}.tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("entry"),
-        std::process::id(),
-        WRITES.fetch_add(1, Ordering::Relaxed)
-    ));
-    // Written a page at a time: the page cache then holds the file in
-    // single pages, and a module mapped from it (`deserialize_file`) has
-    // only the pages it touches resident, with the kernel's fault-around
-    // (64 KiB) at most. Written in one call, the file lands in large
-    // folios, and the first touch of a mapping maps a whole folio: every
-    // loaded module then had nearly all of its code resident.
-    let mut file = std::fs::File::create(&tmp)?;
-    for page in bytes.chunks(4096) {
-        std::io::Write::write_all(&mut file, page)?;
-    }
-    drop(file);
-    std::fs::rename(&tmp, path)
-}
-
 /// A load's turn to compile ([`Engine::load_turn`]).
 pub(crate) struct LoadTurn<'a> {
     _permit: tokio::sync::SemaphorePermit<'a>,
@@ -697,48 +404,6 @@ impl Drop for Loading<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
     }
-}
-
-/// Advances the epoch every [`EPOCH_TICK`] while a guest may run, and
-/// sleeps (parked, no wake-ups) while none does. When the thread falls
-/// behind (a stalled machine), missed ticks are skipped rather than
-/// replayed in a burst, so a stall never times out every running reconcile
-/// at once.
-fn spawn_ticker(engines: Vec<wasmtime::EngineWeak>, ticker: Arc<Ticker>) {
-    let state = ticker.clone();
-    let thread = std::thread::Builder::new()
-        .name("rekon-epoch".into())
-        .spawn(move || {
-            let ticker = state;
-            let mut next = Instant::now() + EPOCH_TICK;
-            while !ticker.stop.load(Ordering::Relaxed) {
-                if ticker.running.load(Ordering::Acquire) == 0 {
-                    // A spurious wake-up only goes round the loop again.
-                    std::thread::park();
-                    next = Instant::now() + EPOCH_TICK;
-                    continue;
-                }
-                let now = Instant::now();
-                if next > now {
-                    std::thread::sleep(next - now);
-                }
-                let mut alive = false;
-                for engine in engines.iter().filter_map(wasmtime::EngineWeak::upgrade) {
-                    engine.increment_epoch();
-                    alive = true;
-                }
-                if !alive {
-                    return;
-                }
-                next += EPOCH_TICK;
-                let now = Instant::now();
-                if now > next + EPOCH_TICK {
-                    next = now + EPOCH_TICK;
-                }
-            }
-        })
-        .expect("spawning the epoch ticker thread");
-    let _ = ticker.thread.set(thread.thread().clone());
 }
 
 /// Feeds `Hash` input into sha256, so the engine's compatibility hash

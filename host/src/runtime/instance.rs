@@ -7,8 +7,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-use super::engine::{EPOCH_TICK, Engine, Tier};
+use super::engine::{Engine, Tier};
 use super::module::Module;
+use super::ticker::EPOCH_TICK;
 use crate::bindings::{CallContext, CallRecord, HostState, MAX_MESSAGE};
 use crate::cluster::Cluster;
 use crate::contract::{Action, Request};

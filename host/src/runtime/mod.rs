@@ -7,14 +7,23 @@
 //! be built for ([`world`]), its admission and conversion reviews
 //! ([`webhooks`]).
 
+mod cache;
+mod config;
+mod describe;
 pub(crate) mod engine;
 pub(crate) mod instance;
 pub(crate) mod module;
+pub(crate) mod ticker;
+mod validate;
 pub(crate) mod webhooks;
 pub(crate) mod world;
 
 pub use crate::bindings::CallRecord;
-pub use engine::{CompileSource, Engine, EngineConfig, EngineError, Tier};
+pub use config::EngineConfig;
+pub use describe::manifest_json;
+pub use engine::{CompileSource, Engine, EngineError, Tier};
 pub use instance::{DispatchOptions, Outcome, ReconcileError};
-pub use module::{Module, ModuleError, OPTIMIZE_AFTER, digest, dns_label, manifest_json};
+pub use module::{Module, ModuleError, OPTIMIZE_AFTER, digest};
+pub use ticker::EPOCH_TICK;
+pub use validate::dns_label;
 pub use webhooks::{DEFAULT_TIMEOUT_SECONDS, Phase, operations, webhooks_json};

@@ -195,7 +195,7 @@ pub(crate) fn validate(webhooks: &Webhooks) -> Result<(), String> {
         for webhook in list {
             let name = &webhook.name;
             let what = format!("{} webhook {name:?}", phase.as_str());
-            if !super::module::dns_label(name) {
+            if !super::validate::dns_label(name) {
                 return Err(format!(
                     "{what}: the name must be 1-63 characters of a-z, 0-9 and '-'"
                 ));

@@ -11,15 +11,18 @@
 //! duration as this replica observed it (our clock, never another
 //! machine's), as leader election judges expiry.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
-use serde_json::json;
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 
 use super::registry::WebhookModules;
 use crate::ha::LeaderConfig;
+use crate::ha::leases::{duration_of, now, seconds};
+use crate::names::MANAGED_BY;
 
 /// The label telling the Leases of webhook servers apart.
 pub const ROLE: (&str, &str) = ("rekon.dev/lease-role", "webhook-server");
@@ -29,7 +32,7 @@ pub const MODULES_ANNOTATION: &str = "rekon.dev/webhook-modules";
 
 /// This replica's membership among the webhook servers.
 pub(crate) struct Members {
-    api: Api<DynamicObject>,
+    api: Api<Lease>,
     /// This replica's Lease.
     name: String,
     identity: String,
@@ -48,7 +51,7 @@ impl Members {
             .unwrap_or(&config.name)
             .to_string();
         Members {
-            api: Api::namespaced_with(client, &config.namespace, &crate::ha::lease_resource()),
+            api: Api::namespaced(client, &config.namespace),
             name: crate::ha::lease_name(&prefix, "webhooks", &config.identity),
             identity: config.identity.clone(),
             lease_duration: config.lease_duration,
@@ -58,22 +61,26 @@ impl Members {
 
     /// Writes this replica's Lease: now, serving `modules`.
     async fn announce(&self, modules: &[String]) -> Result<(), kube::Error> {
-        let now = chrono::Utc::now()
-            .format("%Y-%m-%dT%H:%M:%S%.6fZ")
-            .to_string();
-        let lease = json!({
-            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-            "metadata": {
-                "name": self.name,
-                "labels": {ROLE.0: ROLE.1, crate::webhook::publish::MANAGED_BY.0: crate::webhook::publish::MANAGED_BY.1},
-                "annotations": {MODULES_ANNOTATION: modules.join(",")},
+        let lease = Lease {
+            metadata: ObjectMeta {
+                name: Some(self.name.clone()),
+                labels: Some(BTreeMap::from([
+                    (ROLE.0.to_string(), ROLE.1.to_string()),
+                    (MANAGED_BY.0.to_string(), MANAGED_BY.1.to_string()),
+                ])),
+                annotations: Some(BTreeMap::from([(
+                    MODULES_ANNOTATION.to_string(),
+                    modules.join(","),
+                )])),
+                ..ObjectMeta::default()
             },
-            "spec": {
-                "holderIdentity": self.identity,
-                "leaseDurationSeconds": self.lease_duration.as_secs().max(1),
-                "renewTime": now,
-            },
-        });
+            spec: Some(LeaseSpec {
+                holder_identity: Some(self.identity.clone()),
+                lease_duration_seconds: Some(seconds(self.lease_duration)),
+                renew_time: Some(now()),
+                ..LeaseSpec::default()
+            }),
+        };
         self.api
             .patch(
                 &self.name,
@@ -129,9 +136,7 @@ impl Members {
                     Instant::now()
                 }
             };
-            let duration = lease.data["spec"]["leaseDurationSeconds"]
-                .as_u64()
-                .map_or(self.lease_duration, Duration::from_secs);
+            let duration = duration_of(lease).unwrap_or(self.lease_duration);
             if since.elapsed() >= duration {
                 continue;
             }

@@ -1,74 +1,20 @@
-//! Uninstalling: what rekon leaves in a cluster, and taking it back.
-//! May call: the API server, webhook (the names of what it publishes).
-//!
-//! What rekon publishes outlives its processes on purpose (see
-//! [`crate::webhook::publish`]): webhook configurations, CRD conversions,
-//! Leases. When rekon itself is deleted (`kubectl delete -k deploy/`),
-//! they must go too, or every write of the kinds its modules reviewed
-//! fails (`failed calling webhook ... service "rekon-webhooks" not found`)
-//! and every read of a CRD it converted in another version. Taking them
-//! back needs rekon's own permissions and ServiceAccount, which that same
-//! `kubectl delete` removes while the pods still run. So rekon learns of
-//! its uninstall before anything is deleted: it publishes one more
-//! validating webhook, `uninstall.rekon.dev`, called for the deletion of
-//! the objects named as [`Triggers`] (its namespace, its ServiceAccount,
-//! its ClusterRoleBinding). The first such deletion reaches a replica
-//! while every permission still holds; the replica withdraws everything
-//! pointing at its webhook endpoint ([`Uninstall::run`]), stops
-//! publishing, and lets the deletion through. The webhook ignores
-//! failures (a rekon that is down never blocks a deletion) and dry runs;
-//! `rekon uninstall` runs the same clean-up where rekon is already gone.
+//! The objects whose deletion means rekon is being uninstalled, and the
+//! uninstall webhook's configuration that is called for them.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
-use kube::core::ApiResource;
-use serde_json::{Value, json};
-
-use crate::runtime::Phase;
-use crate::webhook::publish::{
-    self, CONVERTED_BY, Endpoint, MANAGED_BY, configurations, crds, delete_quietly,
+use k8s_openapi::api::admissionregistration::v1::{
+    MatchCondition, RuleWithOperations, ValidatingWebhook, ValidatingWebhookConfiguration,
 };
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use kube::api::{Api, DynamicObject};
+use kube::core::ApiResource;
+use serde_json::Value;
 
-/// The name of the uninstall webhook's configuration (a module's are
-/// `rekon-<module>`, and a module name has no dot).
-pub const CONFIGURATION: &str = "rekon.uninstall";
-
-/// The name of the uninstall webhook, as the API server reports it.
-pub const WEBHOOK: &str = "uninstall.rekon.dev";
-
-/// The path the uninstall webhook is served at.
-pub const PATH: &str = "/uninstall";
-
-/// Why a trigger or an uninstall failed.
-#[derive(Debug, thiserror::Error)]
-pub enum UninstallError {
-    /// A trigger is not `KIND/NAME` of a kind rekon can watch for.
-    #[error(
-        "uninstall trigger {0:?}: expected KIND/NAME with KIND one of namespace, serviceaccount, role, rolebinding, clusterrole, clusterrolebinding"
-    )]
-    Trigger(String),
-    /// A request to the API server failed.
-    #[error("{what}")]
-    Api {
-        /// What was being done.
-        what: String,
-        /// Why it failed.
-        #[source]
-        source: kube::Error,
-    },
-}
-
-impl UninstallError {
-    /// A short, bounded label for metrics and logs.
-    pub fn metric_label(&self) -> &'static str {
-        match self {
-            UninstallError::Trigger(_) => "trigger",
-            UninstallError::Api { .. } => "api",
-        }
-    }
-}
+use super::{CONFIGURATION, PATH, UninstallError, WEBHOOK};
+use crate::names::MANAGED_BY;
+use crate::webhook::publish::{CaSource, Endpoint, client_config, configuration_metadata};
 
 /// An object whose deletion means rekon is being uninstalled.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -280,15 +226,24 @@ impl Triggers {
 
     /// The ValidatingWebhookConfiguration of the uninstall webhook, called
     /// at `endpoint` (trusting `ca`) for the deletion of every trigger.
-    pub fn configuration(&self, endpoint: &Endpoint, ca: &publish::CaSource) -> Value {
-        let mut rules: Vec<Value> = Vec::new();
+    pub fn configuration(&self, endpoint: &Endpoint, ca: &CaSource) -> Value {
+        let mut rules: Vec<RuleWithOperations> = Vec::new();
         let mut conditions: Vec<String> = Vec::new();
         for trigger in &self.triggers {
-            let rule = json!({
-                "apiGroups": [trigger.group], "apiVersions": ["v1"], "operations": ["DELETE"],
-                "resources": [trigger.resource],
-                "scope": if trigger.namespaced { "Namespaced" } else { "Cluster" },
-            });
+            let rule = RuleWithOperations {
+                api_groups: Some(vec![trigger.group.to_string()]),
+                api_versions: Some(vec!["v1".to_string()]),
+                operations: Some(vec!["DELETE".to_string()]),
+                resources: Some(vec![trigger.resource.to_string()]),
+                scope: Some(
+                    if trigger.namespaced {
+                        "Namespaced"
+                    } else {
+                        "Cluster"
+                    }
+                    .to_string(),
+                ),
+            };
             if !rules.contains(&rule) {
                 rules.push(rule);
             }
@@ -302,173 +257,32 @@ impl Triggers {
             condition.push(')');
             conditions.push(condition);
         }
-        let mut metadata = json!({
-            "name": CONFIGURATION,
-            "labels": {MANAGED_BY.0: MANAGED_BY.1},
-        });
-        if let publish::CaSource::CertManager(certificate) = ca {
-            metadata["annotations"] = json!({"cert-manager.io/inject-ca-from": certificate});
-        }
-        json!({
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "ValidatingWebhookConfiguration",
-            "metadata": metadata,
-            "webhooks": [{
-                "name": WEBHOOK,
-                "admissionReviewVersions": ["v1"],
+        let configuration = ValidatingWebhookConfiguration {
+            metadata: configuration_metadata(
+                CONFIGURATION.to_string(),
+                &[(MANAGED_BY.0, MANAGED_BY.1)],
+                ca,
+            ),
+            webhooks: Some(vec![ValidatingWebhook {
+                name: WEBHOOK.to_string(),
+                admission_review_versions: vec!["v1".to_string()],
                 // It takes rekon's publications back, never on a dry run.
-                "sideEffects": "NoneOnDryRun",
-                "matchPolicy": "Equivalent",
+                side_effects: "NoneOnDryRun".to_string(),
+                match_policy: Some("Equivalent".to_string()),
                 // A rekon that is down never blocks a deletion.
-                "failurePolicy": "Ignore",
-                "timeoutSeconds": 30,
-                "clientConfig": publish::client_config(endpoint, ca, PATH),
-                "rules": rules,
-                "matchConditions": [{"name": "rekon-itself", "expression": conditions.join(" || ")}],
-                "namespaceSelector": {},
-                "objectSelector": {},
-            }],
-        })
-    }
-}
-
-/// What an uninstall removed.
-#[derive(Debug, Default, serde::Serialize)]
-pub struct Report {
-    /// Webhook configurations deleted (`Kind/name`).
-    pub configurations: Vec<String>,
-    /// CRDs whose conversion was turned back to `None`.
-    pub conversions: Vec<String>,
-    /// Leases deleted.
-    pub leases: Vec<String>,
-}
-
-/// Takes back what an installation of rekon published: every webhook
-/// configuration rekon manages that calls `endpoint` (the uninstall
-/// webhook's too), the conversion of every CRD that converts through it,
-/// and rekon's Leases in `namespace`.
-pub struct Uninstall {
-    client: kube::Client,
-    namespace: String,
-    endpoint: Endpoint,
-}
-
-impl std::fmt::Debug for Uninstall {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Uninstall")
-            .field("namespace", &self.namespace)
-            .field("endpoint", &self.endpoint)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Uninstall {
-    /// The clean-up of the installation in `namespace` whose webhooks
-    /// are reached at `endpoint`.
-    pub fn new(client: kube::Client, namespace: &str, endpoint: Endpoint) -> Self {
-        Uninstall {
-            client,
-            namespace: namespace.to_string(),
-            endpoint,
-        }
-    }
-
-    /// Does it all. Every step runs even when an earlier one failed; the
-    /// first failure is returned once all have run.
-    pub async fn run(&self) -> Result<Report, UninstallError> {
-        let mut report = Report::default();
-        let mut failure = None;
-        let mut fail = |what: String, source: kube::Error| {
-            tracing::warn!(error = %source, "{what}");
-            failure.get_or_insert(UninstallError::Api { what, source });
+                failure_policy: Some("Ignore".to_string()),
+                timeout_seconds: Some(30),
+                client_config: client_config(endpoint, ca, PATH),
+                rules: Some(rules),
+                match_conditions: Some(vec![MatchCondition {
+                    name: "rekon-itself".to_string(),
+                    expression: conditions.join(" || "),
+                }]),
+                namespace_selector: Some(LabelSelector::default()),
+                object_selector: Some(LabelSelector::default()),
+            }]),
         };
-        let managed = ListParams::default().labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1));
-        for phase in [Phase::Mutating, Phase::Validating] {
-            let kind = publish::configuration_kind(phase);
-            let api = configurations(&self.client, phase);
-            let listed = match api.list(&managed).await {
-                Ok(list) => list.items,
-                Err(source) => {
-                    fail(format!("cannot list the {kind}s"), source);
-                    continue;
-                }
-            };
-            for object in listed {
-                let ours = object.data["webhooks"].as_array().is_some_and(|w| {
-                    w.iter()
-                        .any(|w| self.endpoint.is_target_of(&w["clientConfig"]))
-                });
-                let Some(name) = object.metadata.name.filter(|_| ours) else {
-                    continue;
-                };
-                match delete_quietly(&api, &name).await {
-                    Ok(()) => report.configurations.push(format!("{kind}/{name}")),
-                    Err(source) => fail(format!("cannot delete {kind} {name}"), source),
-                }
-            }
-        }
-        match crds(&self.client).list(&ListParams::default()).await {
-            Ok(list) => {
-                for crd in list.items {
-                    let conversion = &crd.data["spec"]["conversion"];
-                    let name = crd.metadata.name.clone().unwrap_or_default();
-                    let ours = conversion["strategy"] == "Webhook"
-                        && self
-                            .endpoint
-                            .is_target_of(&conversion["webhook"]["clientConfig"]);
-                    let labelled = crd
-                        .metadata
-                        .labels
-                        .as_ref()
-                        .is_some_and(|l| l.contains_key(CONVERTED_BY));
-                    if !ours && !labelled {
-                        continue;
-                    }
-                    let patch = if ours {
-                        publish::no_conversion_patch()
-                    } else {
-                        // Converted elsewhere now: only our label goes.
-                        json!({"metadata": {"labels": {CONVERTED_BY: null}}})
-                    };
-                    match crds(&self.client)
-                        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                        .await
-                    {
-                        Ok(_) if ours => report.conversions.push(name),
-                        Ok(_) => {}
-                        Err(kube::Error::Api(status)) if status.code == 404 => {}
-                        Err(source) => {
-                            fail(format!("cannot turn off the conversion of {name}"), source)
-                        }
-                    }
-                }
-            }
-            Err(source) => fail(
-                "cannot list the CustomResourceDefinitions".to_string(),
-                source,
-            ),
-        }
-        let leases: Api<DynamicObject> = Api::namespaced_with(
-            self.client.clone(),
-            &self.namespace,
-            &crate::ha::lease_resource(),
-        );
-        match leases.list(&managed).await {
-            Ok(list) => {
-                for lease in list.items {
-                    let name = lease.metadata.name.unwrap_or_default();
-                    match delete_quietly(&leases, &name).await {
-                        Ok(()) => report.leases.push(name),
-                        Err(source) => fail(format!("cannot delete the Lease {name}"), source),
-                    }
-                }
-            }
-            Err(source) => fail(
-                format!("cannot list the Leases in {}", self.namespace),
-                source,
-            ),
-        }
-        failure.map_or(Ok(report), Err)
+        serde_json::to_value(configuration).expect("a webhook configuration serialises")
     }
 }
 
@@ -478,6 +292,8 @@ pub const DEFAULT_TRIGGERS: [&str; 2] = ["serviceaccount/rekon", "clusterrolebin
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -540,7 +356,7 @@ mod tests {
             name: "rekon-webhooks".into(),
             port: 443,
         };
-        let config = triggers().configuration(&endpoint, &publish::CaSource::Bundle("Q0E=".into()));
+        let config = triggers().configuration(&endpoint, &CaSource::Bundle("Q0E=".into()));
         let webhook = &config["webhooks"][0];
         assert_eq!(webhook["failurePolicy"], "Ignore");
         assert_eq!(webhook["sideEffects"], "NoneOnDryRun");

@@ -1,0 +1,194 @@
+//! Lease reads and writes of one replica, typed (coordination.k8s.io/v1),
+//! with what it has observed of each Lease.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
+
+use super::leader::LeaderConfig;
+
+/// Lease reads and writes of one replica, with what it has observed of each
+/// Lease: expiry is judged on our own clock (when did we first see the Lease
+/// as it is now?), never on the clocks of other machines.
+pub(crate) struct Leases {
+    api: Api<Lease>,
+    namespace: String,
+    identity: String,
+    lease_duration: Duration,
+    observed: HashMap<String, (Seen, Instant)>,
+}
+
+/// What tells one state of a Lease from the next: who holds it, when it
+/// was renewed, how often it changed hands.
+#[derive(Clone, Debug, PartialEq)]
+struct Seen {
+    holder: Option<String>,
+    renewed: Option<MicroTime>,
+    transitions: Option<i32>,
+}
+
+/// The holder a Lease names ("" when free).
+pub(crate) fn holder_of(lease: &Lease) -> &str {
+    lease
+        .spec
+        .as_ref()
+        .and_then(|s| s.holder_identity.as_deref())
+        .unwrap_or_default()
+}
+
+/// How long a Lease is valid without renewal, as it says.
+pub(crate) fn duration_of(lease: &Lease) -> Option<Duration> {
+    let seconds = lease.spec.as_ref()?.lease_duration_seconds?;
+    Some(Duration::from_secs(u64::try_from(seconds).unwrap_or(0)))
+}
+
+/// Now, as a Lease's MicroTime.
+pub(crate) fn now() -> MicroTime {
+    MicroTime(Timestamp::now())
+}
+
+/// A duration in whole seconds, at least one, as a Lease says it.
+pub(crate) fn seconds(duration: Duration) -> i32 {
+    i32::try_from(duration.as_secs().max(1)).unwrap_or(i32::MAX)
+}
+
+impl Leases {
+    pub fn new(client: kube::Client, config: &LeaderConfig) -> Leases {
+        Leases {
+            api: Api::namespaced(client, &config.namespace),
+            namespace: config.namespace.clone(),
+            identity: config.identity.clone(),
+            lease_duration: config.lease_duration,
+            observed: HashMap::new(),
+        }
+    }
+
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    pub async fn get(&self, name: &str) -> Result<Option<Lease>, kube::Error> {
+        self.api.get_opt(name).await
+    }
+
+    pub async fn list(&self, selector: &str) -> Result<Vec<Lease>, kube::Error> {
+        Ok(self
+            .api
+            .list(&ListParams::default().labels(selector))
+            .await?
+            .items)
+    }
+
+    /// How long `lease` has looked as it does now, to us.
+    pub fn unchanged_for(&mut self, lease: &Lease) -> Duration {
+        let spec = lease.spec.clone().unwrap_or_default();
+        let record = Seen {
+            holder: spec.holder_identity,
+            renewed: spec.renew_time,
+            transitions: spec.lease_transitions,
+        };
+        let name = lease.metadata.name.clone().unwrap_or_default();
+        match self.observed.get(&name) {
+            Some((seen, at)) if *seen == record => at.elapsed(),
+            _ => {
+                self.observed.insert(name, (record, Instant::now()));
+                Duration::ZERO
+            }
+        }
+    }
+
+    /// Free to take: nobody holds it, or its holder has not renewed it for
+    /// a whole lease duration (as we observed).
+    pub fn expired(&mut self, lease: &Lease) -> bool {
+        let duration = duration_of(lease).unwrap_or(self.lease_duration);
+        holder_of(lease).is_empty() || self.unchanged_for(lease) >= duration
+    }
+
+    /// One round on Lease `name` as last read (`current`; None: it does not
+    /// exist): creates it, renews it, or takes it over if it expired.
+    /// Returns whether we hold it afterwards.
+    pub async fn acquire_or_renew(
+        &mut self,
+        name: &str,
+        current: Option<&Lease>,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<bool, kube::Error> {
+        let now = now();
+        let duration_s = seconds(self.lease_duration);
+        let Some(current) = current else {
+            let lease = Lease {
+                metadata: ObjectMeta {
+                    name: Some(name.to_string()),
+                    namespace: Some(self.namespace.clone()),
+                    labels: Some(labels.clone()),
+                    ..ObjectMeta::default()
+                },
+                spec: Some(LeaseSpec {
+                    holder_identity: Some(self.identity.clone()),
+                    lease_duration_seconds: Some(duration_s),
+                    acquire_time: Some(now.clone()),
+                    renew_time: Some(now),
+                    lease_transitions: Some(0),
+                    ..LeaseSpec::default()
+                }),
+            };
+            return match self.api.create(&PostParams::default(), &lease).await {
+                Ok(_) => Ok(true),
+                Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+                Err(error) => Err(error),
+            };
+        };
+        let holder = holder_of(current);
+        if holder != self.identity && !self.expired(current) {
+            return Ok(false);
+        }
+        let taken = holder != self.identity;
+        let mut lease = current.clone();
+        let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
+        spec.renew_time = Some(now.clone());
+        spec.lease_duration_seconds = Some(duration_s);
+        if taken {
+            spec.holder_identity = Some(self.identity.clone());
+            spec.acquire_time = Some(now);
+            spec.lease_transitions = Some(spec.lease_transitions.unwrap_or(0) + 1);
+        }
+        match self.api.replace(name, &PostParams::default(), &lease).await {
+            Ok(_) => Ok(true),
+            // Someone else wrote the Lease first: they win this round.
+            Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Gives Lease `name` up (if we hold it) so another replica takes it
+    /// at once.
+    pub async fn release(&self, name: &str) {
+        let Ok(Some(mut lease)) = self.api.get_opt(name).await else {
+            return;
+        };
+        if holder_of(&lease) != self.identity {
+            return;
+        }
+        let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
+        spec.holder_identity = None;
+        spec.lease_duration_seconds = Some(1);
+        match self.api.replace(name, &PostParams::default(), &lease).await {
+            Ok(_) => tracing::info!(lease = %name, "released the Lease"),
+            Err(error) => {
+                tracing::warn!(lease = %name, error = %error, "cannot release the Lease")
+            }
+        }
+    }
+
+    /// Deletes Lease `name` (best effort).
+    pub async fn delete(&mut self, name: &str) {
+        self.observed.remove(name);
+        if let Err(error) = self.api.delete(name, &DeleteParams::default()).await {
+            tracing::debug!(lease = %name, error = %error, "cannot delete the Lease");
+        }
+    }
+}
