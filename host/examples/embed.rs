@@ -1,16 +1,22 @@
 //! Embedding rekon in your own program: a [`Host`] with one module, run
-//! against a cluster until the work is done.
+//! against a cluster until the work is done. It uses the library alone
+//! (rekon-host, kube, tokio): no command line, no embedded Kubernetes.
 //!
-//! Here the cluster is rekon's in-memory API server, so the example runs
-//! anywhere; with a real cluster, use `kube::Client::try_default()` instead
-//! and leave the server out. Run it with
-//! `cargo run -p rekon-host --example embed [-- APP.wasm]` (the `app`
-//! guest by default): it applies the App CRD and an App, and prints the
+//! It talks to the cluster of your kubeconfig (`KUBECONFIG`, or
+//! `~/.kube/config`), as any kube-rs program does. To try it without one,
+//! start rekon's embedded API server in another terminal —
+//! `cargo run -p rekon -- dev --api-only --write-kubeconfig /tmp/dev.kubeconfig` —
+//! then run
+//! `KUBECONFIG=/tmp/dev.kubeconfig cargo run -p rekon-host --example embed -- APP.wasm`
+//! (the `app` guest, `target/guests/wasm32-wasip2/guest/app.wasm` after
+//! `make test` or `cargo build -p rekon-test-artifacts`): the host installs
+//! the CRD the module ships, the example applies an App and prints the
 //! Deployment the module made.
 
 use std::time::Duration;
 
 use anyhow::Context as _;
+use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, DynamicObject, GroupVersionKind, PostParams};
 use kube::discovery::ApiResource;
 use rekon_host::{ControllerConfig, EngineConfig, Host};
@@ -19,25 +25,19 @@ use rekon_host::{ControllerConfig, EngineConfig, Host};
 async fn main() -> anyhow::Result<()> {
     let module = std::env::args()
         .nth(1)
-        .unwrap_or_else(|| rekon_test_artifacts::APP.to_string());
+        .context("usage: embed APP.wasm (the app guest)")?;
     let bytes = std::fs::read(&module).with_context(|| format!("cannot read {module}"))?;
+    let client = kube::Client::try_default()
+        .await
+        .context("no cluster: set KUBECONFIG")?;
 
-    // The cluster: rekon's in-memory API server, with the App CRD.
-    let server = rekon_apiserver::ApiServer::builder().start().await?;
-    let crd = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../guests/app/manifests/crd.yaml"
-    ))?;
-    server.store().apply_object(serde_yaml::from_str(&crd)?)?;
-    let kubeconfig = kube::config::Kubeconfig::from_yaml(&server.kubeconfig())?;
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
-    let client = kube::Client::try_from(config)?;
-
-    // The host: one module, two reconciles at once, no compile cache.
+    // The host: one module (its CRD installed first), two reconciles at
+    // once, no compile cache.
     let host = Host::builder()
         .client(client.clone())
         .engine_config(EngineConfig::default().cache_dir(None))
         .controller_config(ControllerConfig::default().concurrency(2))
+        .install_crds(true)
         .module(module.as_str(), bytes)
         .start()
         .await?;
@@ -61,8 +61,7 @@ async fn main() -> anyhow::Result<()> {
         "spec": {"image": "nginx:1.27", "replicas": 2, "port": 8080},
     }))?;
     apps.create(&PostParams::default(), &app).await?;
-    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
-        Api::namespaced(client, "default");
+    let deployments: Api<Deployment> = Api::namespaced(client, "default");
     let deployment = tokio::time::timeout(Duration::from_secs(30), async {
         loop {
             if let Some(deployment) = deployments.get_opt("web").await? {
@@ -77,6 +76,5 @@ async fn main() -> anyhow::Result<()> {
     println!("reconciled: Deployment default/web with {replicas} replicas");
 
     host.shutdown().await;
-    server.shutdown().await;
     Ok(())
 }

@@ -324,7 +324,7 @@ async fn wait_published(direct: &Direct, host: &Host) -> anyhow::Result<()> {
     let mut waited = Vec::new();
     for module in host.modules().await {
         let webhooks = module.webhooks();
-        let name = rekon_host::webhook::publish::configuration_object_name(module.name());
+        let name = rekon_host::webhook::objects::configuration_object_name(module.name());
         for (kind, any) in [
             (
                 "ValidatingWebhookConfiguration",

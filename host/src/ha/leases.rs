@@ -192,3 +192,32 @@ impl Leases {
         }
     }
 }
+
+/// A Lease name from parts: lowercase letters, digits, `-` and `.` only.
+pub(crate) fn lease_name(prefix: &str, role: &str, name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '-' | '.') => c,
+            _ => '-',
+        })
+        .collect();
+    let mut full = format!("{prefix}-{role}-{clean}");
+    full.truncate(253);
+    full.trim_end_matches(['-', '.']).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lease_name;
+
+    #[test]
+    fn lease_names_are_valid_object_names() {
+        assert_eq!(lease_name("rekon", "module", "app"), "rekon-module-app");
+        assert_eq!(
+            lease_name("rekon", "replica", "Node_1:42"),
+            "rekon-replica-node-1-42"
+        );
+        assert!(lease_name("rekon", "module", &"x".repeat(400)).len() <= 253);
+    }
+}

@@ -7,6 +7,7 @@
 pub(crate) mod leader;
 pub(crate) mod leases;
 pub(crate) mod scaleout;
+mod shares;
 
 pub use leader::{LeaderConfig, Leadership};
 use scaleout::ModuleLeases;
@@ -45,18 +46,4 @@ impl Leaders {
             leases.unload(module);
         }
     }
-}
-
-/// A Lease name from parts: lowercase letters, digits, `-` and `.` only.
-pub(crate) fn lease_name(prefix: &str, role: &str, name: &str) -> String {
-    let clean: String = name
-        .chars()
-        .map(|c| match c.to_ascii_lowercase() {
-            c @ ('a'..='z' | '0'..='9' | '-' | '.') => c,
-            _ => '-',
-        })
-        .collect();
-    let mut full = format!("{prefix}-{role}-{clean}");
-    full.truncate(253);
-    full.trim_end_matches(['-', '.']).to_string()
 }

@@ -33,8 +33,9 @@ use kube::ResourceExt as _;
 use tokio::sync::{Notify, watch};
 
 use super::leader::{Holder, LeaderConfig, Leadership};
-use super::lease_name;
+use super::leases::lease_name;
 use super::leases::{Leases, holder_of};
+use super::shares::{score, share};
 use crate::telemetry::Metrics;
 
 /// The label on every Lease of a scale-out group; its value is the prefix.
@@ -109,23 +110,6 @@ impl ModuleLeases {
         }
         self.changed.notify_one();
     }
-}
-
-/// Rendezvous score: how much `identity` wants `module` (FNV-1a).
-fn score(identity: &str, module: &str) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in identity.bytes().chain([0]).chain(module.bytes()) {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    // A final mix, so that nearby identities spread well.
-    hash ^= hash >> 33;
-    hash.wrapping_mul(0xff51_afd7_ed55_8ccd)
-}
-
-/// This replica's share of `modules` among `replicas`.
-fn share(modules: usize, replicas: usize) -> usize {
-    modules.div_ceil(replicas.max(1))
 }
 
 /// Runs the coordination until `stop`; then releases every module Lease
@@ -418,50 +402,5 @@ impl Coordinator {
         let member = self.member.clone();
         self.leases.delete(&member).await;
         self.metrics.leader.set(0);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lease_names_are_valid_object_names() {
-        assert_eq!(lease_name("rekon", "module", "app"), "rekon-module-app");
-        assert_eq!(
-            lease_name("rekon", "replica", "Node_1:42"),
-            "rekon-replica-node-1-42"
-        );
-        assert!(lease_name("rekon", "module", &"x".repeat(400)).len() <= 253);
-    }
-
-    #[test]
-    fn shares_round_up() {
-        assert_eq!(share(9, 3), 3);
-        assert_eq!(share(9, 2), 5);
-        assert_eq!(share(10, 3), 4);
-        assert_eq!(share(2, 3), 1);
-        assert_eq!(share(0, 3), 0);
-        assert_eq!(share(5, 0), 5);
-    }
-
-    #[test]
-    fn preferences_differ_between_replicas() {
-        let modules: Vec<String> = (1..=9).map(|i| format!("module-{i}")).collect();
-        let favourite = |identity: &str| {
-            modules
-                .iter()
-                .max_by_key(|m| score(identity, m))
-                .cloned()
-                .expect("modules")
-        };
-        let favourites: BTreeSet<String> = ["replica-a", "replica-b", "replica-c", "replica-d"]
-            .iter()
-            .map(|r| favourite(r))
-            .collect();
-        assert!(
-            favourites.len() > 1,
-            "every replica would go for the same module first: {favourites:?}"
-        );
     }
 }

@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use futures::FutureExt as _;
 use tokio::sync::{mpsc, watch};
 
 use super::supervisor::Supervisor;
+use super::tasks::{drive, elect, load_initial, serve_telemetry, watch_sources};
 use super::{Host, HostError, default_identity};
 use crate::cluster::kube::KubeCluster;
 use crate::config::HostConfig;
@@ -13,15 +13,13 @@ use crate::controller::{ControllerConfig, Shared};
 use crate::discovery::Discovery;
 use crate::dispatch::{DispatchStats, NativeReconciler};
 use crate::events::Recorder;
-use crate::ha::leader::Elector;
-use crate::ha::scaleout::{self, ModuleLeases};
-use crate::ha::{LeaderConfig, Leaders, Leadership};
+use crate::ha::LeaderConfig;
 use crate::informer::Informers;
-use crate::loader::{Decision, Loader, upsert};
+use crate::loader::{Loader, upsert};
 use crate::replay::Recordings;
 use crate::rollout::{Admin, Rollouts};
 use crate::runtime::{Engine, EngineConfig};
-use crate::source::{Origin, SourceEvent};
+use crate::source::Origin;
 use crate::telemetry::Metrics;
 
 /// Configures and starts a [`Host`]. Every setter is chainable.
@@ -343,180 +341,5 @@ impl HostBuilder {
             _loaded: loaded,
             _watchers: watchers,
         })
-    }
-}
-
-/// Serves `/metrics`, `/healthz` and `/readyz` on `addr`.
-async fn serve_telemetry(
-    addr: std::net::SocketAddr,
-    metrics: Arc<Metrics>,
-    admin: Arc<Admin>,
-) -> Result<tokio::task::JoinHandle<()>, HostError> {
-    let (bound, task) = crate::telemetry::serve(addr, metrics, admin)
-        .await
-        .map_err(|source| HostError::Metrics { addr, source })?;
-    tracing::info!(addr = %bound, "serving /metrics, /healthz and /readyz");
-    Ok(task)
-}
-
-/// Starts watching the module directories and ConfigMaps; their events
-/// arrive on the receiver.
-fn watch_sources(
-    dirs: &[std::path::PathBuf],
-    configmaps: Option<Vec<String>>,
-    shared: &Shared,
-) -> (
-    Vec<crate::source::dir::DirWatcher>,
-    mpsc::UnboundedReceiver<SourceEvent>,
-    Option<watch::Receiver<bool>>,
-) {
-    let (events_tx, events) = mpsc::unbounded_channel();
-    let mut watchers = Vec::new();
-    for dir in dirs {
-        match crate::source::dir::watch_dir(dir.clone(), events_tx.clone()) {
-            Ok(watcher) => watchers.push(watcher),
-            Err(error) => {
-                tracing::error!(error = %crate::loader::error_chain(&error), "module directory not watched")
-            }
-        }
-    }
-    let synced = configmaps.map(|namespaces| {
-        let (synced, receiver) = watch::channel(false);
-        tokio::spawn(crate::source::configmaps::watch_configmaps(
-            shared.informers.clone(),
-            namespaces,
-            events_tx,
-            synced,
-        ));
-        receiver
-    });
-    (watchers, events, synced)
-}
-
-/// How long a start waits for the module ConfigMaps' first list before it
-/// goes on without them (they load when they come).
-const CONFIGMAPS_SYNC: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// Loads what is there at start: the modules given, what the directories
-/// hold now and the module ConfigMaps listed. Each module runs as soon as
-/// it has compiled (and the shadows given with it have); returns once all
-/// have been loaded or refused (so a replica is ready only once it serves
-/// every module's webhooks).
-async fn load_initial(
-    loader: &mut Loader,
-    mut events: mpsc::UnboundedReceiver<SourceEvent>,
-    supervisor: &Supervisor,
-    dirs: bool,
-    configmaps_synced: Option<watch::Receiver<bool>>,
-) -> mpsc::UnboundedReceiver<SourceEvent> {
-    if dirs {
-        tokio::time::sleep(crate::source::DEBOUNCE).await;
-    }
-    if let Some(mut synced) = configmaps_synced
-        && tokio::time::timeout(CONFIGMAPS_SYNC, synced.wait_for(|s| *s))
-            .await
-            .is_err()
-    {
-        tracing::error!(
-            "the module ConfigMaps are not listed after {CONFIGMAPS_SYNC:?}: going on without them"
-        );
-    }
-    while let Ok(event) = events.try_recv() {
-        if let Some(decision) = loader.event(event) {
-            supervisor.decide(decision);
-        }
-    }
-    // A module whose shadow is still compiling waits for it: the shadow
-    // sees (and a canary share serves) every request from the first.
-    let mut held = Vec::new();
-    while let Some(decision) = loader.next_compiled().await {
-        match decision {
-            Decision::Install(version) => held.push(version),
-            other => supervisor.decide(other),
-        }
-        if !loader.is_compiling_shadows() {
-            for version in held.drain(..) {
-                supervisor.install(version).await;
-            }
-        }
-    }
-    for version in held {
-        supervisor.install(version).await;
-    }
-    events
-}
-
-/// Hands source events to the loader and its decisions to the supervisor,
-/// until the sources stop.
-async fn drive(
-    mut loader: Loader,
-    mut events: mpsc::UnboundedReceiver<SourceEvent>,
-    mut commands: mpsc::UnboundedReceiver<(String, crate::rollout::Command)>,
-    supervisor: Supervisor,
-) {
-    // Until the host stops (aborting this), for the operator's commands;
-    // the sources may stop before.
-    let mut open = true;
-    loop {
-        tokio::select! {
-            Some((module, command)) = commands.recv() => {
-                if let Some(decision) = loader.command(&module, command) {
-                    supervisor.decide(decision);
-                }
-            }
-            Some(decision) = loader.next_compiled(), if loader.is_compiling() => {
-                supervisor.decide(decision);
-            }
-            event = events.recv(), if open => match event {
-                Some(event) => {
-                    if let Some(decision) = loader.event(event) {
-                        supervisor.decide(decision);
-                    }
-                }
-                None => open = false,
-            },
-            else => return,
-        }
-    }
-}
-
-/// Who leads: always this replica, the holder of one Lease, or a Lease per
-/// module; and the election task to run, if any.
-fn elect(
-    client: kube::Client,
-    leader: Option<LeaderConfig>,
-    scale_out: bool,
-    metrics: Arc<Metrics>,
-    stopped: watch::Receiver<bool>,
-) -> (Leaders, Option<futures::future::BoxFuture<'static, ()>>) {
-    match leader {
-        Some(config) if scale_out => {
-            let leases = ModuleLeases::new(config.renew_deadline);
-            let run = scaleout::run(client, config, leases.clone(), metrics, stopped);
-            (Leaders::Modules(leases), Some(run.boxed()))
-        }
-        Some(config) => {
-            let (elector, leadership) = Elector::new(client, config);
-            tokio::spawn(track_leadership(leadership.clone(), metrics));
-            (
-                Leaders::Host(leadership),
-                Some(elector.run(stopped).boxed()),
-            )
-        }
-        None => {
-            metrics.leader.set(1);
-            (Leaders::Host(Leadership::always()), None)
-        }
-    }
-}
-
-/// Keeps the `rekon_leader` gauge in step with leadership.
-async fn track_leadership(leadership: Leadership, metrics: Arc<Metrics>) {
-    let mut changes = leadership.subscribe();
-    loop {
-        metrics.leader.set(i64::from(leadership.is_leading()));
-        if changes.changed().await.is_err() {
-            return;
-        }
     }
 }

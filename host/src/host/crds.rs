@@ -33,7 +33,7 @@ pub(crate) async fn install(client: &kube::Client, module: &Module) {
             return;
         }
     };
-    let api = crate::webhook::publish::crds(client);
+    let api = crate::webhook::apis::crds(client);
     let params = PatchParams::apply(FIELD_MANAGER).force();
     for crd in crds {
         let name = crd["metadata"]["name"].as_str().unwrap_or_default();

@@ -6,7 +6,11 @@
 
 mod builder;
 mod crds;
+mod parts;
+mod report;
+mod running;
 mod supervisor;
+mod tasks;
 
 use std::time::Duration;
 

@@ -7,87 +7,44 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::watch;
-
+use super::running::{Controller, Running, Slot};
 use crate::config::HostConfig;
-use crate::contract::{EventType, ObjectRef};
 use crate::controller::{self, ControllerConfig, Shared, Start};
 use crate::dispatch::{Dispatch, DispatchStats, Dispatcher, NativeReconciler};
 use crate::loader::{Decision, Version};
-use crate::names::{config_map_kind, truncate};
 use crate::replay::{Recording, Recordings};
 use crate::rollout::{Rollouts, ShadowVersion};
 use crate::runtime::Module;
 use crate::source::Origin;
-use crate::telemetry::{InfoLabels, ReasonLabel};
+use crate::telemetry::InfoLabels;
 use crate::webhook::WebhookModules;
-
-/// How long a ConfigMap module's version serves before the parts earlier
-/// versions left behind are deleted: well past the time the parts of one
-/// `kubectl apply` take to arrive.
-pub(crate) const STALE_PARTS_AFTER: std::time::Duration = std::time::Duration::from_secs(20);
-
-/// A controller task and how to stop it.
-struct Controller {
-    name: String,
-    stop: watch::Sender<bool>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Controller {
-    fn spawn(dispatch: Dispatch, shared: Shared, start: Start) -> Controller {
-        let (stop, stopped) = watch::channel(false);
-        let name = dispatch.serving().name().to_string();
-        let task = tokio::spawn(controller::run(dispatch, shared, start, stopped));
-        Controller { name, stop, task }
-    }
-
-    /// Stops taking work and waits for reconciles in flight.
-    async fn stop(self) {
-        self.stop.send_replace(true);
-        if let Err(error) = self.task.await {
-            tracing::error!(module = %self.name, error = %error, "controller task failed");
-        }
-    }
-}
-
-/// A module version being run, and where it came from.
-struct Running {
-    origin: Origin,
-    module: Module,
-    /// None for a module that only serves webhooks.
-    controller: Option<Controller>,
-}
-
-/// One module's place: its running version, swapped under its own lock.
-type Slot = Arc<tokio::sync::Mutex<Option<Running>>>;
 
 /// Runs the validated versions. Cheap to clone.
 #[derive(Clone)]
 pub(crate) struct Supervisor {
-    shared: Shared,
-    config: HostConfig,
-    controller: ControllerConfig,
-    stats: Arc<DispatchStats>,
+    pub(super) shared: Shared,
+    pub(super) config: HostConfig,
+    pub(super) controller: ControllerConfig,
+    pub(super) stats: Arc<DispatchStats>,
     /// Each module's rollout: its shadow, what it did.
-    rollouts: Arc<Rollouts>,
+    pub(super) rollouts: Arc<Rollouts>,
     /// Each module's recorded reconciles, when the operator asks for them.
-    recordings: Arc<Recordings>,
-    slots: Arc<Mutex<BTreeMap<String, Slot>>>,
+    pub(super) recordings: Arc<Recordings>,
+    pub(super) slots: Arc<Mutex<BTreeMap<String, Slot>>>,
     /// The versions running, for [`Supervisor::modules`].
-    modules: Arc<Mutex<BTreeMap<String, Module>>>,
-    natives: Arc<Mutex<Vec<Controller>>>,
+    pub(super) modules: Arc<Mutex<BTreeMap<String, Module>>>,
+    pub(super) natives: Arc<Mutex<Vec<Controller>>>,
     /// Every version refused so far, as `origin: error`.
-    failures: Arc<Mutex<Vec<String>>>,
+    pub(super) failures: Arc<Mutex<Vec<String>>>,
     /// The versions serving webhooks.
-    webhooks: WebhookModules,
+    pub(super) webhooks: WebhookModules,
     /// Applies the CRDs each module ships before its controller starts
     /// (`--install-crds`).
-    install_crds: Option<kube::Client>,
+    pub(super) install_crds: Option<kube::Client>,
     /// Whether the modules' webhooks are served (by this host's webhook
     /// server, or in process by `rekon dev`'s API server); if not, a
     /// module that needs them is reported.
-    webhooks_served: bool,
+    pub(super) webhooks_served: bool,
 }
 
 impl Supervisor {
@@ -341,7 +298,7 @@ impl Supervisor {
             let this = self.clone();
             let (origin, digest) = (origin.clone(), module.digest().to_string());
             tokio::spawn(async move {
-                tokio::time::sleep(STALE_PARTS_AFTER).await;
+                tokio::time::sleep(super::parts::STALE_PARTS_AFTER).await;
                 this.prune_parts(&origin, &digest).await;
             });
         }
@@ -420,197 +377,6 @@ impl Supervisor {
             .remove(module.name());
     }
 
-    /// Objects that still carry an unloaded module's finalizer cannot be
-    /// deleted until it comes back: say so.
-    async fn warn_stuck_finalizers(&self, module: &Module) {
-        let manifest = module.manifest();
-        let Some(finalizer) = &manifest.finalizer else {
-            return;
-        };
-        let primary = self.shared.informers.running(
-            &manifest.primary,
-            manifest.primary_selector.as_deref(),
-            None,
-        );
-        let Some(primary) = primary else {
-            return;
-        };
-        let stuck = primary
-            .list(None)
-            .iter()
-            .filter(|o| o.has_finalizer(finalizer))
-            .count();
-        if stuck > 0 {
-            tracing::warn!(
-                module = %manifest.name,
-                finalizer = %finalizer,
-                objects = stuck,
-                "objects still carry the unloaded module's finalizer: they will not be deleted until it is removed or the module returns"
-            );
-        }
-    }
-
-    /// Reports a version that cannot be run: an error log,
-    /// `rekon_module_load_failures_total`, and a Warning Event on the
-    /// ConfigMap it came from. What was serving keeps serving.
-    pub async fn refuse(
-        &self,
-        origin: &Origin,
-        reason: &str,
-        message: &str,
-        serving: Option<String>,
-    ) {
-        let shown = serving.as_deref().unwrap_or("nothing");
-        tracing::error!(%origin, error = %message, reason, serving = %shown, "module refused; the last good version keeps serving");
-        self.shared
-            .metrics
-            .load_failures
-            .get_or_create(&ReasonLabel {
-                reason: reason.to_string(),
-            })
-            .inc();
-        self.failures
-            .lock()
-            .expect("failures lock")
-            .push(format!("{origin}: {message}"));
-        if let Origin::ConfigMap { namespace, name } = origin
-            && self.shared.leaders.speaks_for(serving.as_deref())
-        {
-            let regarding = ObjectRef {
-                kind: config_map_kind(),
-                namespace: Some(namespace.clone()),
-                name: name.clone(),
-            };
-            let note = format!("module refused ({reason}): {message}; serving: {shown}");
-            let _ = self
-                .shared
-                .cluster
-                .record_event(
-                    &regarding,
-                    EventType::Warning,
-                    "ModuleRejected",
-                    &truncate(note, 1024),
-                    "rekon-host",
-                )
-                .await;
-        }
-    }
-
-    /// Says loudly that a module's webhooks or conversions go unserved:
-    /// an error log, and a Warning Event `WebhooksNotServed` on each CRD it
-    /// converts and on the ConfigMap it came from.
-    async fn report_unserved(&self, module: &Module, origin: &Origin) {
-        let unserved = crate::webhook::unserved(module);
-        if unserved.is_empty() {
-            return;
-        }
-        for said in &unserved {
-            tracing::warn!(module = %module.name(), %origin, "{said}");
-        }
-        if !self.shared.leaders.speaks_for(Some(module.name())) {
-            return;
-        }
-        let mut regarding: Vec<ObjectRef> = module
-            .webhooks()
-            .conversions
-            .iter()
-            .map(|c| ObjectRef {
-                kind: crate::contract::Gvk {
-                    group: "apiextensions.k8s.io".into(),
-                    version: "v1".into(),
-                    kind: "CustomResourceDefinition".into(),
-                },
-                namespace: None,
-                name: format!("{}.{}", crate::names::plural_of(&c.kind.kind), c.kind.group),
-            })
-            .collect();
-        if let Origin::ConfigMap { namespace, name } = origin {
-            regarding.push(ObjectRef {
-                kind: config_map_kind(),
-                namespace: Some(namespace.clone()),
-                name: name.clone(),
-            });
-        }
-        let note = truncate(unserved.join("; "), 1024);
-        for object in regarding {
-            let _ = self
-                .shared
-                .cluster
-                .record_event(
-                    &object,
-                    EventType::Warning,
-                    "WebhooksNotServed",
-                    &note,
-                    "rekon-host",
-                )
-                .await;
-        }
-    }
-
-    /// Deletes the parts earlier versions of a ConfigMap module left behind
-    /// (a version in fewer parts does not overwrite them all), once the
-    /// version `digest` has served for [`STALE_PARTS_AFTER`] and while this
-    /// replica speaks for the module: a user's `kubectl apply` of module
-    /// files leaves no ConfigMap behind.
-    async fn prune_parts(&self, origin: &Origin, digest: &str) {
-        let Origin::ConfigMap { namespace, name } = origin else {
-            return;
-        };
-        let module = {
-            let slots = self.slots.lock().expect("slots lock");
-            slots.values().cloned().collect::<Vec<Slot>>()
-        };
-        let mut serving = None;
-        for slot in module {
-            if let Some(running) = slot.lock().await.as_ref()
-                && running.origin == *origin
-                && running.module.digest() == digest
-            {
-                serving = Some(running.module.name().to_string());
-            }
-        }
-        let Some(module) = serving else { return };
-        if !self.shared.leaders.speaks_for(Some(&module)) {
-            return;
-        }
-        let kind = config_map_kind();
-        let label = Some(crate::source::pack::MODULE_LABEL);
-        let Some(informer) = self
-            .shared
-            .informers
-            .running(&kind, label, Some(namespace))
-            .or_else(|| self.shared.informers.running(&kind, label, None))
-        else {
-            return;
-        };
-        let configmaps: Vec<serde_json::Value> = informer
-            .list(Some(namespace))
-            .iter()
-            .filter_map(|c| serde_json::from_str(&c.json).ok())
-            .collect();
-        let Some(manifest) = configmaps
-            .iter()
-            .find(|c| c["metadata"]["name"] == name.as_str())
-        else {
-            return;
-        };
-        for part in crate::source::pack::stale_parts(manifest, &configmaps) {
-            let target = ObjectRef {
-                kind: kind.clone(),
-                namespace: Some(namespace.clone()),
-                name: part.clone(),
-            };
-            match self.shared.cluster.delete(&target, None).await {
-                Ok(()) => {
-                    tracing::info!(%origin, %module, part = %part, "deleted a part an earlier version of the module left behind")
-                }
-                Err(error) => {
-                    tracing::warn!(%origin, %module, part = %part, error = %error.message, "cannot delete a part an earlier version of the module left behind")
-                }
-            }
-        }
-    }
-
     /// Starts a reconciler compiled into the host (not reloadable).
     pub fn start_native(&self, native: NativeReconciler) {
         let dispatcher = self.dispatch(Dispatcher::native(native, self.stats.clone()), None);
@@ -633,16 +399,6 @@ impl Supervisor {
             serving.short_digest()
         )));
         Dispatch::new(serving, rollout, recording, self.shared.metrics.clone())
-    }
-
-    /// Warns about modules the configuration names that are not running.
-    pub fn check_configuration(&self) {
-        let modules = self.modules.lock().expect("modules lock");
-        for name in self.config.modules.keys() {
-            if !modules.contains_key(name) {
-                tracing::warn!(module = %name, "the configuration names a module that is not loaded");
-            }
-        }
     }
 
     /// Stops every controller; reconciles in flight finish first.
@@ -670,7 +426,7 @@ impl Supervisor {
     }
 }
 
-fn info_labels(module: &Module) -> InfoLabels {
+pub(super) fn info_labels(module: &Module) -> InfoLabels {
     InfoLabels {
         module: module.name().to_string(),
         version: module.manifest().version.clone(),

@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::{mpsc, watch};
 
 use crate::contract::Gvk;
+#[cfg(feature = "bench")]
 use crate::discovery::{Discovery, ResolveError};
 use crate::names::{Resolved, display_kind};
 use cache::Objects;

@@ -12,80 +12,13 @@ use std::sync::Arc;
 
 use tokio::task::JoinSet;
 
+mod decision;
+
+pub(crate) use decision::{Decision, Version};
+
 use crate::config::HostConfig;
 use crate::runtime::{Engine, Module, digest};
 use crate::source::{Marks, Origin, Rollout, SourceEvent};
-
-/// What the loader hands the supervisor.
-#[derive(Debug)]
-pub(crate) enum Decision {
-    /// A validated version of a module, to run (instead of the running
-    /// version of the same module, if any).
-    Install(Version),
-    /// A validated version to run as the shadow of the serving version of
-    /// its module (replacing the shadow it has, if any), serving the
-    /// `canary` share of its objects (a percentage) live.
-    Shadow {
-        /// The version.
-        version: Version,
-        /// The percentage of objects it serves live.
-        canary: u8,
-        /// Its rollout policy, when its source gives one (the operator
-        /// configuration's applies otherwise).
-        policy: Option<crate::config::PolicyConfig>,
-    },
-    /// The shadow of module `name`, from `origin`, becomes its serving
-    /// version (the operator promoted it).
-    Promote {
-        /// The module's name.
-        name: String,
-        /// Where the shadow came from.
-        origin: Origin,
-        /// How many of its latest reconciles its source asks to record.
-        record: Option<usize>,
-    },
-    /// The shadow of module `name`, provided by `origin`, is gone.
-    Unshadow {
-        /// The module's name.
-        name: String,
-        /// Where the shadow came from.
-        origin: Origin,
-    },
-    /// The module `name`, provided by `origin`, is gone.
-    Unload {
-        /// The module's name.
-        name: String,
-        /// Where it came from.
-        origin: Origin,
-    },
-    /// What `origin` holds cannot be run; `serving` is the module it
-    /// provided before (still running), if any.
-    Refuse {
-        /// Where it comes from.
-        origin: Origin,
-        /// A bounded label for metrics.
-        reason: &'static str,
-        /// Why, for people.
-        message: String,
-        /// The module the origin still serves.
-        serving: Option<String>,
-    },
-}
-
-/// A validated module version and where it comes from.
-#[derive(Debug)]
-pub(crate) struct Version {
-    pub origin: Origin,
-    pub module: Module,
-    /// The origin provided this module before (a new version of it).
-    pub reload: bool,
-    /// The module the origin provided before, when it is another one: it
-    /// goes first.
-    pub replaces: Option<String>,
-    /// How many of its latest reconciles its source asks to record (the
-    /// operator configuration's `record:` applies otherwise).
-    pub record: Option<usize>,
-}
 
 /// What is known of one origin.
 #[derive(Default)]

@@ -52,7 +52,7 @@ impl Members {
             .to_string();
         Members {
             api: Api::namespaced(client, &config.namespace),
-            name: crate::ha::lease_name(&prefix, "webhooks", &config.identity),
+            name: crate::ha::leases::lease_name(&prefix, "webhooks", &config.identity),
             identity: config.identity.clone(),
             lease_duration: config.lease_duration,
             observed: Mutex::default(),
@@ -84,7 +84,7 @@ impl Members {
         self.api
             .patch(
                 &self.name,
-                &PatchParams::apply(super::publish::FIELD_MANAGER).force(),
+                &PatchParams::apply(super::objects::FIELD_MANAGER).force(),
                 &Patch::Apply(&lease),
             )
             .await?;

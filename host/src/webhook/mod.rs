@@ -17,9 +17,11 @@
 //! from the replica that leads; `members` tells it which modules the
 //! other replicas serve.
 
+pub(crate) mod apis;
 pub mod certs;
 pub mod chain;
 pub(crate) mod members;
+pub mod objects;
 pub mod publish;
 mod registry;
 pub mod review;
@@ -28,7 +30,7 @@ pub mod uninstall;
 
 pub use certs::{CertError, ServingCert};
 pub use chain::{Chain, configuration_name};
-pub use publish::{CaSource, Endpoint};
+pub use objects::{CaSource, Endpoint};
 pub use registry::WebhookModules;
 pub use review::{admit, convert};
 pub use serve::serve_reviews;

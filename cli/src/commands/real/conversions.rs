@@ -40,7 +40,7 @@ pub(in crate::commands) async fn serve_conversions(
     )
     .await
     .context("cannot serve the module's conversions")?;
-    let patch = rekon_host::webhook::publish::conversion_patch(
+    let patch = rekon_host::webhook::objects::conversion_patch(
         module.name(),
         &Endpoint::Url(format!("https://127.0.0.1:{}", bound.port())),
         &CaSource::Bundle(cert.ca_bundle()),

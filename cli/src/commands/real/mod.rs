@@ -11,6 +11,7 @@
 //! does in memory. [`serve_conversions`] serves a module's conversions to
 //! it.
 
+mod clean;
 mod conversions;
 mod direct;
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::writes::{changed, changed_or_never};
-use super::{CONVERTED_BY, CaSource, DRIFT_SETTLE, Endpoint, RESYNC, RETRY, WEBHOOKS_OF, gvk};
+use super::{DRIFT_SETTLE, RESYNC, RETRY, gvk};
 use crate::contract::Gvk;
 use crate::discovery::Discovery;
 use crate::ha::Leaders;
@@ -17,6 +17,7 @@ use crate::informer::{Informer, Informers};
 use crate::names::MANAGED_BY;
 use crate::runtime::Module;
 use crate::webhook::members::Members;
+use crate::webhook::objects::{CONVERTED_BY, CaSource, Endpoint, WEBHOOKS_OF};
 use crate::webhook::registry::WebhookModules;
 use crate::webhook::uninstall::Triggers;
 

@@ -9,12 +9,13 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::publisher::{Publisher, Watched};
-use super::{
-    CONVERTED_BY, FIELD_MANAGER, configuration, configuration_object_name, configurations,
-    contains, conversion_patch, crds, delete_quietly, no_conversion_patch,
-};
 use crate::contract::Gvk;
 use crate::runtime::{Module, Phase};
+use crate::webhook::apis::{configurations, crds, delete_quietly};
+use crate::webhook::objects::{
+    CONVERTED_BY, FIELD_MANAGER, configuration, configuration_object_name, contains,
+    conversion_patch, no_conversion_patch,
+};
 
 impl Publisher {
     async fn plural(&self, kind: &Gvk) -> String {

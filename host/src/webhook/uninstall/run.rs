@@ -7,10 +7,8 @@ use serde_json::json;
 use super::UninstallError;
 use crate::names::MANAGED_BY;
 use crate::runtime::Phase;
-use crate::webhook::publish::{
-    CONVERTED_BY, Endpoint, configuration_kind, configurations, crds, delete_quietly,
-    no_conversion_patch,
-};
+use crate::webhook::apis::{configurations, crds, delete_quietly};
+use crate::webhook::objects::{CONVERTED_BY, Endpoint, configuration_kind, no_conversion_patch};
 
 /// What an uninstall removed.
 #[derive(Debug, Default, serde::Serialize)]

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::{CONFIGURATION, PATH, UninstallError, WEBHOOK};
 use crate::names::MANAGED_BY;
-use crate::webhook::publish::{CaSource, Endpoint, client_config, configuration_metadata};
+use crate::webhook::objects::{CaSource, Endpoint, client_config, configuration_metadata};
 
 /// An object whose deletion means rekon is being uninstalled.
 #[derive(Clone, Debug, PartialEq, Eq)]

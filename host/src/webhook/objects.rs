@@ -1,6 +1,7 @@
 //! The objects a cluster needs to call the webhooks, typed: the
 //! Validating/MutatingWebhookConfiguration of a module's webhooks, and the
-//! `spec.conversion` patch of the CRDs it converts.
+//! `spec.conversion` patch of the CRDs it converts, and the labels and
+//! field manager they carry.
 
 use std::collections::BTreeMap;
 
@@ -14,11 +15,21 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use serde_json::{Value, json};
 
-use super::{CONVERTED_BY, MANAGED_BY, WEBHOOKS_OF};
 use crate::contract::{FailurePolicy, Gvk, Webhook};
 use crate::runtime::webhooks::operation_name;
 use crate::runtime::{DEFAULT_TIMEOUT_SECONDS, Phase, operations};
 use crate::webhook::chain::configuration_name;
+
+/// The field manager of what the host writes for its webhooks.
+pub const FIELD_MANAGER: &str = "rekon-webhooks";
+
+pub use crate::names::MANAGED_BY;
+
+/// The label naming the module a webhook configuration is for.
+pub const WEBHOOKS_OF: &str = "rekon.dev/webhooks-of";
+
+/// The label naming the module that converts a CRD.
+pub const CONVERTED_BY: &str = "rekon.dev/converted-by";
 
 /// Where the API server reaches the webhook server.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,8 +1,7 @@
-//! One review: an AdmissionReview or ConversionReview (v1) read into the
-//! contract's request, run by a module on a fresh instance, and its answer
-//! written back as the API server expects it: a verdict with warnings, a
-//! JSON patch for a mutation, the converted objects; and the webhook's
-//! failure policy applied when the guest fails.
+//! An AdmissionReview: read into the contract's request, run by a
+//! module's webhook on a fresh instance, and answered as the API server
+//! expects it (a verdict with warnings, a JSON patch for a mutation), the
+//! webhook's failure policy applied when the guest fails.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -10,59 +9,12 @@ use std::time::Instant;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
+use super::{BadReview, ReviewResult, object_text, text, user_info};
 use crate::cluster::Cluster;
-use crate::contract::operation_named;
-use crate::contract::{AdmissionRequest, ConversionRequest, FailurePolicy, Gvk, UserInfo, Verdict};
+use crate::contract::{AdmissionRequest, FailurePolicy, Gvk, Verdict, operation_named};
 use crate::runtime::webhooks::timeout;
 use crate::runtime::{Module, Phase, ReconcileError};
 use crate::telemetry::Metrics;
-
-/// What became of one review, for metrics and logs: `allowed`, `denied`,
-/// `patched`, `converted`, `bad_request`, or the guest's failure.
-pub type ReviewResult = &'static str;
-
-/// A review that could not be read.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct BadReview(pub String);
-
-fn text(value: &Value, key: &str) -> String {
-    value
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
-}
-
-fn object_text(value: &Value, key: &str) -> Option<String> {
-    value
-        .get(key)
-        .filter(|v| v.is_object())
-        .map(ToString::to_string)
-}
-
-fn user_info(value: &Value) -> UserInfo {
-    let strings = |v: &Value| -> Vec<String> {
-        v.as_array()
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(|s| s.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    UserInfo {
-        username: text(value, "username"),
-        uid: text(value, "uid"),
-        groups: value.get("groups").map(strings).unwrap_or_default(),
-        extra: value
-            .get("extra")
-            .and_then(Value::as_object)
-            .map(|extra| extra.iter().map(|(k, v)| (k.clone(), strings(v))).collect())
-            .unwrap_or_default(),
-    }
-}
 
 /// The `request` of an AdmissionReview v1, for the module's webhook `webhook`.
 pub fn admission_request(review: &Value, webhook: &str) -> Result<AdmissionRequest, BadReview> {
@@ -276,155 +228,6 @@ pub async fn admit(
     (admission_answer(&uid, response), result)
 }
 
-/// The `request` of a ConversionReview v1.
-pub fn conversion_request(review: &Value) -> Result<ConversionRequest, BadReview> {
-    let request = review
-        .get("request")
-        .filter(|r| r.is_object())
-        .ok_or_else(|| BadReview("the ConversionReview has no request".into()))?;
-    let desired = text(request, "desiredAPIVersion");
-    if desired.is_empty() {
-        return Err(BadReview(
-            "the ConversionReview names no desiredAPIVersion".into(),
-        ));
-    }
-    Ok(ConversionRequest {
-        uid: text(request, "uid"),
-        desired_api_version: desired,
-        objects: request
-            .get("objects")
-            .and_then(Value::as_array)
-            .map(|items| items.iter().map(ToString::to_string).collect())
-            .unwrap_or_default(),
-    })
-}
-
-fn conversion_answer(uid: &str, result: Result<Vec<Value>, String>) -> Value {
-    let response = match result {
-        Ok(objects) => json!({
-            "uid": uid,
-            "convertedObjects": objects,
-            "result": { "metadata": {}, "status": "Success" },
-        }),
-        Err(message) => json!({
-            "uid": uid,
-            "convertedObjects": [],
-            "result": { "metadata": {}, "status": "Failure", "message": message },
-        }),
-    };
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "ConversionReview",
-        "response": response,
-    })
-}
-
-/// Checks what the API server checks of converted objects: one for each
-/// object given, in the desired version, with the same identity.
-fn check_converted(
-    request: &ConversionRequest,
-    converted: &[String],
-) -> Result<Vec<Value>, String> {
-    if converted.len() != request.objects.len() {
-        return Err(format!(
-            "the module returned {} objects for {}",
-            converted.len(),
-            request.objects.len()
-        ));
-    }
-    request
-        .objects
-        .iter()
-        .zip(converted)
-        .map(|(given, answer)| {
-            let given: Value = serde_json::from_str(given).unwrap_or(Value::Null);
-            let answer: Value = serde_json::from_str(answer)
-                .map_err(|e| format!("a converted object is not JSON: {e}"))?;
-            let version = answer.get("apiVersion").and_then(Value::as_str);
-            if version != Some(request.desired_api_version.as_str()) {
-                return Err(format!(
-                    "a converted object has apiVersion {version:?}, not {:?}",
-                    request.desired_api_version
-                ));
-            }
-            for field in ["name", "namespace", "uid"] {
-                let pointer = format!("/metadata/{field}");
-                if given.pointer(&pointer) != answer.pointer(&pointer) {
-                    return Err(format!("the conversion changed metadata.{field}"));
-                }
-            }
-            Ok(answer)
-        })
-        .collect()
-}
-
-/// The ConversionReview kube-apiserver would send to convert `object` to
-/// `api_version`.
-pub fn conversion_review(object: &Value, api_version: &str, uid: &str) -> Value {
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
-        "request": {"uid": uid, "desiredAPIVersion": api_version, "objects": [object]},
-    })
-}
-
-/// The one object a ConversionReview answer converted, or why there is none.
-pub fn converted_object(answer: &Value) -> Result<Value, String> {
-    let response = &answer["response"];
-    if response["result"]["status"] == "Success" {
-        Some(response["convertedObjects"][0].clone())
-            .filter(Value::is_object)
-            .ok_or_else(|| "no converted object".to_string())
-    } else {
-        Err(response["result"]["message"]
-            .as_str()
-            .unwrap_or("conversion failed")
-            .to_string())
-    }
-}
-
-/// Answers one ConversionReview with the module: the ConversionReview to
-/// send back, and what became of it. Never fails: a guest failure or a
-/// wrong answer is a `Failure` result with the reason.
-pub async fn convert(
-    module: &Module,
-    cluster: Arc<dyn Cluster>,
-    review: &Value,
-) -> (Value, ReviewResult) {
-    let request = match conversion_request(review) {
-        Ok(request) => request,
-        Err(e) => {
-            let uid = review
-                .pointer("/request/uid")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            return (conversion_answer(uid, Err(e.0)), "bad_request");
-        }
-    };
-    let budget = module.review_budget(std::time::Duration::from_secs(
-        crate::runtime::DEFAULT_TIMEOUT_SECONDS.into(),
-    ));
-    let (answer, result) = match module.convert(cluster, &request, budget).await {
-        Ok(Ok(converted)) => match check_converted(&request, &converted) {
-            Ok(objects) => (Ok(objects), "converted"),
-            Err(message) => (Err(message), "bad_answer"),
-        },
-        Ok(Err(message)) => (Err(message), "error"),
-        Err(error) => (
-            Err(format!("module {:?} failed: {error}", module.name())),
-            error.metric_label(),
-        ),
-    };
-    if let Err(message) = &answer {
-        tracing::warn!(
-            module = module.name(),
-            uid = request.uid,
-            message,
-            "conversion failed"
-        );
-    }
-    (conversion_answer(&request.uid, answer), result)
-}
-
 /// Runs [`admit`] and counts it in `metrics`.
 pub async fn admit_counted(
     metrics: &Metrics,
@@ -437,19 +240,6 @@ pub async fn admit_counted(
     let started = Instant::now();
     let (answer, result) = admit(module, cluster, phase, webhook, review).await;
     metrics.count_review(module.name(), webhook, result, started.elapsed());
-    answer
-}
-
-/// Runs [`convert`] and counts it in `metrics` (webhook `convert`).
-pub async fn convert_counted(
-    metrics: &Metrics,
-    module: &Module,
-    cluster: Arc<dyn Cluster>,
-    review: &Value,
-) -> Value {
-    let started = Instant::now();
-    let (answer, result) = convert(module, cluster, review).await;
-    metrics.count_review(module.name(), "convert", result, started.elapsed());
     answer
 }
 
@@ -518,42 +308,6 @@ mod tests {
         );
         let ignore = failure_response("app", "apps", FailurePolicy::Ignore, &error);
         assert_eq!(ignore["allowed"], true);
-    }
-
-    #[test]
-    fn conversions_keep_count_version_and_identity() {
-        let request = ConversionRequest {
-            uid: "u".into(),
-            desired_api_version: "demo.rekon.dev/v2".into(),
-            objects: vec![
-                json!({"apiVersion": "demo.rekon.dev/v1", "metadata": {"name": "a", "uid": "1"}})
-                    .to_string(),
-            ],
-        };
-        let good =
-            json!({"apiVersion": "demo.rekon.dev/v2", "metadata": {"name": "a", "uid": "1"}})
-                .to_string();
-        assert!(check_converted(&request, std::slice::from_ref(&good)).is_ok());
-        assert!(
-            check_converted(&request, &[])
-                .unwrap_err()
-                .contains("0 objects")
-        );
-        let renamed =
-            json!({"apiVersion": "demo.rekon.dev/v2", "metadata": {"name": "b", "uid": "1"}})
-                .to_string();
-        assert!(
-            check_converted(&request, &[renamed])
-                .unwrap_err()
-                .contains("metadata.name")
-        );
-        let old = json!({"apiVersion": "demo.rekon.dev/v1", "metadata": {"name": "a", "uid": "1"}})
-            .to_string();
-        assert!(
-            check_converted(&request, &[old])
-                .unwrap_err()
-                .contains("apiVersion")
-        );
     }
 
     #[test]
