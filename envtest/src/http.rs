@@ -1,12 +1,12 @@
-//! A small blocking HTTP/1.1 client, over TLS (a real API server) or
-//! plain TCP (rekon's in-memory one), that returns each answer whole:
-//! status, headers (warnings included) and body. One connection per
-//! request, so no answer depends on an earlier one.
+//! A blocking HTTP client, over TLS (a real API server) or plain TCP
+//! (rekon's in-memory one), that returns each answer whole: status,
+//! headers (warnings included) and body, whatever the status. It is
+//! kube-rs's client (`kube::Client::send`, the raw request) driven by a
+//! runtime of its own, so tests and tools that are not async can use it.
 
-use std::io::{Read as _, Write as _};
-use std::net::TcpStream;
 use std::sync::Arc;
-use std::time::Duration;
+
+use http_body_util::BodyExt as _;
 
 /// One answer.
 #[derive(Clone, Debug)]
@@ -15,7 +15,7 @@ pub struct Response {
     pub status: u16,
     /// The headers, names in lower case, in the order they came.
     pub headers: Vec<(String, String)>,
-    /// The body (chunked transfer decoded).
+    /// The body.
     pub body: Vec<u8>,
 }
 
@@ -35,21 +35,19 @@ impl Response {
     }
 }
 
-/// A client of one server.
+/// A client of one server. Cheap to clone.
 #[derive(Clone)]
 pub struct Client {
-    host: String,
-    port: u16,
-    token: Option<String>,
-    tls: Option<Arc<rustls::ClientConfig>>,
+    url: String,
+    client: kube::Client,
+    /// The runtime the client's requests run on (a thread of its own).
+    runtime: Arc<tokio::runtime::Runtime>,
 }
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
-            .field("host", &self.host)
-            .field("port", &self.port)
-            .field("tls", &self.tls.is_some())
+            .field("url", &self.url)
             .finish_non_exhaustive()
     }
 }
@@ -59,36 +57,38 @@ impl Client {
     /// bearer token, trusting `ca_pem` for `https`.
     ///
     /// # Panics
-    /// On a URL without a host and port, or a CA that is not PEM: both are
-    /// the caller's mistakes, not conditions to handle.
+    /// On a URL that is not one, or a CA that is not PEM: both are the
+    /// caller's mistakes, not conditions to handle.
     pub fn new(url: &str, token: Option<&str>, ca_pem: Option<&str>) -> Client {
-        let (scheme, rest) = url.split_once("://").expect("a URL with a scheme");
-        let authority = rest.split('/').next().unwrap_or_default();
-        let (host, port) = authority.rsplit_once(':').expect("a URL with a port");
-        let tls = (scheme == "https").then(|| {
+        let mut config =
+            kube::Config::new(url.parse().expect("a URL with a scheme, host and port"));
+        if let Some(pem) = ca_pem {
             use rustls_pki_types::pem::PemObject as _;
-            let mut roots = rustls::RootCertStore::empty();
-            for cert in rustls_pki_types::CertificateDer::pem_slice_iter(
-                ca_pem.unwrap_or_default().as_bytes(),
-            ) {
-                roots
-                    .add(cert.expect("a PEM certificate"))
-                    .expect("a CA certificate");
-            }
-            let provider = Arc::new(rustls::crypto::ring::default_provider());
-            Arc::new(
-                rustls::ClientConfig::builder_with_provider(provider)
-                    .with_safe_default_protocol_versions()
-                    .expect("rustls' default protocol versions")
-                    .with_root_certificates(roots)
-                    .with_no_client_auth(),
-            )
-        });
+            config.root_cert = Some(
+                rustls_pki_types::CertificateDer::pem_slice_iter(pem.as_bytes())
+                    .map(|cert| cert.expect("a PEM certificate").to_vec())
+                    .collect(),
+            );
+        }
+        config.auth_info.token = token.map(|t| t.to_string().into());
+        config.headers.push((
+            http::header::USER_AGENT,
+            http::HeaderValue::from_static("rekon-envtest"),
+        ));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("rekon-envtest-http")
+            .enable_all()
+            .build()
+            .expect("a runtime for the HTTP client");
+        let client = {
+            let _entered = runtime.enter();
+            kube::Client::try_from(config).expect("a client of the server")
+        };
         Client {
-            host: host.to_string(),
-            port: port.parse().expect("a port number"),
-            token: token.map(str::to_string),
-            tls,
+            url: url.to_string(),
+            client,
+            runtime: Arc::new(runtime),
         }
     }
 
@@ -112,113 +112,120 @@ impl Client {
         body: Option<&[u8]>,
         headers: &[(&str, &str)],
     ) -> std::io::Result<Response> {
-        let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}:{}\r\nAccept: application/json\r\nUser-Agent: rekon-envtest\r\nConnection: close\r\n",
-            self.host, self.port
-        );
-        if let Some(token) = &self.token {
-            head.push_str(&format!("Authorization: Bearer {token}\r\n"));
-        }
+        let mut request = http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header(http::header::ACCEPT, "application/json");
         if let Some(content_type) = content_type {
-            head.push_str(&format!("Content-Type: {content_type}\r\n"));
+            request = request.header(http::header::CONTENT_TYPE, content_type);
         }
         for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
+            request = request.header(*name, *value);
         }
-        let body = body.unwrap_or_default();
-        head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
-        let mut request = head.into_bytes();
-        request.extend_from_slice(body);
-        let socket = TcpStream::connect((self.host.as_str(), self.port))?;
-        socket.set_read_timeout(Some(Duration::from_secs(60)))?;
-        let mut answer = Vec::new();
-        match &self.tls {
-            Some(config) => {
-                let name = rustls_pki_types::ServerName::try_from(self.host.clone())
-                    .map_err(|e| std::io::Error::other(e.to_string()))?;
-                let connection = rustls::ClientConnection::new(config.clone(), name)
-                    .map_err(std::io::Error::other)?;
-                let mut tls = rustls::StreamOwned::new(connection, socket);
-                tls.write_all(&request)?;
-                match tls.read_to_end(&mut answer) {
-                    Ok(_) => {}
-                    // A peer closing without close_notify still answered.
-                    Err(e)
-                        if e.kind() == std::io::ErrorKind::UnexpectedEof && !answer.is_empty() => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            None => {
-                let mut socket = socket;
-                socket.write_all(&request)?;
-                socket.read_to_end(&mut answer)?;
-            }
-        }
-        parse(&answer)
-    }
-}
-
-fn parse(answer: &[u8]) -> std::io::Result<Response> {
-    let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
-    let split = answer
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(|| bad("no end of headers"))?;
-    let head = String::from_utf8_lossy(&answer[..split]);
-    let mut lines = head.split("\r\n");
-    let status = lines
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|c| c.parse().ok())
-        .ok_or_else(|| bad("no status"))?;
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let raw = &answer[split + 4..];
-    let chunked = headers
-        .iter()
-        .any(|(n, v)| n == "transfer-encoding" && v.eq_ignore_ascii_case("chunked"));
-    let body = if chunked { dechunk(raw)? } else { raw.to_vec() };
-    Ok(Response {
-        status,
-        headers,
-        body,
-    })
-}
-
-fn dechunk(mut raw: &[u8]) -> std::io::Result<Vec<u8>> {
-    let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "bad chunked body");
-    let mut body = Vec::new();
-    loop {
-        let line_end = raw.windows(2).position(|w| w == b"\r\n").ok_or_else(bad)?;
-        let size_text = String::from_utf8_lossy(&raw[..line_end]);
-        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
-            .map_err(|_| bad())?;
-        raw = &raw[line_end + 2..];
-        if size == 0 {
-            return Ok(body);
-        }
-        body.extend_from_slice(raw.get(..size).ok_or_else(bad)?);
-        raw = raw.get(size + 2..).ok_or_else(bad)?;
+        let request = request
+            .body(kube::client::Body::from(body.unwrap_or_default().to_vec()))
+            .map_err(std::io::Error::other)?;
+        let client = self.client.clone();
+        self.runtime.block_on(async move {
+            let answer = client.send(request).await.map_err(std::io::Error::other)?;
+            let status = answer.status().as_u16();
+            let headers = answer
+                .headers()
+                .iter()
+                .map(|(n, v)| {
+                    (
+                        n.as_str().to_ascii_lowercase(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect();
+            let body = answer
+                .into_body()
+                .collect()
+                .await
+                .map_err(std::io::Error::other)?
+                .to_bytes()
+                .to_vec();
+            Ok(Response {
+                status,
+                headers,
+                body,
+            })
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::io::{Read as _, Write as _};
+
+    use super::{Client, Response};
+
+    /// A server of one connection that answers with `answer` as written.
+    fn serve_once(answer: &'static [u8]) -> (String, std::thread::JoinHandle<String>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 4096];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = socket.read(&mut buffer).unwrap();
+                request.extend_from_slice(&buffer[..n]);
+            }
+            socket.write_all(answer).unwrap();
+            String::from_utf8_lossy(&request).into_owned()
+        });
+        (url, server)
+    }
 
     #[test]
-    fn answers_parse_whole_and_chunked() {
-        let plain = parse(b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nWarning: 299 - \"x\"\r\n\r\n{\"a\":1}").unwrap();
-        assert_eq!(plain.status, 201);
-        assert_eq!(plain.header("warning"), ["299 - \"x\""]);
-        assert_eq!(plain.json()["a"], 1);
-        let chunked = parse(
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n3\r\n:2}\r\n0\r\n\r\n",
-        )
-        .unwrap();
-        assert_eq!(chunked.json()["a"], 2);
-        assert!(parse(b"HTTP/1.1 200 OK\r\n").is_err());
+    fn an_answer_comes_whole_whatever_its_status_and_encoding() {
+        let (url, server) = serve_once(
+            b"HTTP/1.1 422 Unprocessable Entity\r\nContent-Type: application/json\r\nWarning: 299 - \"x\"\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n3\r\n:2}\r\n0\r\n\r\n",
+        );
+        let client = Client::new(&url, Some("t0k3n"), None);
+        let answer = client
+            .request(
+                "POST",
+                "/api/v1/namespaces?fieldManager=x",
+                Some("application/json"),
+                Some(b"{}"),
+            )
+            .unwrap();
+        assert_eq!(answer.status, 422);
+        assert_eq!(answer.header("warning"), ["299 - \"x\""]);
+        assert_eq!(answer.json()["a"], 2);
+        let request = server.join().unwrap();
+        assert!(
+            request.starts_with("POST /api/v1/namespaces?fieldManager=x HTTP/1.1"),
+            "{request}"
+        );
+        let lower = request.to_ascii_lowercase();
+        assert!(lower.contains("authorization: bearer t0k3n"), "{request}");
+        assert!(
+            lower.contains("content-type: application/json"),
+            "{request}"
+        );
+    }
+
+    #[test]
+    fn an_answer_gives_its_headers_and_json() {
+        let answer = Response {
+            status: 201,
+            headers: vec![
+                ("content-type".into(), "application/json".into()),
+                ("warning".into(), "299 - \"x\"".into()),
+            ],
+            body: br#"{"a":1}"#.to_vec(),
+        };
+        assert_eq!(answer.header("warning"), ["299 - \"x\""]);
+        assert!(answer.header("etag").is_empty());
+        assert_eq!(answer.json()["a"], 1);
+        let text = Response {
+            body: b"not json".to_vec(),
+            ..answer
+        };
+        assert!(text.json().is_null());
     }
 }

@@ -127,8 +127,11 @@ fn install_fixtures(client: &Client) {
 }
 
 /// Runs one case on one server, in its own namespace; the summary of each
-/// step's answer.
-fn run(client: &Client, case: &Case, namespace: &str) -> Vec<Value> {
+/// step's answer. On a real server (`real`), the case starts once the
+/// namespace's `default` ServiceAccount exists (kube-controller-manager
+/// makes it): before, a Pod is refused for the lack of it, whatever the
+/// case asks.
+fn run(client: &Client, case: &Case, namespace: &str, real: bool) -> Vec<Value> {
     let created = client
         .request(
             "POST",
@@ -147,6 +150,15 @@ fn run(client: &Client, case: &Case, namespace: &str) -> Vec<Value> {
         "namespace {namespace}: {}",
         String::from_utf8_lossy(&created.body)
     );
+    if real {
+        let account = format!("/api/v1/namespaces/{namespace}/serviceaccounts/default");
+        let started = std::time::Instant::now();
+        while client.request("GET", &account, None, None).unwrap().status == 404
+            && started.elapsed() < std::time::Duration::from_secs(30)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
     let mut summaries = Vec::new();
     for step in &case.steps {
         let request = step.request(client, namespace);
@@ -197,10 +209,10 @@ fn the_embedded_server_answers_as_a_real_one() {
             total += 1;
             areas.entry(area.clone()).or_default().0 += 1;
             let namespace = format!("d-{}-{index}", file.replace('_', "-"));
-            let embedded = run(&servers.embedded, case, &namespace);
+            let embedded = run(&servers.embedded, case, &namespace, false);
             let real = match &servers.real {
                 Some(real) => {
-                    let answers = Value::Array(run(real, case, &namespace));
+                    let answers = Value::Array(run(real, case, &namespace, true));
                     recorded.insert(case.name.clone(), answers.clone());
                     answers
                 }
