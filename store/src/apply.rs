@@ -1,6 +1,19 @@
 //! Patches (merge, JSON, strategic merge) and server-side apply.
 
-use crate::prelude::*;
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::managed::{
+    ManagedEntry, ownable, path_display, read_managed, root_type, strip_meta, write_managed,
+};
+use crate::meta::{is_builtin, meta, now};
+use crate::resource::ResourceInfo;
+use crate::status::Status;
+use crate::store::Inner;
+use crate::structured;
+use crate::structured::{FieldPath, FieldSet};
+use crate::types::{PatchType, WriteOptions};
 
 impl Inner {
     pub(crate) fn patch(
@@ -341,7 +354,7 @@ fn patched(
             }
             let p: Value = serde_json::from_slice(body)
                 .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")))?;
-            patch::strategic_merge(&mut doc, &p, crate::builtin::fields::Shape::of(res));
+            crate::patch::strategic_merge(&mut doc, &p, crate::builtin::fields::Shape::of(res));
         }
         PatchType::Apply { .. } => {
             let st = Status::bad_request("server-side apply is not a patch of an existing object");

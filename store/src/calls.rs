@@ -8,9 +8,15 @@
 //! The rules every backend applies alike (the permission rule, index
 //! keys, the bounds of an Event) are rekon-rules'.
 
-use crate::prelude::*;
-
 use rekon_rules::index_keys;
+use serde_json::{Value, json};
+
+use crate::meta::meta;
+use crate::resource::ResourceInfo;
+use crate::status::Status;
+use crate::store::Store;
+use crate::types::{ListOptions, PatchType, Propagation, WriteOptions};
+
 pub use rekon_rules::{IndexKeyRef, KindRef, MAX_EVENT_REASON};
 
 /// One object, by kind, namespace and name.
@@ -342,6 +348,7 @@ pub fn ensure_namespace(store: &Store, name: &str) -> Result<(), Status> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::StoreConfig;
 
     #[test]
     fn calls_answer_as_the_api_server_does() {

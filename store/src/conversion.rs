@@ -7,7 +7,10 @@
 
 use std::sync::Arc;
 
-use crate::prelude::*;
+use serde_json::Value;
+
+use crate::status::Status;
+use crate::store::{Inner, Store};
 
 /// Converts objects of some custom resources between their versions.
 pub trait Converter: Send + Sync + 'static {

@@ -1,6 +1,12 @@
 //! Deletion: finalizers, deletionTimestamp, propagation, namespaces.
 
-use crate::prelude::*;
+use serde_json::{Value, json};
+
+use crate::meta::{finalizers, is_deleting, meta_mut, now};
+use crate::resource::ResourceInfo;
+use crate::status::Status;
+use crate::store::Inner;
+use crate::types::{DeleteOutcome, EventType, Propagation};
 
 impl Inner {
     pub(crate) fn delete(

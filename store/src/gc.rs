@@ -1,6 +1,14 @@
 //! The garbage collector and the namespace and foreground finalizers.
 
-use crate::prelude::*;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::managed::{read_managed, write_managed};
+use crate::meta::{finalizers, is_deleting, meta, meta_mut, owner_uids};
+use crate::store::{Inner, ObjKey};
+use crate::types::{EventType, Propagation};
 
 impl Inner {
     /// Runs the garbage collector and the namespace and foreground finalizers

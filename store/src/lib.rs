@@ -67,25 +67,3 @@ pub use types::{
     DeleteOutcome, EventType, FieldValidation, ListOptions, ObjectList, PatchType, Propagation,
     StoreConfig, Warnings, WatchEvent, WatchId, WatchSink, WriteOptions,
 };
-
-/// What every file of the crate uses.
-mod prelude {
-    pub(crate) use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-    pub(crate) use std::ops::Bound;
-    pub(crate) use std::sync::{Arc, Mutex, MutexGuard};
-
-    pub(crate) use base64::Engine as _;
-    pub(crate) use serde_json::{Map, Value, json};
-
-    pub(crate) use crate::kinds::event::*;
-    pub(crate) use crate::managed::*;
-    pub(crate) use crate::meta::*;
-    pub(crate) use crate::patch;
-    pub(crate) use crate::resource::*;
-    pub(crate) use crate::selector::{FieldLabels, FieldSelector, LabelSelector};
-    pub(crate) use crate::status::*;
-    pub(crate) use crate::store::*;
-    pub(crate) use crate::structured::{self, FieldPath, FieldSet, Ty};
-    pub(crate) use crate::types::*;
-    pub(crate) use crate::watch::*;
-}

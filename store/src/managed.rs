@@ -1,6 +1,11 @@
 //! managedFields: who owns which fields, tracked on every write.
 
-use crate::prelude::*;
+use serde_json::{Map, Value, json};
+
+use crate::meta::{meta_mut, now};
+use crate::resource::ResourceInfo;
+use crate::structured;
+use crate::structured::{FieldPath, FieldSet, Ty};
 
 pub(crate) struct ManagedEntry {
     pub(crate) manager: String,

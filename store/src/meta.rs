@@ -1,6 +1,11 @@
 //! Helpers on objects as JSON: metadata, names, resourceVersions, continue tokens, field order.
 
-use crate::prelude::*;
+use base64::Engine as _;
+use serde_json::{Map, Value, json};
+
+use crate::resource::{ResourceInfo, builtins};
+use crate::selector::FieldLabels;
+use crate::status::Status;
 
 pub(crate) fn now() -> String {
     chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()

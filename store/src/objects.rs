@@ -1,6 +1,19 @@
 //! The write path's core: finding objects, committing them with a new resourceVersion, and validation.
 
-use crate::prelude::*;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::kinds::event::event_stored;
+use crate::meta::{
+    RFC1123_LABEL, RFC1123_SUBDOMAIN, canonical_bytes, is_label, is_subdomain, meta, meta_mut,
+    omit_empty_metadata, put_in_order,
+};
+use crate::resource::ResourceInfo;
+use crate::status::Status;
+use crate::store::Inner;
+use crate::types::EventType;
+use crate::watch::HistEvent;
 
 impl Inner {
     pub(crate) fn find(&self, res: &ResourceInfo, ns: &str, name: &str) -> Option<&Value> {

@@ -1,6 +1,10 @@
 //! The resources a store serves: what discovery lists and what objects are keyed by.
 
-use crate::prelude::*;
+use serde_json::{Map, Value, json};
+
+use crate::kinds::event::event_view;
+use crate::meta::is_builtin;
+use crate::status::Status;
 
 /// A served resource: what discovery lists and what the store keys objects by.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,6 +1,14 @@
 //! Compaction, snapshots and restore (`rekon dev --state`).
 
-use crate::prelude::*;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::meta::meta;
+use crate::resource::{ResourceInfo, builtin_resources};
+use crate::status::Status;
+use crate::store::Store;
+use crate::types::StoreConfig;
 
 impl Store {
     /// Forgets the watch history: any watch resuming from a version before

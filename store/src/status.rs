@@ -1,6 +1,10 @@
 //! API errors, shaped like `metav1.Status` and worded as the real server words them.
 
-use crate::prelude::*;
+use std::collections::HashSet;
+
+use serde_json::{Map, Value, json};
+
+use crate::resource::ResourceInfo;
 
 /// An API error, shaped like `metav1.Status`.
 #[derive(Clone, Debug, PartialEq)]

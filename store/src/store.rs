@@ -1,6 +1,23 @@
 //! The [`Store`]: objects with Kubernetes semantics, and its read and write API.
 
-use crate::prelude::*;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::ops::Bound;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::{Value, json};
+
+use crate::meta::{
+    arrange, decode_continue, encode_continue, field_labels, finalizers, list_key, meta, meta_mut,
+    present, present_checked, present_owned,
+};
+use crate::resource::{ResourceInfo, builtin_resources};
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::status::Status;
+use crate::types::{
+    DeleteOutcome, EventType, ListOptions, ObjectList, PatchType, Propagation, StoreConfig,
+    WriteOptions,
+};
+use crate::watch::{HistEvent, Subscription};
 
 pub(crate) type ObjKey = (String, String);
 

@@ -1,4 +1,10 @@
-use crate::prelude::*;
+use serde_json::{Value, json};
+
+use crate::resource::ResourceInfo;
+use crate::store::Store;
+use crate::types::{
+    DeleteOutcome, EventType, ListOptions, PatchType, Propagation, StoreConfig, WriteOptions,
+};
 
 fn store() -> Store {
     Store::new(StoreConfig::default())

@@ -1,6 +1,8 @@
 //! The plain types of the store's API: settings, options, results.
 
-use crate::prelude::*;
+use serde_json::Value;
+
+use crate::status::Status;
 
 /// Settings of a [`Store`].
 #[derive(Clone, Debug)]

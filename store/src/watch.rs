@@ -1,6 +1,15 @@
 //! Watches: the event history, the open watches, and delivering events to them.
 
-use crate::prelude::*;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use crate::meta::{arrange, field_labels, is_arranged, parse_rv};
+use crate::resource::ResourceInfo;
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::status::Status;
+use crate::store::Store;
+use crate::types::{EventType, ListOptions, WatchEvent, WatchId, WatchSink};
 
 pub(crate) struct HistEvent {
     pub(crate) rv: u64,

@@ -1,8 +1,18 @@
 //! Create, replace and update, with defaults, generation and status rules.
 
+use serde_json::{Map, Value, json};
+
 use crate::kinds::crd::is_crd;
 use crate::kinds::custom as super_custom;
-use crate::prelude::*;
+use crate::managed::{ManagedEntry, track_update, write_managed};
+use crate::meta::{
+    finalizers, is_deleting, meta, meta_mut, now, omit_empty_metadata, random_suffix, same_object,
+    spec_differs,
+};
+use crate::resource::ResourceInfo;
+use crate::status::Status;
+use crate::store::Inner;
+use crate::types::{EventType, WriteOptions};
 
 impl Inner {
     pub(crate) fn create(

@@ -1,6 +1,14 @@
 //! CustomResourceDefinitions: the resources they add, their status, their removal.
 
-use crate::prelude::*;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::meta::{meta, now};
+use crate::resource::{ResourceInfo, Subresource};
+use crate::status::Status;
+use crate::store::Inner;
+use crate::types::{EventType, WriteOptions};
 
 /// The strings of a JSON array (none when absent).
 fn strings(value: Option<&Value>) -> Vec<String> {

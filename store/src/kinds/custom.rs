@@ -22,10 +22,19 @@
 //! - Every request to a deprecated version is warned about
 //!   ([`CustomSchemas::deprecation_warning`]).
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
 use crate::field::{ErrorList, FieldError, Path};
-use crate::prelude::*;
+use crate::meta::meta;
+use crate::resource::ResourceInfo;
 use crate::schema::Schema;
+use crate::status::Status;
+use crate::store::Inner;
 use crate::types::FieldValidation;
+use crate::types::WriteOptions;
 
 /// The schemas of one version of a CRD.
 pub(crate) struct VersionSchema {
@@ -342,11 +351,15 @@ pub(crate) fn go_numbers(value: &mut Value) {
 /// Errors that stop the CEL rules from running (apiextensions'
 /// `hasBlockingErr`).
 fn blocking(errors: &ErrorList) -> bool {
-    use crate::field::ErrorType::*;
+    use crate::field::ErrorType;
     errors.iter().any(|e| {
         matches!(
             e.kind,
-            NotSupported | Required | TooLong | TooMany | TypeInvalid
+            ErrorType::NotSupported
+                | ErrorType::Required
+                | ErrorType::TooLong
+                | ErrorType::TooMany
+                | ErrorType::TypeInvalid
         )
     })
 }

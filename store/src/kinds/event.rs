@@ -1,6 +1,6 @@
 //! Events: core/v1 and events.k8s.io/v1 are one set of objects, fields renamed between the two.
 
-use crate::prelude::*;
+use serde_json::{Map, Value, json};
 
 /// Fields core/v1 Events and events.k8s.io/v1 Events name differently:
 /// (core/v1, events.k8s.io/v1). The others are the same.

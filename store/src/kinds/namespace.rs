@@ -1,6 +1,11 @@
 //! Namespaces: no new content in a namespace being deleted.
 
-use crate::prelude::*;
+use serde_json::json;
+
+use crate::meta::is_deleting;
+use crate::resource::ResourceInfo;
+use crate::status::Status;
+use crate::store::Inner;
 
 impl Inner {
     pub(crate) fn check_namespace(

@@ -2,7 +2,10 @@
 //! (`create` is their only verb). In rekon every request is allowed and
 //! nothing is authenticated, and the answers say so.
 
-use crate::prelude::*;
+use serde_json::{Value, json};
+
+use crate::resource::ResourceInfo;
+use crate::status::Status;
 
 /// The answer to a create of a kind that is not stored: the object with
 /// the status a real server would give it in `rekon dev`, where every
