@@ -4,10 +4,20 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use crate::builtin::fields::Shape;
+use crate::builtin::fields::undeclared;
+use crate::field::FieldError;
+use crate::field::Path;
+use crate::go::fmt::go_print;
+use crate::go::json::duplicates::duplicate_fields;
+use crate::go::json::encode::go_json;
+use crate::go::json::encode::go_json_patched;
+use crate::go::strconv::go_quote;
 use crate::managed::{
     ManagedEntry, ownable, path_display, read_managed, root_type, strip_meta, write_managed,
 };
 use crate::meta::{is_builtin, meta, now};
+use crate::patch::strategic_merge;
 use crate::resource::ResourceInfo;
 use crate::status::Status;
 use crate::store::Inner;
@@ -43,7 +53,7 @@ impl Inner {
             // repeats a field (which YAML refuses), as YAML.
             let json = serde_json::from_slice::<Value>(body)
                 .ok()
-                .filter(|_| crate::duplicates::duplicate_fields(body).is_empty());
+                .filter(|_| duplicate_fields(body).is_empty());
             let config: Value = match json {
                 Some(config) => config,
                 None => serde_yaml::from_slice(body)
@@ -96,14 +106,14 @@ impl Inner {
                 // before decoding) otherwise.
                 let value = match ptype {
                     PatchType::StrategicMerge => {
-                        crate::field::go_print(&serde_json::from_slice(body).unwrap_or_default())
+                        go_print(&serde_json::from_slice(body).unwrap_or_default())
                     }
                     _ => {
                         let patched = patched(&existing, ptype, body, res).unwrap_or_default();
                         if res.custom.is_some() {
-                            crate::field::go_json(&patched)
+                            go_json(&patched)
                         } else {
-                            crate::field::go_json_patched(&patched, &existing)
+                            go_json_patched(&patched, &existing)
                         }
                     }
                 };
@@ -115,8 +125,8 @@ impl Inner {
                     "",
                     "",
                     "",
-                    &[crate::field::FieldError::invalid(
-                        &crate::field::Path::new(["patch"]),
+                    &[FieldError::invalid(
+                        &Path::new(["patch"]),
                         value.as_str(),
                         format!("strict decoding error: {why}"),
                     )],
@@ -145,7 +155,7 @@ impl Inner {
         // typed for apply.
         let undeclared = match self.custom(res) {
             Some(custom) => custom.undeclared(&res.version, &config),
-            None => crate::builtin::fields::undeclared(res, &config),
+            None => undeclared(res, &config),
         };
         if let Some(unknown) = undeclared.first() {
             return Err(Status {
@@ -354,7 +364,7 @@ fn patched(
             }
             let p: Value = serde_json::from_slice(body)
                 .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")))?;
-            crate::patch::strategic_merge(&mut doc, &p, crate::builtin::fields::Shape::of(res));
+            strategic_merge(&mut doc, &p, Shape::of(res));
         }
         PatchType::Apply { .. } => {
             let st = Status::bad_request("server-side apply is not a patch of an existing object");
@@ -367,12 +377,9 @@ fn patched(
 /// A manager as a conflict names it: `"m"`, `"m" with subresource "status"`,
 /// `"m" using v1` for an Update.
 fn conflict_manager(e: &ManagedEntry) -> String {
-    let mut who = crate::field::go_quote(&e.manager);
+    let mut who = go_quote(&e.manager);
     if let Some(sub) = e.subresource.as_deref().filter(|s| !s.is_empty()) {
-        who.push_str(&format!(
-            " with subresource {}",
-            crate::field::go_quote(sub)
-        ));
+        who.push_str(&format!(" with subresource {}", go_quote(sub)));
     }
     // The manager's identifier has no time: none is printed.
     if e.operation == "Update" {

@@ -11,6 +11,8 @@
 use rekon_rules::index_keys;
 use serde_json::{Value, json};
 
+use crate::go::strconv::quote_char;
+use crate::kinds::review::answer;
 use crate::meta::meta;
 use crate::resource::ResourceInfo;
 use crate::status::Status;
@@ -100,7 +102,7 @@ pub fn decode_object(body: &[u8], res: &ResourceInfo) -> Result<Value, Status> {
                 .unwrap_or(' ');
             format!(
                 "invalid character {} looking for beginning of value",
-                go_char(c)
+                quote_char(c)
             )
         };
         let summary = if body.len() > 30 {
@@ -111,16 +113,6 @@ pub fn decode_object(body: &[u8], res: &ResourceInfo) -> Result<Value, Status> {
         return Err(unrecognized(format!("{why} ({summary})")));
     }
     serde_yaml::from_slice(body).map_err(|e: serde_yaml::Error| unrecognized(e.to_string()))
-}
-
-/// A character as Go's JSON errors quote it (`'x'`, `'\n'`).
-fn go_char(c: char) -> String {
-    match c {
-        '\n' => "'\\n'".into(),
-        '\t' => "'\\t'".into(),
-        '\'' => "'\\''".into(),
-        c => format!("'{c}'"),
-    }
 }
 
 fn write_options(field_manager: &str, status: bool) -> WriteOptions {
@@ -192,7 +184,7 @@ pub fn create(
 ) -> Result<String, Status> {
     let res = serving(store, kind, "create")?;
     if !res.is_stored() {
-        return Ok(crate::kinds::review::answer(&res, namespace, body.as_bytes())?.to_string());
+        return Ok(answer(&res, namespace, body.as_bytes())?.to_string());
     }
     let object = decode_object(body.as_bytes(), &res)?;
     let created = store.create(

@@ -31,10 +31,9 @@ mod builtin;
 pub mod calls;
 mod conversion;
 mod delete;
-pub mod duplicates;
 pub mod field;
 mod gc;
-pub mod gojson;
+mod go;
 mod kinds;
 mod managed;
 mod meta;
@@ -56,6 +55,10 @@ mod write;
 mod tests;
 
 pub use conversion::{Conversion, Converter};
+/// Go's `encoding/json` syntax errors and kind names (the old path of [`go::json`]).
+pub use go::json as gojson;
+/// Duplicate fields in a JSON body (the old path of `go::json::duplicates`).
+pub use go::json::duplicates;
 pub use kinds::custom::CustomSchemas;
 pub use kinds::review::answer as answer_review;
 pub use meta::is_builtin;

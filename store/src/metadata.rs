@@ -22,7 +22,9 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::field::{ErrorList, FieldError, Path, go_quote};
+use crate::field::{ErrorList, FieldError, Path};
+
+use crate::go::strconv::go_quote;
 
 pub use fields::{
     validate_annotations, validate_field_manager, validate_finalizers, validate_labels,

@@ -4,6 +4,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::builtin::core::service::is_service;
+use crate::builtin::rules;
+use crate::kinds::crd::is_crd;
 use crate::kinds::event::event_stored;
 use crate::meta::{
     RFC1123_LABEL, RFC1123_SUBDOMAIN, canonical_bytes, is_label, is_subdomain, meta, meta_mut,
@@ -75,7 +78,7 @@ impl Inner {
         } else {
             map.insert((ns, name), obj.clone())
         };
-        if crate::builtin::core::service::is_service(res)
+        if is_service(res)
             && let Some(held) = &mut self.services
         {
             if let Some(previous) = &previous {
@@ -136,7 +139,7 @@ impl Inner {
     ) -> Result<(), Status> {
         // A CRD's metadata is checked with the rest of it (`validate_crd`),
         // its errors all listed.
-        let own_checks = crate::kinds::crd::is_crd(res) || crate::builtin::rules(res).is_some();
+        let own_checks = is_crd(res) || rules(res).is_some();
         let ok = own_checks
             || if res.kind == "Namespace" && res.group.is_empty() {
                 is_label(name)

@@ -2,6 +2,10 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::conversion::Conversion;
+use crate::conversion::conversion_failed;
+use crate::go::json::decode::go_numbers;
+use crate::kinds::custom::CustomSchemas;
 use crate::kinds::event::event_view;
 use crate::meta::is_builtin;
 use crate::status::Status;
@@ -40,10 +44,10 @@ pub struct ResourceInfo {
     pub storage_version: Option<String>,
     /// For a version of a custom resource whose objects a converter
     /// converts: how (see [`Store::set_converter`](crate::Store::set_converter)).
-    pub conversion: Option<crate::conversion::Conversion>,
+    pub conversion: Option<Conversion>,
     /// For a custom resource: its CRD's schemas (validation, defaults,
     /// pruning, CEL rules).
-    pub custom: Option<crate::kinds::custom::CustomSchemas>,
+    pub custom: Option<CustomSchemas>,
 }
 
 /// A subresource as discovery lists it.
@@ -378,7 +382,7 @@ impl ResourceInfo {
                     return Ok(std::borrow::Cow::Owned(converted));
                 }
                 Ok(None) => {}
-                Err(message) => return Err(crate::conversion::conversion_failed(message)),
+                Err(message) => return Err(conversion_failed(message)),
             }
         }
         if let Some(custom) = &self.custom
@@ -413,7 +417,7 @@ impl ResourceInfo {
         conversion
             .to(&o, &conversion.storage_api_version)
             .map(|_| ())
-            .map_err(crate::conversion::conversion_failed)
+            .map_err(conversion_failed)
     }
 
     /// `o`, written through this resource, as it is stored: in the
@@ -421,7 +425,7 @@ impl ResourceInfo {
     pub(crate) fn stored(&self, mut o: Value) -> Value {
         if self.custom.is_some() {
             // Stored as Go writes what it decoded: `2.0` is `2`.
-            crate::kinds::custom::go_numbers(&mut o);
+            go_numbers(&mut o);
         }
         let Some(conversion) = &self.conversion else {
             // Strategy None: the storage version's apiVersion, pruned by

@@ -4,9 +4,11 @@
 
 use serde_json::Value;
 
-pub use rekon_rules::LabelSelector;
-
 use super::Status;
+use crate::field::go_value;
+use crate::go::strconv::go_quote;
+
+pub use rekon_rules::LabelSelector;
 
 fn bad(msg: impl Into<String>) -> Status {
     Status::bad_request(msg)
@@ -33,7 +35,7 @@ impl FieldLabels {
         if self.generic {
             bad(format!(
                 "{} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
-                crate::field::go_quote(label)
+                go_quote(label)
             ))
         } else {
             bad(format!("field label not supported: {label}"))
@@ -88,7 +90,7 @@ impl FieldSelector {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Number(n)) => match n.as_i64() {
                     Some(i) => i.to_string(),
-                    None => crate::field::go_value(&Value::Number(n.clone())),
+                    None => go_value(&Value::Number(n.clone())),
                 },
                 Some(Value::Bool(b)) => b.to_string(),
                 Some(other) => other.to_string(),

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value, json};
 
+use crate::go::strconv::go_quote;
 use crate::resource::ResourceInfo;
 
 /// An API error, shaped like `metav1.Status`.
@@ -218,10 +219,7 @@ impl Status {
         Status {
             code: 422,
             reason: "Invalid".into(),
-            message: format!(
-                "{qualified} {} is invalid: {joined}",
-                crate::field::go_quote(name)
-            ),
+            message: format!("{qualified} {} is invalid: {joined}", go_quote(name)),
             details: Some(Value::Object(d)),
         }
     }

@@ -6,6 +6,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Value, json};
 
+use crate::builtin::core::service::Held;
+use crate::conversion::Converter;
 use crate::meta::{
     arrange, decode_continue, encode_continue, field_labels, finalizers, list_key, meta, meta_mut,
     present, present_checked, present_owned,
@@ -34,10 +36,10 @@ pub(crate) struct Inner {
     pub(crate) next_watch: u64,
     pub(crate) deleted_uids: HashSet<String>,
     /// Converts custom resources between their versions, when installed.
-    pub(crate) converter: Option<std::sync::Arc<dyn crate::conversion::Converter>>,
+    pub(crate) converter: Option<std::sync::Arc<dyn Converter>>,
     /// The addresses stored Services hold, kept as they are written; read
     /// from the Services when `None` (a restored store).
-    pub(crate) services: Option<crate::builtin::core::service::Held>,
+    pub(crate) services: Option<Held>,
 }
 
 /// The in-memory object store. Cheap to clone (an `Arc` inside) and thread-safe.

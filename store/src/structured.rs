@@ -18,6 +18,9 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use serde_json::{Map, Value};
 
 use crate::field::go_value;
+use crate::go::json::encode::write_go_json;
+use crate::go::json::encode::write_go_string;
+use crate::go::strconv::go_quote;
 use crate::schema::{Additional, Schema};
 
 /// A path: each element as `fieldsV1` writes it (`f:spec`, `k:{...}`, `v:...`).
@@ -181,7 +184,7 @@ fn item_element(list: &ListKind, ty: Ty<'_>, item: &Value) -> Result<String, Str
                 }
             }
             if key.is_empty() {
-                let quoted: Vec<String> = keys.iter().map(|k| crate::field::go_quote(k)).collect();
+                let quoted: Vec<String> = keys.iter().map(|k| go_quote(k)).collect();
                 return Err(format!(
                     "associative list with keys has an element that omits all key fields [{}] (and doesn't have default values for any key fields)",
                     quoted.join(" ")
@@ -195,9 +198,9 @@ fn item_element(list: &ListKind, ty: Ty<'_>, item: &Value) -> Result<String, Str
                 if i > 0 {
                     element.push(',');
                 }
-                crate::field::write_go_string(name, &mut element);
+                write_go_string(name, &mut element);
                 element.push(':');
-                crate::field::write_go_json(value, &mut element);
+                write_go_json(value, &mut element);
             }
             element.push('}');
             Ok(element)
@@ -212,7 +215,7 @@ fn item_element(list: &ListKind, ty: Ty<'_>, item: &Value) -> Result<String, Str
             }
             scalar => {
                 let mut element = String::from("v:");
-                crate::field::write_go_json(scalar, &mut element);
+                write_go_json(scalar, &mut element);
                 Ok(element)
             }
         },

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use crate::go::json::decode::unknown_field_messages;
 use crate::status::Status;
 
 /// Settings of a [`Store`].
@@ -148,7 +149,7 @@ impl WriteOptions {
             .duplicate_fields
             .iter()
             .map(|f| format!("duplicate field \"{f}\""))
-            .chain(crate::schema::pruning::unknown_field_messages(unknown))
+            .chain(unknown_field_messages(unknown))
             .collect();
         match self.field_validation {
             FieldValidation::Strict if !problems.is_empty() => Err(Status::cannot_handle(

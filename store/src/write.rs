@@ -2,6 +2,18 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::builtin::allocate;
+use crate::builtin::allow_create_on_update;
+use crate::builtin::decode;
+use crate::builtin::default;
+use crate::builtin::prepare_create;
+use crate::builtin::prepare_update;
+use crate::builtin::rules;
+use crate::builtin::validate_create;
+use crate::builtin::validate_update;
+use crate::builtin::warnings;
+use crate::field::FieldError;
+use crate::field::Path;
 use crate::kinds::crd::is_crd;
 use crate::kinds::custom as super_custom;
 use crate::managed::{ManagedEntry, track_update, write_managed};
@@ -29,8 +41,8 @@ impl Inner {
             )));
         }
         self.decode_body(res, &mut obj, None, opts)?;
-        crate::builtin::decode(res, &obj)?;
-        crate::builtin::default(res, &mut obj);
+        decode(res, &obj)?;
+        default(res, &mut obj);
         let mut name = meta(&obj, "name").unwrap_or_default();
         if name.is_empty() {
             match meta(&obj, "generateName").filter(|g| !g.is_empty()) {
@@ -39,9 +51,7 @@ impl Inner {
                 }
                 // Custom resources and CRDs are refused by their own checks,
                 // with their other errors.
-                None if res.custom.is_some()
-                    || is_crd(res)
-                    || crate::builtin::rules(res).is_some() => {}
+                None if res.custom.is_some() || is_crd(res) || rules(res).is_some() => {}
                 None => {
                     return Err(Status::invalid(
                         res,
@@ -93,11 +103,11 @@ impl Inner {
         {
             m.remove("status");
         }
-        crate::builtin::prepare_create(res, &mut obj);
-        crate::builtin::allocate(self, res, &mut obj, None)?;
+        prepare_create(res, &mut obj);
+        allocate(self, res, &mut obj, None)?;
         if !opts.skip_validation {
-            crate::builtin::validate_create(res, &obj)?;
-            for warning in crate::builtin::warnings(res, &obj, None) {
+            validate_create(res, &obj)?;
+            for warning in warnings(res, &obj, None) {
                 opts.warnings.add(warning);
             }
             self.validate_custom(res, &obj, None, super_custom::Write::Create, opts)?;
@@ -167,10 +177,7 @@ impl Inner {
         let Some(existing) = stored.as_deref().map(|o| res.view(o)) else {
             // Some kinds are created by an update of a missing object
             // (`AllowCreateOnUpdate`), when it names no version.
-            if given.is_none()
-                && opts.subresource.is_none()
-                && crate::builtin::allow_create_on_update(res)
-            {
+            if given.is_none() && opts.subresource.is_none() && allow_create_on_update(res) {
                 if let Some(md) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
                     md.insert("name".into(), json!(name));
                 }
@@ -184,8 +191,8 @@ impl Inner {
                 &res.group,
                 &res.plural,
                 name,
-                &[crate::field::FieldError::invalid(
-                    &crate::field::Path::new(["metadata", "resourceVersion"]),
+                &[FieldError::invalid(
+                    &Path::new(["metadata", "resourceVersion"]),
                     0i64,
                     "must be specified for an update",
                 )],
@@ -221,7 +228,7 @@ impl Inner {
         {
             return Err(Status::not_found(res, &name));
         }
-        crate::builtin::decode(res, &incoming)?;
+        decode(res, &incoming)?;
         if res.custom.is_none() {
             self.validate(res, &incoming, &name)?;
         }
@@ -296,10 +303,10 @@ impl Inner {
             m.insert("apiVersion".into(), json!(res.api_version()));
             m.insert("kind".into(), json!(res.kind));
         }
-        crate::builtin::default(res, &mut new);
+        default(res, &mut new);
         if subresource.is_none() {
-            crate::builtin::prepare_update(res, &mut new, existing);
-            crate::builtin::allocate(self, res, &mut new, Some(existing))?;
+            prepare_update(res, &mut new, existing);
+            allocate(self, res, &mut new, Some(existing))?;
         }
         if is_deleting(existing) {
             let old_f = finalizers(existing);
@@ -356,9 +363,9 @@ impl Inner {
             } else {
                 super_custom::Write::Update
             };
-            crate::builtin::validate_update(res, &new, existing, subresource == Some("status"))?;
+            validate_update(res, &new, existing, subresource == Some("status"))?;
             if subresource.is_none() {
-                for warning in crate::builtin::warnings(res, &new, Some(existing)) {
+                for warning in warnings(res, &new, Some(existing)) {
                     opts.warnings.add(warning);
                 }
             }

@@ -3,7 +3,13 @@
 
 use serde_json::Value;
 
+use crate::field::BadValue;
+use crate::field::ErrorType;
 use crate::field::{ErrorList, FieldError, Path};
+use crate::metadata::is_path_segment_name;
+use crate::metadata::is_qualified_name;
+use crate::metadata::is_valid_label_value;
+use crate::metadata::validate_labels;
 
 /// `validateKubeFinalizerName`: a finalizer name without a `/` must be
 /// one of Kubernetes' own (`kubernetes`, `orphan`, `foregroundDeletion`).
@@ -17,31 +23,6 @@ pub(crate) fn kube_finalizer_name(path: &Path, name: &str) -> Option<FieldError>
             )
         },
     )
-}
-
-/// Why Go cannot decode `obj[field]`, a map of strings, into the struct
-/// field `go_field` (`ConfigMap.data`): a value that is not a string.
-pub(crate) fn string_map_error(obj: &Value, field: &str, go_field: &str) -> Option<String> {
-    let map = obj.get(field).and_then(Value::as_object)?;
-    let value = map.values().find(|v| !v.is_string() && !v.is_null())?;
-    Some(format!(
-        "json: cannot unmarshal {} into Go struct field {go_field} of type string",
-        crate::gojson::json_kind(value)
-    ))
-}
-
-/// Why Go cannot decode `obj[field]`, a map of bytes (base64 strings),
-/// into the struct field `go_field` (`Secret.data`).
-pub(crate) fn bytes_map_error(obj: &Value, field: &str, go_field: &str) -> Option<String> {
-    let map = obj.get(field).and_then(Value::as_object)?;
-    map.values().find_map(|value| match value {
-        Value::String(text) => crate::kinds::crd::go_base64_error(text),
-        Value::Null => None,
-        other => Some(format!(
-            "json: cannot unmarshal {} into Go struct field {go_field} of type []uint8",
-            crate::gojson::json_kind(other)
-        )),
-    })
 }
 
 /// `IsConfigMapKey`: a key of a ConfigMap's or Secret's data.
@@ -89,7 +70,7 @@ pub(crate) fn validate_label_selector(selector: Option<&Value>, path: &Path) -> 
         return errors;
     };
     if let Some(labels) = selector.get("matchLabels").filter(|l| l.is_object()) {
-        errors.extend(crate::metadata::validate_labels(
+        errors.extend(validate_labels(
             &serde_json::json!({ "labels": labels }),
             &path.child("matchLabels"),
         ));
@@ -108,12 +89,12 @@ pub(crate) fn validate_label_selector(selector: Option<&Value>, path: &Path) -> 
             .get("key")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        for message in crate::metadata::is_qualified_name(key) {
+        for message in is_qualified_name(key) {
             errors.push(FieldError::invalid(&at.child("key"), key, message));
         }
         for (j, value) in values.into_iter().flatten().enumerate() {
             let value = value.as_str().unwrap_or_default();
-            for message in crate::metadata::is_valid_label_value(value) {
+            for message in is_valid_label_value(value) {
                 errors.push(FieldError::invalid(
                     &at.child("values").index(j),
                     value,
@@ -228,42 +209,10 @@ pub(crate) fn selector_matches(selector: Option<&Value>, labels: Option<&Value>)
     labels_match && requirements_match
 }
 
-/// A value as Go's `encoding/json` writes a struct: fields in the given
-/// order (the struct's), absent ones left out, then the rest of `value`'s
-/// keys sorted.
-pub(crate) fn go_struct_json(value: &Value, order: &[&str]) -> String {
-    let Some(map) = value.as_object() else {
-        return crate::field::go_json(value);
-    };
-    let mut keys: Vec<&str> = order
-        .iter()
-        .copied()
-        .filter(|k| map.contains_key(*k))
-        .collect();
-    let mut rest: Vec<&str> = map
-        .keys()
-        .map(String::as_str)
-        .filter(|k| !order.contains(k))
-        .collect();
-    rest.sort_unstable();
-    keys.extend(rest);
-    let fields: Vec<String> = keys
-        .into_iter()
-        .map(|k| {
-            format!(
-                "{}:{}",
-                crate::field::go_json(&Value::String(k.to_string())),
-                crate::field::go_json(&map[k])
-            )
-        })
-        .collect();
-    format!("{{{}}}", fields.join(","))
-}
-
 /// A field error whose value is already written (a Go struct's JSON, which
 /// [`crate::field::go_value`] would write with sorted keys).
 pub(crate) fn error_with_written_value(
-    kind: crate::field::ErrorType,
+    kind: ErrorType,
     path: &Path,
     written: &str,
     detail: &str,
@@ -271,7 +220,7 @@ pub(crate) fn error_with_written_value(
     FieldError {
         kind,
         field: path.clone(),
-        value: crate::field::BadValue::Omit,
+        value: BadValue::Omit,
         detail: if detail.is_empty() {
             written.to_string()
         } else {
@@ -319,7 +268,7 @@ pub(crate) fn required_path_segment(value: &str, path: &Path) -> ErrorList {
     if value.is_empty() {
         return vec![FieldError::required(path, "")];
     }
-    crate::metadata::is_path_segment_name(value)
+    is_path_segment_name(value)
         .into_iter()
         .map(|message| FieldError::invalid(path, value, message))
         .collect()
@@ -393,7 +342,7 @@ pub(crate) fn validate_conditions(conditions: Option<&Value>, path: &Path) -> Er
         if !seen.insert(kind) {
             errors.push(FieldError::duplicate(&at.child("type"), kind));
         }
-        for message in crate::metadata::is_qualified_name(kind) {
+        for message in is_qualified_name(kind) {
             errors.push(FieldError::invalid(&at.child("type"), kind, message));
         }
         let status = text("status");

@@ -32,6 +32,8 @@ use crate::field::{ErrorList, Path};
 use crate::metadata::{self, NameFn};
 use crate::resource::ResourceInfo;
 use crate::status::Status;
+use crate::store::Inner;
+use crate::types::WriteOptions;
 
 /// What a built-in kind's strategy does to an object it stores.
 pub(crate) struct Rules {
@@ -262,7 +264,7 @@ fn refuse(res: &ResourceInfo, obj: &Value, errors: ErrorList) -> Result<(), Stat
 /// a Service's cluster IP and node ports (`BeginCreate`, `BeginUpdate`).
 /// Its refusals come alone, before the kind's checks.
 pub(crate) fn allocate(
-    store: &mut crate::store::Inner,
+    store: &mut Inner,
     res: &ResourceInfo,
     obj: &mut Value,
     old: Option<&Value>,
@@ -326,7 +328,7 @@ pub(crate) fn decode(res: &ResourceInfo, obj: &Value) -> Result<(), Status> {
 pub(crate) fn decode_fields(
     res: &ResourceInfo,
     obj: &mut Value,
-    opts: &crate::types::WriteOptions,
+    opts: &WriteOptions,
 ) -> Result<(), Status> {
     match fields::prune(res, obj) {
         Some(unknown) => opts.report_dropped(&res.kind, &res.version, &unknown),

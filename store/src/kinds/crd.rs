@@ -4,8 +4,13 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::go::json::decode::go_base64_error;
 use crate::meta::{meta, now};
 use crate::resource::{ResourceInfo, Subresource};
+use crate::schema::crd::default_crd;
+use crate::schema::crd::stored_versions;
+use crate::schema::crd::validate_crd;
+use crate::schema::crd::warnings;
 use crate::status::Status;
 use crate::store::Inner;
 use crate::types::{EventType, WriteOptions};
@@ -150,60 +155,6 @@ fn drop_unknown_crd_fields(crd: &mut Value) -> Vec<String> {
     let mut out = Vec::new();
     walk(crd, "", "", &mut out);
     out
-}
-
-/// Go's `base64.StdEncoding` decoding of a `[]byte` field: why it fails
-/// (`illegal base64 data at input byte 3`), if it does.
-pub(crate) fn go_base64_error(text: &str) -> Option<String> {
-    let src = text.as_bytes();
-    let valid = |c: u8| c.is_ascii_alphanumeric() || c == b'+' || c == b'/';
-    let corrupt = |at: usize| Some(format!("illegal base64 data at input byte {at}"));
-    let mut si = 0;
-    loop {
-        // One quantum of four characters (`decodeQuantum`).
-        let mut j = 0;
-        while j < 4 {
-            if si == src.len() {
-                return match j {
-                    0 => None,
-                    _ => corrupt(si - j),
-                };
-            }
-            let c = src[si];
-            si += 1;
-            if valid(c) {
-                j += 1;
-                continue;
-            }
-            if c == b'\n' || c == b'\r' {
-                continue;
-            }
-            if c != b'=' {
-                return corrupt(si - 1);
-            }
-            // Padding: the end.
-            match j {
-                0 | 1 => return corrupt(si - 1),
-                2 => {
-                    while si < src.len() && (src[si] == b'\n' || src[si] == b'\r') {
-                        si += 1;
-                    }
-                    if si == src.len() {
-                        return corrupt(src.len());
-                    }
-                    if src[si] != b'=' {
-                        return corrupt(si - 1);
-                    }
-                    si += 1;
-                }
-                _ => {}
-            }
-            while si < src.len() && (src[si] == b'\n' || src[si] == b'\r') {
-                si += 1;
-            }
-            return if si < src.len() { corrupt(si) } else { None };
-        }
-    }
 }
 
 /// Whether `res` is the CustomResourceDefinitions resource.
@@ -363,17 +314,17 @@ impl Inner {
             "v1",
             &drop_unknown_crd_fields(crd),
         )?;
-        crate::schema::crd::default_crd(crd);
-        let stored = crate::schema::crd::stored_versions(crd, old);
+        default_crd(crd);
+        let stored = stored_versions(crd, old);
         if let Some(m) = crd.as_object_mut() {
             let status = m.entry("status").or_insert_with(|| json!({}));
             if let Some(status) = status.as_object_mut() {
                 status.insert("storedVersions".into(), json!(stored));
             }
         }
-        let errors = crate::schema::crd::validate_crd(crd, old);
+        let errors = validate_crd(crd, old);
         if errors.is_empty() {
-            for warning in crate::schema::crd::warnings(crd, old) {
+            for warning in warnings(crd, old) {
                 opts.warnings.add(warning);
             }
             return Ok(());
@@ -390,7 +341,7 @@ impl Inner {
     /// The status of a CRD just created, before it is established (what
     /// the real server answers a create with).
     pub(crate) fn crd_initial_status(mut crd: Value) -> Value {
-        let stored = crate::schema::crd::stored_versions(&crd, None);
+        let stored = stored_versions(&crd, None);
         if let Some(m) = crd.as_object_mut() {
             m.insert(
                 "status".into(),
@@ -421,7 +372,7 @@ impl Inner {
         // (v1's default).
         let given = strings(crd.pointer("/status/storedVersions"));
         let stored = if given.is_empty() {
-            crate::schema::crd::stored_versions(&crd, None)
+            stored_versions(&crd, None)
         } else {
             given
         };

@@ -27,10 +27,28 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::builtin::decode_fields;
 use crate::field::{ErrorList, FieldError, Path};
+use crate::go::fmt::go_print;
+use crate::go::fmt::go_type;
 use crate::meta::meta;
+use crate::metadata::finalizer_warnings;
+use crate::metadata::name_is_path_segment;
+use crate::metadata::validate_object_meta;
+use crate::metadata::validate_object_meta_update;
+use crate::metadata::validate_object_meta_with;
 use crate::resource::ResourceInfo;
 use crate::schema::Schema;
+use crate::schema::cel::Rules;
+use crate::schema::cel::compile;
+use crate::schema::defaulting::default;
+use crate::schema::defaulting::prune_defaults;
+use crate::schema::listtype::validate_lists;
+use crate::schema::objectmeta::validate_embedded;
+use crate::schema::pruning::DecodeOptions;
+use crate::schema::pruning::coerce_decoded;
+use crate::schema::pruning::coerce_decoded_over;
+use crate::schema::pruning::prune;
 use crate::status::Status;
 use crate::store::Inner;
 use crate::types::FieldValidation;
@@ -41,7 +59,7 @@ pub(crate) struct VersionSchema {
     /// The `openAPIV3Schema` (none: anything goes).
     pub schema: Option<Schema>,
     /// Its compiled `x-kubernetes-validations` rules.
-    pub rules: Option<crate::schema::cel::Rules>,
+    pub rules: Option<Rules>,
     /// The warning every request to a deprecated version gets.
     pub deprecation: Option<String>,
     /// Its `scale` subresource.
@@ -197,16 +215,14 @@ impl CustomSchemas {
                     let mut schema = Schema::from_json(raw);
                     // The defaults themselves are pruned once, as the real
                     // server does before it serves a version.
-                    let _ = crate::schema::defaulting::prune_defaults(&mut schema);
+                    let _ = prune_defaults(&mut schema);
                     schema
                 });
                 let base = Path::new(["spec"])
                     .child(&format!("versions[{index}]"))
                     .child("schema")
                     .child("openAPIV3Schema");
-                let rules = schema
-                    .as_ref()
-                    .and_then(|s| crate::schema::cel::compile(s, &base).ok());
+                let rules = schema.as_ref().and_then(|s| compile(s, &base).ok());
                 let deprecation = deprecation_warning(crd, v);
                 let selectable = v["selectableFields"]
                     .as_array()
@@ -277,9 +293,9 @@ impl CustomSchemas {
     /// object it reads with the storage version's defaults.
     fn prune_and_default(&self, version: &str, object: &mut Value) {
         if let Some(schema) = self.version(version).and_then(|v| v.schema.as_ref()) {
-            crate::schema::pruning::prune(object, schema, true);
+            prune(object, schema, true);
             if version == self.storage() {
-                crate::schema::defaulting::default(object, schema);
+                default(object, schema);
             }
         }
     }
@@ -311,7 +327,7 @@ impl CustomSchemas {
         match self.version(version).and_then(|v| v.schema.as_ref()) {
             Some(schema) => {
                 let mut copy = object.clone();
-                crate::schema::pruning::prune(&mut copy, schema, true)
+                prune(&mut copy, schema, true)
             }
             None => Vec::new(),
         }
@@ -321,30 +337,13 @@ impl CustomSchemas {
     /// defaulted by the storage version's schema.
     pub(crate) fn redecode(&self, object: &mut Value) {
         if let Some(schema) = self.version(self.storage()).and_then(|v| v.schema.as_ref()) {
-            let options = crate::schema::pruning::DecodeOptions {
+            let options = DecodeOptions {
                 drop_invalid_metadata: true,
                 ..Default::default()
             };
-            let _ = crate::schema::pruning::coerce_decoded(object, schema, options);
-            crate::schema::defaulting::default(object, schema);
+            let _ = coerce_decoded(object, schema, options);
+            default(object, schema);
         }
-    }
-}
-
-/// Numbers as Go's JSON writes the float64s it decoded: a float with no
-/// fraction is written without one (`2.0` is stored, and read back, as
-/// `2`).
-pub(crate) fn go_numbers(value: &mut Value) {
-    match value {
-        Value::Number(n) if n.is_f64() => {
-            let f = n.as_f64().unwrap_or_default();
-            if f.fract() == 0.0 && f.abs() < 9.0e18 {
-                *value = Value::from(f as i64);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(go_numbers),
-        Value::Object(map) => map.values_mut().for_each(go_numbers),
-        _ => {}
     }
 }
 
@@ -395,7 +394,7 @@ impl Inner {
     ) -> Result<(), Status> {
         let stored_metadata = stored.and_then(|s| s.get("metadata"));
         let Some(custom) = self.custom(res) else {
-            return crate::builtin::decode_fields(res, object, opts);
+            return decode_fields(res, object, opts);
         };
         let Some(schema) = custom.version(&res.version).and_then(|v| v.schema.as_ref()) else {
             return Ok(());
@@ -419,15 +418,14 @@ impl Inner {
         if kind != res.kind || group != res.group {
             return Ok(());
         }
-        let options = crate::schema::pruning::DecodeOptions {
+        let options = DecodeOptions {
             return_unknown_field_paths: opts.field_validation != FieldValidation::Ignore,
             ..Default::default()
         };
-        let unknown =
-            crate::schema::pruning::coerce_decoded_over(object, schema, options, stored_metadata)
-                .map_err(|why| Status::cannot_handle(&res.kind, &res.version, &why))?;
+        let unknown = coerce_decoded_over(object, schema, options, stored_metadata)
+            .map_err(|why| Status::cannot_handle(&res.kind, &res.version, &why))?;
         opts.report_dropped(&res.kind, &res.version, &unknown)?;
-        crate::schema::defaulting::default(object, schema);
+        default(object, schema);
         Ok(())
     }
 
@@ -451,23 +449,20 @@ impl Inner {
         if errors.is_empty() {
             let metadata = Path::new(["metadata"]);
             errors.extend(match (write, old) {
-                (Write::Create, _) | (_, None) => crate::metadata::validate_object_meta(
-                    metadata_of(new),
-                    res.namespaced,
-                    &metadata,
-                ),
+                (Write::Create, _) | (_, None) => {
+                    validate_object_meta(metadata_of(new), res.namespaced, &metadata)
+                }
                 (_, Some(old)) => {
                     // `rest.BeforeUpdate` checks the common fields (the
                     // metadata as on create, its name a path segment, then
                     // as an update), and the strategy the update again: an
                     // error of the labels is listed three times.
                     let (new_meta, old_meta) = (metadata_of(new), metadata_of(old));
-                    let update =
-                        crate::metadata::validate_object_meta_update(new_meta, old_meta, &metadata);
-                    let mut errors = crate::metadata::validate_object_meta_with(
+                    let update = validate_object_meta_update(new_meta, old_meta, &metadata);
+                    let mut errors = validate_object_meta_with(
                         new_meta,
                         res.namespaced,
-                        crate::metadata::name_is_path_segment,
+                        name_is_path_segment,
                         &metadata,
                     );
                     errors.extend(update.iter().cloned());
@@ -484,14 +479,12 @@ impl Inner {
         }
         if let Some(schema) = schema {
             if write != Write::Status {
-                errors.extend(crate::schema::objectmeta::validate_embedded(new, schema));
+                errors.extend(validate_embedded(new, schema));
             }
             // Duplicates are refused unless the old object had some
             // already (checked only then).
-            let lists = crate::schema::listtype::validate_lists(new, schema);
-            if !lists.is_empty()
-                && old.is_none_or(|o| crate::schema::listtype::validate_lists(o, schema).is_empty())
-            {
+            let lists = validate_lists(new, schema);
+            if !lists.is_empty() && old.is_none_or(|o| validate_lists(o, schema).is_empty()) {
                 errors.extend(lists);
             }
         }
@@ -518,22 +511,11 @@ impl Inner {
             return Err(Status::from_field_errors(&res.group, kind, &name, &errors));
         }
         if write != Write::Status {
-            for warning in
-                crate::metadata::finalizer_warnings(metadata_of(new), old.map(metadata_of))
-            {
+            for warning in finalizer_warnings(metadata_of(new), old.map(metadata_of)) {
                 opts.warnings.add(warning);
             }
         }
         Ok(())
-    }
-}
-
-/// Go's `%v` of a scalar JSON value.
-fn go_value(value: &Value) -> String {
-    match value {
-        Value::Null => "<nil>".into(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
     }
 }
 
@@ -553,8 +535,8 @@ fn nested<'a>(object: &'a Value, path: &str) -> Result<Option<&'a Value>, String
                 return Err(format!(
                     ".{} accessor error: {} is of the type {}, expected map[string]interface{{}}",
                     fields[..=i].join("."),
-                    go_value(other),
-                    crate::gojson::go_type(other)
+                    go_print(other),
+                    go_type(other)
                 ));
             }
         }
@@ -571,8 +553,8 @@ fn nested_int(object: &Value, path: &str) -> Result<i64, String> {
         Some(other) => Err(format!(
             ".{} accessor error: {} is of the type {}, expected int64",
             Scale::fields(path).join("."),
-            go_value(other),
-            crate::gojson::go_type(other)
+            go_print(other),
+            go_type(other)
         )),
     }
 }
@@ -612,8 +594,8 @@ fn scale_errors(scale: &Scale, object: &Value, write: Write) -> ErrorList {
             Some(other) => Err(format!(
                 ".{} accessor error: {} is of the type {}, expected string",
                 Scale::fields(path).join("."),
-                go_value(other),
-                crate::gojson::go_type(other)
+                go_print(other),
+                go_type(other)
             )),
         });
         if let Err(why) = found {

@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::builtin::core::event::shape;
+
 /// Fields core/v1 Events and events.k8s.io/v1 Events name differently:
 /// (core/v1, events.k8s.io/v1). The others are the same.
 pub(crate) const EVENT_FIELDS: [(&str, &str); 7] = [
@@ -65,6 +67,6 @@ pub(crate) fn event_stored(view: Value) -> Value {
             })
             .collect(),
     );
-    crate::builtin::core::event::shape(&mut stored);
+    shape(&mut stored);
     stored
 }

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use crate::calls::decode_object;
 use crate::resource::ResourceInfo;
 use crate::status::Status;
 
@@ -11,7 +12,7 @@ use crate::status::Status;
 /// the status a real server would give it in `rekon dev`, where every
 /// request is allowed and there is no authentication.
 pub fn answer(res: &ResourceInfo, namespace: Option<&str>, body: &[u8]) -> Result<Value, Status> {
-    let mut object = crate::calls::decode_object(body, res)?;
+    let mut object = decode_object(body, res)?;
     if !object.is_object() {
         return Err(Status::bad_request(format!(
             "the object provided is unrecognized (must be of type {})",

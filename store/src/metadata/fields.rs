@@ -8,7 +8,11 @@ use super::{
     TOTAL_ANNOTATION_SIZE_LIMIT, is_qualified_name, is_valid_label_value, string_list, string_map,
     text,
 };
+use crate::field::BadValue;
+use crate::field::ErrorType;
 use crate::field::{ErrorList, FieldError, Path};
+use crate::go::json::encode::go_json;
+use crate::go::strconv::is_print;
 
 /// `FieldManagerMaxLength`.
 const FIELD_MANAGER_MAX_LENGTH: i64 = 128;
@@ -83,10 +87,7 @@ fn go_owner_reference(reference: &Value) -> String {
         .iter()
         .map(|key| {
             let text = reference[*key].as_str().unwrap_or_default();
-            format!(
-                "\"{key}\":{}",
-                crate::field::go_json(&Value::String(text.to_string()))
-            )
+            format!("\"{key}\":{}", go_json(&Value::String(text.to_string())))
         })
         .collect();
     for key in ["controller", "blockOwnerDeletion"] {
@@ -100,9 +101,9 @@ fn go_owner_reference(reference: &Value) -> String {
 /// An invalid value Go prints as the JSON of a struct (`rendered`).
 fn invalid_struct(path: &Path, rendered: String, detail: String) -> FieldError {
     FieldError {
-        kind: crate::field::ErrorType::Invalid,
+        kind: ErrorType::Invalid,
         field: path.clone(),
-        value: crate::field::BadValue::Omit,
+        value: BadValue::Omit,
         detail: format!("{rendered}: {detail}"),
     }
 }
@@ -185,24 +186,6 @@ pub fn validate_finalizers(meta: &Value, path: &Path) -> ErrorList {
         ));
     }
     errors
-}
-
-/// `unicode.IsPrint`, near enough: no controls, no spaces but ' ', no
-/// format or private-use characters.
-fn is_print(c: char) -> bool {
-    if c == ' ' {
-        return true;
-    }
-    let code = c as u32;
-    let format = matches!(code,
-        0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x8E2 | 0x180E | 0x200B..=0x200F
-        | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F | 0xFEFF | 0xFFF9..=0xFFFB
-        | 0x110BD | 0x110CD | 0x13430..=0x1343F | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A
-        | 0xE0001 | 0xE0020..=0xE007F);
-    let private_or_none = matches!(code,
-        0xE000..=0xF8FF | 0xF0000..=0xFFFFD | 0x100000..=0x10FFFD | 0xFDD0..=0xFDEF)
-        || code & 0xFFFE == 0xFFFE;
-    !(c.is_control() || c.is_whitespace() || format || private_or_none)
 }
 
 /// `ValidateFieldManager`: at most 128 bytes, all printable.

@@ -18,10 +18,19 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use crate::field::{BadValue, ErrorList, ErrorType, FieldError, Path, go_json};
+use crate::field::{BadValue, ErrorList, ErrorType, FieldError, Path};
+use crate::go::json::encode::go_json;
+use crate::go::strconv::go_quote;
+use crate::go::strconv::is_print;
 use crate::metadata::{
     is_dns1035_label, is_dns1123_subdomain, validate_object_meta, validate_object_meta_update,
 };
+use crate::schema::cel::compile;
+use crate::schema::cel::compile_beside;
+use crate::schema::objectmeta::validate;
+use crate::schema::pruning::prune;
+use crate::schema::validate::format_checked;
+use crate::schema::validate::validate_at;
 use crate::schema::{Additional, Schema};
 
 /// The types a schema may name (`openapiV3Types`, sorted).
@@ -579,7 +588,7 @@ fn validate_deprecation(version: &Value, at: &Path) -> ErrorList {
         }
         // Go checks `unicode.IsPrint` first: a control character is not
         // printable either.
-        if let Some((i, _)) = warning.char_indices().find(|(_, c)| !go_is_print(*c)) {
+        if let Some((i, _)) = warning.char_indices().find(|(_, c)| !is_print(*c)) {
             problems.push(format!(
                 "must only contain printable UTF-8 characters; non-printable character found at index {i}"
             ));
@@ -589,18 +598,6 @@ fn validate_deprecation(version: &Value, at: &Path) -> ErrorList {
         .into_iter()
         .map(|p| FieldError::invalid(&at.child("deprecationWarning"), warning, p))
         .collect()
-}
-
-/// Go's `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols
-/// and the ASCII space; not control or format characters, nor other
-/// spaces.
-fn go_is_print(c: char) -> bool {
-    if c == ' ' {
-        return true;
-    }
-    let format = matches!(c as u32, 0xad | 0x600..=0x605 | 0x61c | 0x6dd | 0x70f | 0x180e | 0x200b..=0x200f | 0x202a..=0x202e | 0x2060..=0x2064 | 0x2066..=0x206f | 0xfeff | 0xfff9..=0xfffb);
-    let private_or_surrogate = matches!(c as u32, 0xe000..=0xf8ff | 0xf0000..=0x10ffff);
-    !c.is_control() && !c.is_whitespace() && !format && !private_or_surrogate
 }
 
 fn validate_names(names: &Value, at: &Path) -> ErrorList {
@@ -1318,7 +1315,7 @@ fn validate_schema(raw: &Value, at: &Path, status_enabled: bool) -> ErrorList {
         blocking.push(FieldError::forbidden(&root, ""));
     }
     errors.extend(keyword_errors);
-    if let Err(cel) = crate::schema::cel::compile_beside(&schema, &root, &blocking) {
+    if let Err(cel) = compile_beside(&schema, &root, &blocking) {
         errors.extend(cel);
     }
     if let Some(why) = init_error
@@ -1876,7 +1873,7 @@ fn value_validation(
     }
     if let Some(pattern) = s.pattern.as_deref()
         && !pattern.is_empty()
-        && let Err(why) = crate::schema::validate::compile_pattern(pattern)
+        && let Err(why) = crate::go::regexp::compile(pattern).map(|_| ())
     {
         errors.push(FieldError::invalid(
             &at.child("pattern"),
@@ -2063,7 +2060,7 @@ fn validate_defaults(s: &Schema, at: &Path, resource_root: bool, inside_meta: bo
     {
         let dat = at.child("default");
         let mut pruned = default.clone();
-        crate::schema::pruning::prune(&mut pruned, s, embedded);
+        prune(&mut pruned, s, embedded);
         if &pruned != default {
             errors.push(FieldError::invalid(
                 &dat,
@@ -2072,14 +2069,14 @@ fn validate_defaults(s: &Schema, at: &Path, resource_root: bool, inside_meta: bo
             ));
         }
         let meta = if embedded {
-            crate::schema::objectmeta::validate(&dat, default, s, true)
+            validate(&dat, default, s, true)
         } else {
             ErrorList::new()
         };
         if !meta.is_empty() {
             errors.extend(meta);
         } else {
-            let invalid = crate::schema::validate::validate_at(&dat, s, default);
+            let invalid = validate_at(&dat, s, default);
             if invalid.is_empty() {
                 errors.extend(default_rule_errors(s, &dat, default));
             }
@@ -2114,7 +2111,7 @@ fn default_rule_errors(s: &Schema, dat: &Path, default: &Value) -> ErrorList {
     if !schema_has(s, &|n: &Schema| !n.validations.is_empty()) {
         return ErrorList::new();
     }
-    let Ok(rules) = crate::schema::cel::compile(s, dat) else {
+    let Ok(rules) = compile(s, dat) else {
         return ErrorList::new();
     };
     rules
@@ -2189,7 +2186,7 @@ fn unrecognized_formats(spec: &Value) -> Vec<String> {
 
 fn collect_formats(s: &Schema, out: &mut Vec<String>) {
     if let Some(format) = s.format.as_deref().filter(|f| !f.is_empty())
-        && !crate::schema::validate::format_checked(s.type_.as_deref().unwrap_or_default(), format)
+        && !format_checked(s.type_.as_deref().unwrap_or_default(), format)
     {
         out.push(format.to_string());
     }
@@ -2222,7 +2219,7 @@ pub fn warnings(crd: &Value, old: Option<&Value>) -> Vec<String> {
     unrecognized_formats(spec)
         .into_iter()
         .filter(|f| !before.contains(f))
-        .map(|f| format!("unrecognized format {}", crate::field::go_quote(&f)))
+        .map(|f| format!("unrecognized format {}", go_quote(&f)))
         .collect()
 }
 

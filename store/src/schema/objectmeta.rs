@@ -19,7 +19,6 @@
 //! ([`get_object_meta`] on the object itself), not through [`coerce`].
 
 mod decode;
-mod time;
 
 use serde_json::{Map, Value};
 

@@ -28,7 +28,7 @@ use serde_json::Value;
 
 use super::{Additional, Schema};
 
-pub use decode::{DecodeOptions, coerce_decoded, coerce_decoded_over, unknown_field_messages};
+pub use decode::{DecodeOptions, coerce_decoded, coerce_decoded_over};
 
 /// The fields every resource has that a schema does not list.
 const META_FIELDS: [&str; 3] = ["apiVersion", "kind", "metadata"];

@@ -19,6 +19,7 @@ use crate::builtin::core::pod::{
     validate_template,
 };
 use crate::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::go::json::encode::go_json;
 use crate::metadata::name_is_dns_subdomain;
 
 pub(crate) static RULES: Rules = Rules {
@@ -197,8 +198,8 @@ fn validate_strategy(strategy: &Value, path: &Path) -> ErrorList {
             let rolling = rolling.map_or("null".to_string(), |r| {
                 format!(
                     "{{\"MaxUnavailable\":{},\"MaxSurge\":{}}}",
-                    crate::field::go_json(r.get("maxUnavailable").unwrap_or(&json!(0))),
-                    crate::field::go_json(r.get("maxSurge").unwrap_or(&json!(0))),
+                    go_json(r.get("maxUnavailable").unwrap_or(&json!(0))),
+                    go_json(r.get("maxSurge").unwrap_or(&json!(0))),
                 )
             });
             errors.push(error_with_written_value(
@@ -206,7 +207,7 @@ fn validate_strategy(strategy: &Value, path: &Path) -> ErrorList {
                 path,
                 &format!(
                     "{{\"Type\":{},\"RollingUpdate\":{rolling}}}",
-                    crate::field::go_json(&json!(other))
+                    go_json(&json!(other))
                 ),
                 "supported values: \"RollingUpdate\", \"OnDelete\"",
             ));

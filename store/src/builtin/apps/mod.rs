@@ -10,11 +10,11 @@ pub(crate) mod statefulset;
 use serde_json::{Map, Value, json};
 
 use super::common::{
-    Selector, error_with_written_value, go_struct_json, selector_kind, selector_matches,
-    validate_label_selector,
+    Selector, error_with_written_value, selector_kind, selector_matches, validate_label_selector,
 };
 use super::core::pod::{NEGATIVE, object_at, or_default, or_pointer, validate_template};
 use crate::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::go::json::encode::go_struct_json;
 
 /// A rolling update strategy's defaults: the type when unset, and for a
 /// rolling update its bounds.

@@ -17,6 +17,7 @@ use crate::builtin::core::pod::{
     template_warnings, validate_template,
 };
 use crate::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::go::json::encode::go_json;
 use crate::metadata::{is_dns1123_label, name_is_dns_label, validate_annotations, validate_labels};
 
 pub(crate) static RULES: Rules = Rules {
@@ -333,7 +334,7 @@ fn validate_strategy(strategy: &Value, path: &Path) -> ErrorList {
             path,
             &format!(
                 "{{\"Type\":{},\"RollingUpdate\":{}}}",
-                crate::field::go_json(&json!(other)),
+                go_json(&json!(other)),
                 rolling.map_or("null".to_string(), internal_rolling)
             ),
             "must be 'RollingUpdate' or 'OnDelete'",
@@ -353,7 +354,7 @@ fn internal_rolling(rolling: &Value) -> String {
         rolling
             .get("maxUnavailable")
             .filter(|m| !m.is_null())
-            .map_or("null".to_string(), crate::field::go_json),
+            .map_or("null".to_string(), go_json),
     )
 }
 

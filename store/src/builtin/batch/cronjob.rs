@@ -6,7 +6,6 @@
 
 use serde_json::{Value, json};
 
-use super::cron::schedule_error;
 use super::jobspec::validate_job_spec;
 use crate::builtin::Rules;
 use crate::builtin::apps::selector_text;
@@ -17,6 +16,8 @@ use crate::builtin::core::pod::{
     template_warnings,
 };
 use crate::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::go::cron::schedule_error;
+use crate::metadata::is_dns1123_label;
 use crate::metadata::name_is_dns_subdomain;
 
 pub(crate) static RULES: Rules = Rules {
@@ -58,7 +59,7 @@ pub(crate) fn warnings(cron_job: &Value, old: Option<&Value>) -> Vec<String> {
             .pointer("/metadata/name")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let messages = crate::metadata::is_dns1123_label(name);
+        let messages = is_dns1123_label(name);
         if !messages.is_empty() {
             warnings.push(format!(
                 "metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: [{}]",

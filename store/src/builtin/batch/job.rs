@@ -18,6 +18,8 @@ use crate::builtin::core::pod::{
     default_template, go_internal_pod_spec, object_at, or_default, or_pointer,
 };
 use crate::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::go::json::encode::go_struct_json;
+use crate::meta::META_ORDER;
 use crate::metadata::{is_dns1123_label, name_is_dns_subdomain};
 
 pub(crate) static RULES: Rules = Rules {
@@ -392,7 +394,7 @@ fn validate_template_update(new: &Value, old: &Value) -> ErrorList {
 /// fields inline (with their tags), then `Spec`.
 fn go_internal_template(template: &Value) -> String {
     let metadata = template.get("metadata").cloned().unwrap_or(json!({}));
-    let mut text = crate::builtin::common::go_struct_json(&metadata, crate::meta::META_ORDER);
+    let mut text = go_struct_json(&metadata, META_ORDER);
     text.pop();
     if text.len() > 1 {
         text.push(',');

@@ -5,7 +5,9 @@
 use serde_json::{Value, json};
 
 use crate::builtin::core::pod::{nonnegative, validate_template};
+use crate::field::BadValue;
 use crate::field::{ErrorList, FieldError, Path};
+use crate::metadata::is_qualified_name;
 
 /// `validateJobSpec`: counts, completion mode, policies, the template and
 /// its restart policy (a Job's pods never restart always).
@@ -183,7 +185,7 @@ fn validate_failure_policy(spec: &Value, policy: &Value, path: &Path) -> ErrorLi
                 .get("type")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            for message in crate::metadata::is_qualified_name(kind) {
+            for message in is_qualified_name(kind) {
                 errors.push(FieldError::invalid(
                     &pattern_path.child("type"),
                     kind,
@@ -210,12 +212,12 @@ fn validate_failure_policy(spec: &Value, policy: &Value, path: &Path) -> ErrorLi
         match (exit_codes.is_some(), conditions.is_some()) {
             (true, true) => errors.push(FieldError::invalid(
                 &at,
-                crate::field::BadValue::Omit,
+                BadValue::Omit,
                 "specifying both OnExitCodes and OnPodConditions is not supported",
             )),
             (false, false) => errors.push(FieldError::invalid(
                 &at,
-                crate::field::BadValue::Omit,
+                BadValue::Omit,
                 "specifying one of OnExitCodes and OnPodConditions is required",
             )),
             _ => {}

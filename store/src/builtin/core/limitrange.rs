@@ -11,7 +11,9 @@ use super::resources::{
     container_name_errors, list_decode_error, name_errors, overcommit_allowed, quantity,
 };
 use crate::builtin::quantity::Quantity;
+use crate::builtin::quantity::default_resource_list;
 use crate::field::{ErrorList, FieldError, Path};
+use crate::go::fmt::go_f;
 use crate::metadata::{is_qualified_name, name_is_dns_subdomain};
 
 pub(crate) static RULES: Rules = Rules {
@@ -93,7 +95,7 @@ fn default(obj: &mut Value) {
             }
         }
         for list in LISTS {
-            crate::builtin::quantity::default_resource_list(item.get_mut(list));
+            default_resource_list(item.get_mut(list));
         }
     }
 }
@@ -107,14 +109,6 @@ fn entries(item: &Value, list: &str) -> Vec<(String, Quantity)> {
 
 fn get<'a>(entries: &'a [(String, Quantity)], key: &str) -> Option<&'a Quantity> {
     entries.iter().find(|(k, _)| k == key).map(|(_, q)| q)
-}
-
-/// Go's `%f`: six decimals.
-fn go_f(value: f64) -> String {
-    if value.is_infinite() {
-        return if value > 0.0 { "+Inf" } else { "-Inf" }.to_string();
-    }
-    format!("{value:.6}")
 }
 
 fn validate(obj: &Value) -> ErrorList {

@@ -17,6 +17,7 @@ use super::super::Rules;
 use super::super::common::{error_with_written_value, validate_label_selector};
 use super::resources::{default_list, list_decode_error, quantity, value_errors};
 use crate::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::metadata::name_is_dns_label;
 use crate::metadata::{is_dns1123_subdomain, name_is_dns_subdomain};
 
 pub(crate) static RULES: Rules = Rules {
@@ -286,7 +287,7 @@ fn data_source_errors(obj: &Value) -> ErrorList {
             }
         }
         if key == "dataSourceRef" && !text("namespace").is_empty() {
-            for message in crate::metadata::name_is_dns_label(text("namespace"), false) {
+            for message in name_is_dns_label(text("namespace"), false) {
                 errors.push(FieldError::invalid(
                     &at.child("namespace"),
                     text("namespace"),

@@ -12,6 +12,7 @@ use super::resources::{
     default_list, is_quota_standard, list, list_decode_error, quantity, quota_name_errors,
     value_errors,
 };
+use crate::field::BadValue;
 use crate::field::{ErrorList, FieldError, Path};
 use crate::metadata::name_is_dns_subdomain;
 
@@ -226,7 +227,7 @@ fn validate_scope_selector(obj: &Value) -> ErrorList {
         for _ in 0..misfits(scope, &hard) {
             errors.push(FieldError::invalid(
                 &path,
-                crate::field::BadValue::Struct(scope_selector_struct(selector)),
+                BadValue::Struct(scope_selector_struct(selector)),
                 "unsupported scope applied to resource",
             ));
         }

@@ -7,8 +7,10 @@
 
 use serde_json::Value;
 
+use crate::builtin::quantity::default_resource_list;
 use crate::builtin::quantity::{ParseError, Quantity};
 use crate::field::{ErrorList, FieldError, Path};
+use crate::go::json::decode::json_kind;
 use crate::metadata::is_qualified_name;
 
 /// `standardResources`.
@@ -211,12 +213,12 @@ pub(crate) fn list_decode_error(obj: &Value, pointer: &str, field: &str) -> Opti
         Value::Null => None,
         other => Some(format!(
             "json: cannot unmarshal {} into Go struct field {field} of type v1.ResourceList",
-            crate::gojson::json_kind(other)
+            json_kind(other)
         )),
     }
 }
 
 /// `SetDefaults_ResourceList` on the list at `pointer`, when there is one.
 pub(crate) fn default_list(obj: &mut Value, pointer: &str) {
-    crate::builtin::quantity::default_resource_list(obj.pointer_mut(pointer));
+    default_resource_list(obj.pointer_mut(pointer));
 }

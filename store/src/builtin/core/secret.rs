@@ -9,8 +9,12 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::super::Rules;
-use super::super::common::{bytes_map_error, config_map_key_errors, immutable, string_map_error};
+use super::super::common::{config_map_key_errors, immutable};
 use crate::field::{ErrorList, FieldError, Path};
+use crate::go::json::decode::bytes_map_error;
+use crate::go::json::decode::json_kind;
+use crate::go::json::decode::string_map_error;
+use crate::go::json::syntax::syntax_error;
 use crate::metadata::name_is_dns_subdomain;
 
 pub(crate) static RULES: Rules = Rules {
@@ -106,13 +110,12 @@ fn json_error(content: &[u8]) -> Option<String> {
         Ok(Value::Object(_)) => None,
         Ok(other) => Some(format!(
             "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-            crate::gojson::json_kind(&other)
+            json_kind(&other)
         )),
         Err(e) if e.is_eof() => Some("unexpected end of JSON input".to_string()),
-        Err(_) => Some(
-            crate::gojson::syntax_error(content)
-                .unwrap_or_else(|| "invalid character in JSON".to_string()),
-        ),
+        Err(_) => {
+            Some(syntax_error(content).unwrap_or_else(|| "invalid character in JSON".to_string()))
+        }
     }
 }
 

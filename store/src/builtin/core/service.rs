@@ -16,15 +16,18 @@
 //! the topology annotations, a load balancer's status checks.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 
 use serde_json::{Map, Value, json};
 
 use super::super::{Rules, common};
-use crate::field::{ErrorList, ErrorType, FieldError, Path, go_json};
+use crate::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::go::json::encode::go_json;
+use crate::go::net;
 use crate::metadata::{
     is_dns1123_label, is_dns1123_subdomain, is_qualified_name, name_is_dns_label, validate_labels,
 };
+use crate::resource::ResourceInfo;
 use crate::status::Status;
 
 pub(crate) static RULES: Rules = Rules {
@@ -324,11 +327,9 @@ pub(crate) struct Ranges {
 impl Ranges {
     /// Reads `10.0.0.0/24`-style ranges (IPv4 only); the defaults when unreadable.
     pub(crate) fn new(cidr: &str, node_ports: (u16, u16)) -> Ranges {
-        let parsed = cidr.split_once('/').and_then(|(ip, bits)| {
-            Some((
-                ip.parse::<Ipv4Addr>().ok()?,
-                bits.parse::<u8>().ok().filter(|b| *b <= 30)?,
-            ))
+        let parsed = net::parse_cidr(cidr).and_then(|c| match c.addr {
+            IpAddr::V4(ip) if c.bits <= 30 => Some((ip, c.bits)),
+            _ => None,
         });
         let network = parsed.unwrap_or((Ipv4Addr::new(10, 0, 0, 0), 24));
         Ranges {
@@ -395,7 +396,7 @@ where
 }
 
 /// Whether `res` is the core group's Service.
-pub(crate) fn is_service(res: &crate::resource::ResourceInfo) -> bool {
+pub(crate) fn is_service(res: &ResourceInfo) -> bool {
     res.custom.is_none() && res.group.is_empty() && res.kind == "Service"
 }
 
@@ -451,7 +452,7 @@ impl Held {
 fn ip_numbers(service: &Value) -> Vec<u32> {
     cluster_ips(service)
         .iter()
-        .filter_map(|ip| ip.parse::<Ipv4Addr>().ok())
+        .filter_map(|ip| net::parse_ipv4_addr(ip))
         .map(u32::from)
         .collect()
 }
@@ -667,11 +668,11 @@ pub(crate) fn allocate(
                 }
             }
             Some(ip) => {
-                let why = match ip.parse::<Ipv4Addr>() {
-                    Ok(addr) if !ranges.contains(addr) => {
+                let why = match net::parse_ipv4_addr(ip) {
+                    Some(addr) if !ranges.contains(addr) => {
                         Some("the provided network does not match the current range")
                     }
-                    Ok(addr) if taken.has_ip(addr) => Some("provided IP is already allocated"),
+                    Some(addr) if taken.has_ip(addr) => Some("provided IP is already allocated"),
                     _ => None,
                 };
                 if let Some(why) = why {
@@ -807,7 +808,7 @@ fn init_ip_families(obj: &mut Value, old: Option<&Value>, name: &str) -> Result<
             break;
         }
         if i >= families.len() {
-            if ip.parse::<Ipv4Addr>().is_ok() {
+            if net::parse_ipv4_addr(ip).is_some() {
                 families.push(json!("IPv4"));
             } else {
                 errors.push(FieldError::invalid(
@@ -873,7 +874,7 @@ fn init_ip_families(obj: &mut Value, old: Option<&Value>, name: &str) -> Result<
 
 /// `IsValidIPForLegacyField`, for an address given new.
 fn ip_errors(path: &Path, ip: &str) -> ErrorList {
-    if ip.parse::<std::net::IpAddr>().is_ok() {
+    if net::parse_ip(ip).is_some() {
         return ErrorList::new();
     }
     vec![FieldError::invalid(

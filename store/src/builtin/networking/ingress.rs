@@ -8,10 +8,11 @@
 
 use serde_json::{Value, json};
 
-use super::{parse_ip_sloppy, validate_typed_reference, wildcard_subdomain_errors};
+use super::{validate_typed_reference, wildcard_subdomain_errors};
 use crate::builtin::Rules;
 use crate::builtin::common::{drop_empty, port_name_errors, port_number_errors, spec_mut};
 use crate::field::{ErrorList, FieldError, Path};
+use crate::go::net::{parse_ip, parse_ip_sloppy};
 use crate::metadata::{is_dns1123_subdomain, name_is_dns_label, name_is_dns_subdomain};
 
 pub(crate) static RULES: Rules = Rules {
@@ -373,9 +374,11 @@ fn validate_status(new: &Value, old: &Value) -> ErrorList {
                     ip,
                     "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
                 )),
-                Some(_) if ip.parse::<std::net::IpAddr>().is_err() => errors.push(
-                    FieldError::invalid(&at.child("ip"), ip, "must not have leading 0s"),
-                ),
+                Some(_) if parse_ip(ip).is_none() => errors.push(FieldError::invalid(
+                    &at.child("ip"),
+                    ip,
+                    "must not have leading 0s",
+                )),
                 Some(_) => {}
             }
         }

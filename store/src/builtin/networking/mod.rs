@@ -8,12 +8,11 @@ pub(crate) mod ingress;
 pub(crate) mod ingressclass;
 pub(crate) mod networkpolicy;
 
-use std::net::{IpAddr, Ipv4Addr};
-
 use serde_json::Value;
 
 use crate::builtin::common::required_path_segment;
 use crate::field::{ErrorList, FieldError, Path};
+use crate::go::net;
 use crate::metadata::is_dns1123_subdomain;
 
 /// `validateIngressTypedLocalObjectReference` (an Ingress's resource
@@ -54,92 +53,20 @@ fn wildcard_subdomain_errors(value: &str) -> Vec<String> {
     errors
 }
 
-/// `ParseIPSloppy`: an IP address, IPv4 octets possibly with leading
-/// zeros (read as decimal).
-fn parse_ip_sloppy(text: &str) -> Option<IpAddr> {
-    if let Ok(ip) = text.parse::<IpAddr>() {
-        return Some(ip);
-    }
-    let octets: Vec<u8> = text
-        .split('.')
-        .map(|part| {
-            (!part.is_empty() && part.len() <= 3 && part.bytes().all(|b| b.is_ascii_digit()))
-                .then(|| part.parse::<u8>().ok())
-                .flatten()
-        })
-        .collect::<Option<_>>()?;
-    let [a, b, c, d] = octets[..] else {
-        return None;
-    };
-    Some(IpAddr::V4(Ipv4Addr::new(a, b, c, d)))
-}
-
-/// A CIDR as `ParseCIDRSloppy` reads it: its address (not masked) and
-/// prefix length.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Cidr {
-    addr: IpAddr,
-    bits: u32,
-}
-
-impl Cidr {
-    fn parse_sloppy(text: &str) -> Option<Cidr> {
-        let (addr, bits) = text.split_once('/')?;
-        let addr = parse_ip_sloppy(addr)?;
-        if bits.is_empty() || bits.len() > 3 || !bits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        let bits: u32 = bits.parse().ok()?;
-        (bits <= Self::width(addr)).then_some(Cidr { addr, bits })
-    }
-
-    fn width(addr: IpAddr) -> u32 {
-        if addr.is_ipv4() { 32 } else { 128 }
-    }
-
-    /// The network's address: the bits past the prefix cleared.
-    fn network(&self) -> u128 {
-        let (value, width) = match self.addr {
-            IpAddr::V4(v4) => (u128::from(u32::from(v4)), 32),
-            IpAddr::V6(v6) => (u128::from(v6), 128),
-        };
-        let host_bits = width - self.bits;
-        if host_bits >= 128 {
-            0
-        } else {
-            value >> host_bits << host_bits
-        }
-    }
-
-    /// Whether `other`'s network address is in this network.
-    fn contains(&self, other: &Cidr) -> bool {
-        if self.addr.is_ipv4() != other.addr.is_ipv4() {
-            return false;
-        }
-        let width = Self::width(self.addr);
-        let shift = width - self.bits;
-        shift >= 128 || other.network() >> shift == self.network() >> shift
-    }
-}
-
 /// `IsValidCIDRForLegacyField` with strict validation (on since 1.33): a
 /// CIDR that parses, in canonical digits, of an address without bits past
 /// its prefix; the words of each refusal.
 fn cidr_errors(text: &str) -> Vec<String> {
-    let Some(cidr) = Cidr::parse_sloppy(text) else {
+    let Some(cidr) = net::parse_cidr_sloppy(text) else {
         return vec!["must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)".to_string()];
     };
     let (addr, bits) = text.split_once('/').unwrap_or_default();
-    let strict = addr.parse::<IpAddr>().is_ok() && (bits.len() == 1 || !bits.starts_with('0'));
-    let value = match cidr.addr {
-        IpAddr::V4(v4) => u128::from(u32::from(v4)),
-        IpAddr::V6(v6) => u128::from(v6),
-    };
+    let strict = net::parse_ip(addr).is_some() && (bits.len() == 1 || !bits.starts_with('0'));
     if !strict {
         vec!["must not have leading 0s in IP or prefix length".to_string()]
-    } else if matches!(cidr.addr, IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some()) {
+    } else if net::is_4_in_6(&cidr.addr) {
         vec!["must not have an IPv4-mapped IPv6 address".to_string()]
-    } else if value != cidr.network() {
+    } else if cidr.has_host_bits() {
         vec!["must not have bits set beyond the prefix length".to_string()]
     } else {
         Vec::new()
@@ -170,11 +97,11 @@ mod tests {
             cidr_errors("10.1.2.3/8"),
             ["must not have bits set beyond the prefix length"]
         );
-        let net = Cidr::parse_sloppy("10.0.0.0/8").unwrap();
-        assert!(net.contains(&Cidr::parse_sloppy("10.1.0.0/16").unwrap()));
-        assert!(!net.contains(&Cidr::parse_sloppy("192.168.0.0/16").unwrap()));
-        assert!(!net.contains(&Cidr::parse_sloppy("10.0.0.0/4").unwrap()));
-        assert_eq!(parse_ip_sloppy("010.1.2.3"), "10.1.2.3".parse().ok());
+        let within = net::parse_cidr_sloppy("10.0.0.0/8").unwrap();
+        assert!(within.contains_cidr(&net::parse_cidr_sloppy("10.1.0.0/16").unwrap()));
+        assert!(!within.contains_cidr(&net::parse_cidr_sloppy("192.168.0.0/16").unwrap()));
+        assert!(!within.contains_cidr(&net::parse_cidr_sloppy("10.0.0.0/4").unwrap()));
+        assert_eq!(net::parse_ip_sloppy("010.1.2.3"), "10.1.2.3".parse().ok());
         assert!(wildcard_subdomain_errors("*.example.com").is_empty());
         assert_eq!(wildcard_subdomain_errors("foo.*.com").len(), 1);
     }

@@ -6,13 +6,15 @@
 
 use serde_json::{Value, json};
 
-use super::{Cidr, cidr_errors};
+use super::cidr_errors;
 use crate::builtin::Rules;
 use crate::builtin::common::{
     drop_empty, drop_empty_in_selector, port_name_errors, port_number_errors, spec_mut,
     validate_label_selector,
 };
-use crate::field::{ErrorList, FieldError, Path, go_quote};
+use crate::field::{ErrorList, FieldError, Path};
+use crate::go::net::{parse_cidr_sloppy, parse_ip};
+use crate::go::strconv::go_quote;
 use crate::metadata::name_is_dns_subdomain;
 
 pub(crate) static RULES: Rules = Rules {
@@ -143,7 +145,9 @@ pub(crate) fn warnings(policy: &Value) -> Vec<String> {
 /// written otherwise than its canonical form.
 fn canonical_warning(text: &str, path: &Path) -> Option<String> {
     let (addr, bits) = text.split_once('/')?;
-    let addr: std::net::Ipv6Addr = addr.parse().ok()?;
+    let Some(std::net::IpAddr::V6(addr)) = parse_ip(addr) else {
+        return None;
+    };
     let canonical = format!("{addr}/{bits}");
     (canonical != text).then(|| {
         format!(
@@ -305,7 +309,7 @@ fn validate_ip_block(block: &Value, path: &Path, old_cidrs: &[String]) -> ErrorL
             .collect()
     };
     errors.extend(checked(cidr, &path.child("cidr")));
-    let Some(network) = Cidr::parse_sloppy(cidr) else {
+    let Some(network) = parse_cidr_sloppy(cidr) else {
         return errors;
     };
     let excepts = block.get("except").and_then(Value::as_array);
@@ -313,10 +317,10 @@ fn validate_ip_block(block: &Value, path: &Path, old_cidrs: &[String]) -> ErrorL
         let text = except.as_str().unwrap_or_default();
         let at = path.child("except").index(i);
         errors.extend(checked(text, &at));
-        let Some(inner) = Cidr::parse_sloppy(text) else {
+        let Some(inner) = parse_cidr_sloppy(text) else {
             continue;
         };
-        if !network.contains(&inner) || network.bits >= inner.bits {
+        if !network.contains_cidr(&inner) || network.bits >= inner.bits {
             errors.push(FieldError::invalid(
                 &at,
                 text,

@@ -8,11 +8,13 @@ use serde_json::{Value, json};
 
 use crate::builtin::Rules;
 use crate::builtin::common::{
-    drop_empty_in_selector, error_with_written_value, go_struct_json, spec_mut,
-    validate_conditions, validate_label_selector,
+    drop_empty_in_selector, error_with_written_value, spec_mut, validate_conditions,
+    validate_label_selector,
 };
 use crate::builtin::core::pod::{NEGATIVE, nonnegative};
-use crate::field::{ErrorList, ErrorType, FieldError, Path, go_json};
+use crate::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::go::json::encode::go_json;
+use crate::go::json::encode::go_struct_json;
 use crate::metadata::name_is_path_segment;
 
 pub(crate) static RULES: Rules = Rules {

@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use super::{GROUP, default_subject, validate_subject};
 use crate::builtin::Rules;
 use crate::builtin::common::{drop_empty, error_with_written_value};
-use crate::field::{ErrorList, ErrorType, FieldError, Path, go_json};
+use crate::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::go::json::encode::go_json;
 use crate::metadata::{is_path_segment_name, name_is_path_segment};
 
 /// A RoleBinding's rules.

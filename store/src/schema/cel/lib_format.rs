@@ -1,17 +1,21 @@
 //! Kubernetes' format library (`library/format.go`): the named formats
 //! (`format.dns1123Label()`, ..., `format.named('uuid')`) and
 //! `validate(string)`, which gives `optional.none()` for a valid string and
-//! the validator's messages otherwise, worded as apimachinery words them.
-
-use std::sync::LazyLock;
+//! the validator's messages otherwise: apimachinery's name checks
+//! ([`crate::metadata`]) and strfmt's formats.
 
 use cel::common::types::{CelList, CelOptional, CelString, STRING_TYPE, Type};
 use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
-use regex::Regex;
 
-use super::lib_url::parse_request_uri;
 use super::opaque::{Content, Opaque, arg, opaque_type, owned, text};
+use crate::go::time::strfmt;
+use crate::go::url::parse_request_uri;
+use crate::metadata::{
+    is_qualified_name, is_valid_label_value, name_is_dns_label, name_is_dns_subdomain,
+    name_is_dns1035_label,
+};
+use crate::schema::validate::format_valid;
 
 static FORMAT_TYPE: Type = opaque_type("kubernetes.NamedFormat");
 
@@ -44,174 +48,6 @@ const NAMES: &[&str] = &[
     "datetime",
 ];
 
-const LABEL: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-const LABEL_1035: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
-const KEY: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-
-fn whole(pattern: &str) -> Regex {
-    Regex::new(&format!("^(?:{pattern})$")).expect("a valid pattern")
-}
-
-static RE_LABEL: LazyLock<Regex> = LazyLock::new(|| whole(LABEL));
-static RE_SUBDOMAIN: LazyLock<Regex> = LazyLock::new(|| whole(&format!("{LABEL}(\\.{LABEL})*")));
-static RE_1035: LazyLock<Regex> = LazyLock::new(|| whole(LABEL_1035));
-static RE_KEY: LazyLock<Regex> = LazyLock::new(|| whole(KEY));
-static RE_UUID: LazyLock<Regex> =
-    LazyLock::new(|| whole("(?i)[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}"));
-static RE_BASE64: LazyLock<Regex> = LazyLock::new(|| {
-    whole("(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})")
-});
-static RE_TIME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$")
-        .expect("a valid pattern")
-});
-
-/// `RegexError`.
-fn regex_error(message: &str, pattern: &str, examples: &[&str]) -> String {
-    let shown: Vec<String> = examples.iter().map(|e| format!("'{e}', ")).collect();
-    format!(
-        "{message} (e.g. {}regex used for validation is '{pattern}')",
-        shown.join(" or ")
-    )
-}
-
-fn max_len(n: usize, unit: &str) -> String {
-    format!("must be no more than {n} {unit}")
-}
-
-fn dns1123_label(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > 63 {
-        errs.push(max_len(63, "characters"));
-    }
-    if !RE_LABEL.is_match(value) {
-        if RE_SUBDOMAIN.is_match(value) {
-            errs.push("must not contain dots".into());
-        } else {
-            errs.push(regex_error(
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
-                LABEL,
-                &["my-name", "123-abc"],
-            ));
-        }
-    }
-    errs
-}
-
-fn dns1123_subdomain(value: &str, unit: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > 253 {
-        errs.push(max_len(253, unit));
-    }
-    if !RE_SUBDOMAIN.is_match(value) {
-        errs.push(regex_error(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-            &format!("{LABEL}(\\.{LABEL})*"),
-            &["example.com"],
-        ));
-    }
-    errs
-}
-
-fn dns1035_label(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > 63 {
-        errs.push(max_len(63, "characters"));
-    }
-    if !RE_1035.is_match(value) {
-        errs.push(regex_error(
-            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
-            LABEL_1035,
-            &["my-name", "abc-123"],
-        ));
-    }
-    errs
-}
-
-const KEY_MESSAGE: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-
-/// `content.IsLabelKey` (a qualified name).
-fn qualified_name(value: &str) -> Vec<String> {
-    let parts: Vec<&str> = value.split('/').collect();
-    let mut errs = Vec::new();
-    let name = match parts.as_slice() {
-        [name] => *name,
-        [prefix, name] => {
-            if prefix.is_empty() {
-                errs.push("prefix part must be non-empty".to_string());
-            } else {
-                errs.extend(
-                    dns1123_subdomain(prefix, "bytes")
-                        .into_iter()
-                        .map(|m| format!("prefix part {m}")),
-                );
-            }
-            *name
-        }
-        _ => {
-            return vec![format!(
-                "a valid label key {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-                regex_error(KEY_MESSAGE, KEY, &["MyName", "my.name", "123-abc"])
-            )];
-        }
-    };
-    if name.is_empty() {
-        errs.push("name part must be non-empty".into());
-    } else if name.len() > 63 {
-        errs.push(format!("name part {}", max_len(63, "bytes")));
-    }
-    if !RE_KEY.is_match(name) {
-        errs.push(format!(
-            "name part {}",
-            regex_error(KEY_MESSAGE, KEY, &["MyName", "my.name", "123-abc"])
-        ));
-    }
-    errs
-}
-
-fn label_value(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > 63 {
-        errs.push(max_len(63, "bytes"));
-    }
-    if !value.is_empty() && !RE_KEY.is_match(value) {
-        errs.push(regex_error(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-            &format!("({KEY})?"),
-            &["MyValue", "my_value", "12345"],
-        ));
-    }
-    errs
-}
-
-/// `maskTrailingDash`, as Go writes it (dropping two characters).
-fn mask_trailing_dash(name: &str) -> String {
-    if name.len() > 1 && name.ends_with('-') {
-        format!("{}a", &name[..name.len() - 2])
-    } else {
-        name.to_string()
-    }
-}
-
-fn is_date(s: &str) -> bool {
-    chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok() && s.len() == 10
-}
-
-/// strfmt's `IsDateTime`.
-fn is_date_time(s: &str) -> bool {
-    if s.len() < 4 {
-        return false;
-    }
-    let lower = s.to_lowercase();
-    let parts: Vec<&str> = lower.split('t').collect();
-    if parts.len() < 2 || !is_date(parts[0]) {
-        return false;
-    }
-    RE_TIME
-        .captures(parts[1])
-        .is_some_and(|m| &m[1] <= "23" && &m[2] <= "59" && &m[3] <= "59")
-}
-
 /// The messages of the named format for `value` (none when valid).
 fn check(format: &str, value: &str) -> Vec<String> {
     let one = |ok: bool, message: &str| {
@@ -222,19 +58,22 @@ fn check(format: &str, value: &str) -> Vec<String> {
         }
     };
     match format {
-        "dns1123Label" => dns1123_label(value),
-        "dns1123Subdomain" => dns1123_subdomain(value, "characters"),
-        "dns1035Label" => dns1035_label(value),
-        "qualifiedName" => qualified_name(value),
-        "dns1123LabelPrefix" => dns1123_label(&mask_trailing_dash(value)),
-        "dns1123SubdomainPrefix" => dns1123_subdomain(&mask_trailing_dash(value), "characters"),
-        "dns1035LabelPrefix" => dns1035_label(&mask_trailing_dash(value)),
-        "labelValue" => label_value(value),
+        "dns1123Label" => name_is_dns_label(value, false),
+        "dns1123Subdomain" => name_is_dns_subdomain(value, false),
+        "dns1035Label" => name_is_dns1035_label(value, false),
+        "qualifiedName" => is_qualified_name(value),
+        "dns1123LabelPrefix" => name_is_dns_label(value, true),
+        "dns1123SubdomainPrefix" => name_is_dns_subdomain(value, true),
+        "dns1035LabelPrefix" => name_is_dns1035_label(value, true),
+        "labelValue" => is_valid_label_value(value),
         "uri" => parse_request_uri(value).err().into_iter().collect(),
-        "uuid" => one(RE_UUID.is_match(value), "does not match the UUID format"),
-        "byte" => one(RE_BASE64.is_match(value), "invalid base64"),
-        "date" => one(is_date(value), "invalid date"),
-        _ => one(is_date_time(value), "invalid datetime"),
+        "uuid" => one(
+            format_valid("uuid", value),
+            "does not match the UUID format",
+        ),
+        "byte" => one(format_valid("byte", value), "invalid base64"),
+        "date" => one(strfmt::is_date(value), "invalid date"),
+        _ => one(strfmt::is_date_time(value), "invalid datetime"),
     }
 }
 

@@ -4,13 +4,16 @@
 //! `prefixLength()`, `masked()`, and `string()` of both. Addresses parse as
 //! Go's `netip` parses them, without zones or IPv4-mapped IPv6 addresses.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 
 use cel::common::types::{CelBool, CelInt, CelString, STRING_TYPE, Type};
 use cel::common::value::CowVal;
 use cel::{DeclarationError, Env, ExecutionError};
 
 use super::opaque::{Content, Opaque, arg, error, opaque_type, owned, text};
+use crate::go::net::{
+    self, Cidr, is_4_in_6, is_global_unicast, is_link_local_multicast, is_link_local_unicast, mask,
+};
 
 static IP_TYPE: Type = opaque_type("net.IP");
 static CIDR_TYPE: Type = opaque_type("net.CIDR");
@@ -23,13 +26,6 @@ impl Content for IpAddr {
     }
 }
 
-/// A network: an address and a prefix length.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Cidr {
-    addr: IpAddr,
-    bits: u8,
-}
-
 impl Content for Cidr {
     const TYPE: &'static Type = &CIDR_TYPE;
 
@@ -38,16 +34,12 @@ impl Content for Cidr {
     }
 }
 
-fn is_4_in_6(addr: &IpAddr) -> bool {
-    matches!(addr, IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some())
-}
-
 /// `parseIPAddr`.
 fn parse_ip(raw: &str) -> Result<IpAddr, String> {
     if raw.contains('%') {
         return Err(format!("IP address {raw:?} with zone value is not allowed"));
     }
-    let addr: IpAddr = raw.parse().map_err(|_| {
+    let addr = net::parse_ip(raw).ok_or_else(|| {
         format!("IP Address {raw:?} parse error during conversion from string: ParseAddr({raw:?}): unable to parse IP")
     })?;
     if is_4_in_6(&addr) {
@@ -58,87 +50,13 @@ fn parse_ip(raw: &str) -> Result<IpAddr, String> {
 
 /// `parseCIDR`.
 fn parse_cidr(raw: &str) -> Result<Cidr, String> {
-    let bad = |why: &str| {
-        format!(
-            "network address parse error during conversion from string: netip.ParsePrefix({raw:?}): {why}"
-        )
-    };
-    let (addr, bits) = raw.rsplit_once('/').ok_or_else(|| bad("no '/'"))?;
-    if addr.contains('%') {
-        return Err(bad("IPv6 zones cannot be present in a prefix"));
-    }
-    let addr: IpAddr = addr
-        .parse()
-        .map_err(|_| bad(&format!("ParseAddr({addr:?}): unable to parse IP")))?;
-    let max = if addr.is_ipv4() { 32 } else { 128 };
-    if bits.len() > 1 && !(b'1'..=b'9').contains(&bits.as_bytes()[0]) {
-        return Err(bad(&format!("bad bits after slash: {bits:?}")));
-    }
-    let bits: u32 = bits
-        .parse()
-        .map_err(|_| bad(&format!("bad bits after slash: {bits:?}")))?;
-    if bits > max {
-        return Err(bad("prefix length out of range"));
-    }
-    let bits = bits as u8;
-    if is_4_in_6(&addr) {
+    let cidr = net::parse_prefix(raw).map_err(|why| {
+        format!("network address parse error during conversion from string: {why}")
+    })?;
+    if is_4_in_6(&cidr.addr) {
         return Err(format!("IPv4-mapped IPv6 address {raw:?} is not allowed"));
     }
-    Ok(Cidr { addr, bits })
-}
-
-fn mask(addr: IpAddr, bits: u8) -> IpAddr {
-    match addr {
-        IpAddr::V4(v4) => {
-            let m = if bits == 0 {
-                0
-            } else {
-                u32::MAX << (32 - u32::from(bits))
-            };
-            IpAddr::V4(Ipv4Addr::from(u32::from(v4) & m))
-        }
-        IpAddr::V6(v6) => {
-            let m = if bits == 0 {
-                0
-            } else {
-                u128::MAX << (128 - u32::from(bits))
-            };
-            IpAddr::V6(Ipv6Addr::from(u128::from(v6) & m))
-        }
-    }
-}
-
-impl Cidr {
-    fn contains(&self, ip: &IpAddr) -> bool {
-        ip.is_ipv4() == self.addr.is_ipv4() && mask(*ip, self.bits) == mask(self.addr, self.bits)
-    }
-
-    fn text(&self) -> String {
-        format!("{}/{}", self.addr, self.bits)
-    }
-}
-
-fn is_link_local_unicast(ip: &IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => v4.octets()[..2] == [169, 254],
-        IpAddr::V6(v6) => v6.segments()[0] & 0xffc0 == 0xfe80,
-    }
-}
-
-fn is_link_local_multicast(ip: &IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => v4.octets()[..3] == [224, 0, 0],
-        IpAddr::V6(v6) => v6.segments()[0] & 0xff0f == 0xff02,
-    }
-}
-
-fn is_global_unicast(ip: &IpAddr) -> bool {
-    let broadcast = matches!(ip, IpAddr::V4(v4) if v4.is_broadcast());
-    !(ip.is_unspecified()
-        || ip.is_loopback()
-        || ip.is_multicast()
-        || broadcast
-        || is_link_local_unicast(ip))
+    Ok(cidr)
 }
 
 /// Registers the functions on `env`.

@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use super::{default, prune_defaults, prune_nulls};
+use crate::schema::Additional;
 use crate::schema::Schema;
 
 fn defaulted(object: Value, schema: Value) -> Value {
@@ -268,7 +269,7 @@ fn defaults_lose_their_unknown_fields_when_the_schema_is_read() {
         Some(json!({"name": "a"}))
     );
     let labels = match &spec["labels"].additional_properties {
-        Some(crate::schema::Additional::Schema(values)) => values,
+        Some(Additional::Schema(values)) => values,
         other => panic!("unexpected {other:?}"),
     };
     assert_eq!(labels.default, Some(json!({"k": "v"})));

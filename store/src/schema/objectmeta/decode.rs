@@ -18,8 +18,11 @@ mod types;
 
 use serde_json::{Map, Value};
 
-use super::time::{self, Time};
-use crate::field::{Path, go_json};
+use crate::field::Path;
+use crate::go::fmt::go_type;
+use crate::go::json::decode::json_kind;
+use crate::go::json::encode::go_json;
+use crate::go::time::parse::{Layout, format_utc, parse};
 use types::{Field, Kind, OBJECT_META, Struct, render};
 
 /// How [`get_object_meta`] reads (`ObjectMetaOptions`).
@@ -103,7 +106,7 @@ impl Decoder {
             Value::Null => Ok(vec![None; OBJECT_META.fields.len()]),
             Value::Object(map) => self.strukt(map, &OBJECT_META, &[]),
             other => {
-                self.save(crate::gojson::json_kind(other), "v1.ObjectMeta", None);
+                self.save(json_kind(other), "v1.ObjectMeta", None);
                 Ok(vec![None; OBJECT_META.fields.len()])
             }
         }
@@ -153,7 +156,7 @@ impl Decoder {
             Kind::Str(go_type) => match value {
                 Value::String(_) => Ok(Some(value.clone())),
                 other => {
-                    self.save(crate::gojson::json_kind(other), go_type, Some(context));
+                    self.save(json_kind(other), go_type, Some(context));
                     Ok(None)
                 }
             },
@@ -169,14 +172,14 @@ impl Decoder {
                     }
                 }
                 other => {
-                    self.save(crate::gojson::json_kind(other), "int64", Some(context));
+                    self.save(json_kind(other), "int64", Some(context));
                     Ok(None)
                 }
             },
             Kind::Bool => match value {
                 Value::Bool(_) => Ok(Some(value.clone())),
                 other => {
-                    self.save(crate::gojson::json_kind(other), "bool", Some(context));
+                    self.save(json_kind(other), "bool", Some(context));
                     Ok(None)
                 }
             },
@@ -184,15 +187,10 @@ impl Decoder {
                 // `Time.UnmarshalJSON`: its errors stop the decoding.
                 // The zero time is written as `null`, which every later
                 // reading (the server reads back what it stores) drops.
-                Value::String(text) => match time::parse(text)? {
-                    Time::At(at) => Ok(Some(Value::String(at))),
-                    Time::Zero => Ok(None),
-                },
-                other => Err(type_error(
-                    crate::gojson::json_kind(other),
-                    "string",
-                    Some(context),
-                )),
+                Value::String(text) => {
+                    Ok(format_utc(&parse(Layout::Rfc3339, text)?).map(Value::String))
+                }
+                other => Err(type_error(json_kind(other), "string", Some(context))),
             },
             Kind::Raw => Ok(Some(value.clone())),
             Kind::StrMap => match value {
@@ -205,7 +203,7 @@ impl Decoder {
                             Value::String(text) => text.clone(),
                             Value::Null => String::new(),
                             other => {
-                                self.save(crate::gojson::json_kind(other), "string", Some(context));
+                                self.save(json_kind(other), "string", Some(context));
                                 String::new()
                             }
                         };
@@ -214,11 +212,7 @@ impl Decoder {
                     Ok(Some(Value::Object(out)))
                 }
                 other => {
-                    self.save(
-                        crate::gojson::json_kind(other),
-                        "map[string]string",
-                        Some(context),
-                    );
+                    self.save(json_kind(other), "map[string]string", Some(context));
                     Ok(None)
                 }
             },
@@ -230,7 +224,7 @@ impl Decoder {
                             Value::String(_) => item.clone(),
                             Value::Null => Value::String(String::new()),
                             other => {
-                                self.save(crate::gojson::json_kind(other), "string", Some(context));
+                                self.save(json_kind(other), "string", Some(context));
                                 Value::String(String::new())
                             }
                         });
@@ -238,7 +232,7 @@ impl Decoder {
                     Ok(Some(Value::Array(out)))
                 }
                 other => {
-                    self.save(crate::gojson::json_kind(other), "[]string", Some(context));
+                    self.save(json_kind(other), "[]string", Some(context));
                     Ok(None)
                 }
             },
@@ -253,7 +247,7 @@ impl Decoder {
                             Value::Null => vec![None; strukt.fields.len()],
                             other => {
                                 let go_type = format!("v1.{}", strukt.name);
-                                self.save(crate::gojson::json_kind(other), &go_type, Some(context));
+                                self.save(json_kind(other), &go_type, Some(context));
                                 vec![None; strukt.fields.len()]
                             }
                         };
@@ -264,7 +258,7 @@ impl Decoder {
                 }
                 other => {
                     let go_type = format!("[]v1.{}", strukt.name);
-                    self.save(crate::gojson::json_kind(other), &go_type, Some(context));
+                    self.save(json_kind(other), &go_type, Some(context));
                     Ok(None)
                 }
             },
@@ -321,7 +315,7 @@ pub fn get_object_meta(
     let Value::Object(map) = metadata else {
         return Err(format!(
             "invalid metadata: expected object, got {}",
-            crate::gojson::go_type(metadata)
+            go_type(metadata)
         ));
     };
     // Field by field, keeping those that can be read.

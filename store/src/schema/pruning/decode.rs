@@ -12,6 +12,8 @@
 use serde_json::Value;
 
 use crate::field::Path;
+use crate::go::fmt::go_print;
+use crate::go::fmt::go_type;
 use crate::schema::Schema;
 use crate::schema::defaulting::prune_nulls;
 use crate::schema::objectmeta::{self, CoerceOptions, ObjectMetaOptions};
@@ -33,19 +35,6 @@ pub struct DecodeOptions {
     pub return_unknown_field_paths: bool,
 }
 
-/// Go's `%T` of a value decoded into `interface{}`.
-fn go_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "<nil>",
-        Value::Bool(_) => "bool",
-        Value::Number(number) if number.as_i64().is_some() => "int64",
-        Value::Number(_) => "float64",
-        Value::String(_) => "string",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
-    }
-}
-
 /// `unstructured.NestedString` of a top-level field.
 fn nested_string(object: &Value, field: &str) -> Result<Option<String>, String> {
     match object.get(field) {
@@ -53,7 +42,7 @@ fn nested_string(object: &Value, field: &str) -> Result<Option<String>, String> 
         Some(Value::String(text)) => Ok(Some(text.clone())),
         Some(other) => Err(format!(
             ".{field} accessor error: {} is of the type {}, expected string",
-            crate::field::go_print(other),
+            go_print(other),
             go_type(other)
         )),
     }
@@ -155,21 +144,12 @@ pub fn coerce_decoded_over(
     Ok(unknown)
 }
 
-/// The unknown fields as the decoder words them, for warnings and for
-/// `strict decoding error: ` (joined with `, `): `unknown field
-/// "spec.bogus"`.
-pub fn unknown_field_messages(paths: &[String]) -> Vec<String> {
-    paths
-        .iter()
-        .map(|path| format!("unknown field \"{path}\""))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::go::json::decode::unknown_field_messages;
 
     fn widget() -> Schema {
         Schema::from_json(

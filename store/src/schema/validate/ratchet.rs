@@ -14,12 +14,11 @@
 
 use serde_json::Value;
 
-use crate::field::go_quote;
-use crate::schema::{Additional, Schema};
-
 use super::go::{self, Num};
 use super::result::GoResult;
 use super::schema;
+use crate::go::strconv::go_quote;
+use crate::schema::{Additional, Schema};
 
 /// Validates a child: with ratcheting when it has a correlated old value.
 pub(crate) fn validate_child(

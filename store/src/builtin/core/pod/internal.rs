@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::field::go_json;
+use crate::go::json::encode::go_json;
 
 /// How a field is written when it is absent: `""`, `0`, `false`, `null`.
 #[derive(Clone, Copy)]

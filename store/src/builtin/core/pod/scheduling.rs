@@ -5,6 +5,8 @@ use serde_json::Value;
 
 use crate::builtin::common::{requirement_operator_errors, validate_label_selector};
 use crate::field::{ErrorList, FieldError, Path};
+use crate::metadata::is_dns1123_label;
+use crate::metadata::is_dns1123_subdomain;
 use crate::metadata::{is_qualified_name, is_valid_label_value};
 
 fn text<'a>(value: &'a Value, key: &str) -> &'a str {
@@ -310,7 +312,7 @@ fn node_selector_term(term: &Value, any_value: bool, path: &Path) -> ErrorList {
         if key == "metadata.name" {
             for (k, value) in values.into_iter().flatten().enumerate() {
                 let value = value.as_str().unwrap_or_default();
-                for message in crate::metadata::is_dns1123_subdomain(value) {
+                for message in is_dns1123_subdomain(value) {
                     errors.push(FieldError::invalid(
                         &at.child("values").index(k),
                         value,
@@ -340,7 +342,7 @@ fn pod_affinity_term(term: &Value, path: &Path) -> ErrorList {
     let namespaces = term.get("namespaces").and_then(Value::as_array);
     for name in namespaces.into_iter().flatten() {
         let name = name.as_str().unwrap_or_default();
-        for message in crate::metadata::is_dns1123_label(name) {
+        for message in is_dns1123_label(name) {
             errors.push(FieldError::invalid(&path.child("namespace"), name, message));
         }
     }

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::builtin::quantity::Quantity;
-use crate::field::{Path, go_quote};
+use crate::field::Path;
+use crate::go::strconv::go_quote;
 
 /// The warnings of the pod `spec` at `path` (`spec`, or a template's
 /// `spec.template.spec`).

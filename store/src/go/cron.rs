@@ -1,6 +1,9 @@
 //! A CronJob's schedule as the real server parses it (`robfig/cron`'s
 //! standard parser: five fields or a descriptor), with its error words.
 
+use crate::go::strconv::go_quote;
+use crate::go::time::duration;
+
 /// The bounds and names of one field.
 struct Bounds {
     min: u32,
@@ -93,45 +96,12 @@ fn descriptor_error(descriptor: &str, spec: &str) -> Option<String> {
     match descriptor {
         "yearly" | "annually" | "monthly" | "weekly" | "daily" | "midnight" | "hourly" => None,
         _ => match descriptor.strip_prefix("every ") {
-            Some(duration) if go_duration(duration) => None,
-            Some(duration) => Some(format!(
-                "failed to parse duration {spec}: time: invalid duration {}",
-                crate::field::go_quote(duration)
-            )),
+            Some(duration) => duration::parse_duration(duration)
+                .err()
+                .map(|why| format!("failed to parse duration {spec}: {why}")),
             None => Some(format!("unrecognized descriptor: {spec}")),
         },
     }
-}
-
-/// Whether Go's `time.ParseDuration` reads `text` (`1h30m`, `90s`, `1.5h`).
-fn go_duration(text: &str) -> bool {
-    let text = text.strip_prefix(['+', '-']).unwrap_or(text);
-    if text == "0" {
-        return true;
-    }
-    if text.is_empty() {
-        return false;
-    }
-    let mut rest = text;
-    while !rest.is_empty() {
-        let number_end = rest
-            .find(|c: char| !c.is_ascii_digit() && c != '.')
-            .unwrap_or(rest.len());
-        let number = &rest[..number_end];
-        if number.is_empty() || number == "." {
-            return false;
-        }
-        rest = &rest[number_end..];
-        let unit = ["ns", "us", "µs", "μs", "ms", "s", "m", "h"]
-            .iter()
-            .filter(|u| rest.starts_with(**u))
-            .max_by_key(|u| u.len());
-        match unit {
-            Some(unit) => rest = &rest[unit.len()..],
-            None => return false,
-        }
-    }
-    true
 }
 
 /// `getRange`: `*`, `?`, `n`, `a-b`, each with an optional `/step`.
@@ -199,7 +169,7 @@ fn must_parse_int(expr: &str) -> Result<u32, String> {
     if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
         return Err(format!(
             "failed to parse int from {expr}: strconv.Atoi: parsing {}: invalid syntax",
-            crate::field::go_quote(expr)
+            go_quote(expr)
         ));
     }
     let value: i64 = match expr.parse() {
@@ -207,7 +177,7 @@ fn must_parse_int(expr: &str) -> Result<u32, String> {
         Err(_) => {
             return Err(format!(
                 "failed to parse int from {expr}: strconv.Atoi: parsing {}: value out of range",
-                crate::field::go_quote(expr)
+                go_quote(expr)
             ));
         }
     };

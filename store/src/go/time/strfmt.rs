@@ -1,4 +1,4 @@
-//! The time formats of strfmt: `date` (Go's `time.Parse("2006-01-02")`),
+//! The time formats of go-openapi's `strfmt`: `date` (Go's `time.Parse("2006-01-02")`),
 //! `date-time` (`IsDateTime`: a date, a `t`, then a time matched by a
 //! pattern whose fraction dot matches any character) and `duration`
 //! (`time.ParseDuration`, or failing that any number followed by
@@ -6,7 +6,10 @@
 
 use std::sync::LazyLock;
 
+use chrono::{DateTime, FixedOffset, NaiveDateTime};
 use regex::Regex;
+
+use crate::go::time::duration;
 
 /// `strfmt.IsDate`.
 pub(crate) fn is_date(s: &str) -> bool {
@@ -54,142 +57,59 @@ pub(crate) fn is_date_time(s: &str) -> bool {
     &m[1] <= "23" && &m[2] <= "59" && &m[3] <= "59"
 }
 
-/// `strfmt.IsDuration` (`ParseDuration`).
+/// `strfmt.IsDuration`: `strfmt.ParseDuration` reads it.
 pub(crate) fn is_duration(s: &str) -> bool {
-    go_parse_duration(s) || scala_duration(s)
+    parse_duration(s).is_some()
 }
 
-/// The fallback of `strfmt.ParseDuration`: every `<digits><space><letters>`
-/// must have a number that fits an int, and one must name a unit.
-fn scala_duration(s: &str) -> bool {
+/// `strfmt.ParseDuration`: Go's `time.ParseDuration`, or failing that
+/// every `<digits><space><letters>` of `s` read as a number (that must fit
+/// an `int`) of a unit its letters start like (`5 weeks`, `3 days`, `1
+/// hr`), summed as Go sums `time.Duration`s; none when no unit is named.
+pub(crate) fn parse_duration(s: &str) -> Option<i64> {
     static MATCHER: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(([0-9]+)[\t\n\x0C\r ]*([A-Za-z\u{B5}]+))")
             .expect("a fixed pattern that compiles")
     });
-    const UNITS: [&[&str]; 8] = [
-        &["ns", "nano"],
-        &["us", "\u{B5}s", "micro"],
-        &["ms", "milli"],
-        &["s", "sec"],
-        &["m", "min"],
-        &["h", "hr", "hour"],
-        &["d", "day"],
-        &["w", "wk", "week"],
+    const UNITS: [(&[&str], i64); 8] = [
+        (&["ns", "nano"], 1),
+        (&["us", "\u{B5}s", "micro"], 1_000),
+        (&["ms", "milli"], 1_000_000),
+        (&["s", "sec"], 1_000_000_000),
+        (&["m", "min"], 60_000_000_000),
+        (&["h", "hr", "hour"], 3_600_000_000_000),
+        (&["d", "day"], 86_400_000_000_000),
+        (&["w", "wk", "week"], 604_800_000_000_000),
     ];
+    if let Ok(nanos) = duration::parse_duration(s) {
+        return Some(nanos);
+    }
+    let mut total: i64 = 0;
     let mut ok = false;
     for m in MATCHER.captures_iter(s) {
-        if m[2].parse::<i64>().is_err() {
-            return false;
-        }
+        let factor: i64 = m[2].parse().ok()?;
         let unit = m[3].trim().to_lowercase();
-        for variants in UNITS {
+        for (variants, multiplier) in UNITS {
             let last = variants.len() - 1;
             for (i, variant) in variants.iter().enumerate() {
                 if (i == last && unit.starts_with(variant)) || variant.eq_ignore_ascii_case(&unit) {
                     ok = true;
+                    total = total.wrapping_add(factor.wrapping_mul(multiplier));
                 }
             }
         }
     }
-    ok
+    ok.then_some(total)
 }
 
-/// Go's `time.ParseDuration` (whether it accepts `s`).
-fn go_parse_duration(s: &str) -> bool {
-    const MAX: u64 = 1 << 63;
-    let negative = s.starts_with('-');
-    let mut s = s.strip_prefix(['-', '+']).unwrap_or(s);
-    if s == "0" {
-        return true;
-    }
-    if s.is_empty() {
-        return false;
-    }
-    let mut total: u64 = 0;
-    while !s.is_empty() {
-        let b = s.as_bytes();
-        if !(b[0] == b'.' || b[0].is_ascii_digit()) {
-            return false;
-        }
-        let int_digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
-        let Some(mut v) = leading_int(&s[..int_digits]) else {
-            return false;
-        };
-        s = &s[int_digits..];
-        let (mut fraction, mut scale, mut post) = (0u64, 1f64, false);
-        if let Some(rest) = s.strip_prefix('.') {
-            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-            (fraction, scale) = leading_fraction(&rest[..digits]);
-            post = digits > 0;
-            s = &rest[digits..];
-        }
-        if int_digits == 0 && !post {
-            return false;
-        }
-        let unit_len = s
-            .bytes()
-            .take_while(|c| !(*c == b'.' || c.is_ascii_digit()))
-            .count();
-        let unit: u64 = match &s[..unit_len] {
-            "ns" => 1,
-            "us" | "\u{B5}s" | "\u{3BC}s" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            _ => return false,
-        };
-        s = &s[unit_len..];
-        if v > MAX / unit {
-            return false;
-        }
-        v *= unit;
-        if fraction > 0 {
-            v += (fraction as f64 * (unit as f64 / scale)) as u64;
-            if v > MAX {
-                return false;
-            }
-        }
-        total += v;
-        if total > MAX {
-            return false;
-        }
-    }
-    // -2^63 is a duration, 2^63 is not.
-    negative || total < MAX
-}
-
-/// `leadingInt`: the digits as a number, none on overflow past 2^63.
-fn leading_int(digits: &str) -> Option<u64> {
-    let mut x: u64 = 0;
-    for b in digits.bytes() {
-        if x > (1 << 63) / 10 {
-            return None;
-        }
-        x = x * 10 + u64::from(b - b'0');
-        if x > 1 << 63 {
-            return None;
-        }
-    }
-    Some(x)
-}
-
-/// `leadingFraction`: the digits as a number and its scale, precision
-/// dropped past overflow.
-fn leading_fraction(digits: &str) -> (u64, f64) {
-    let (mut x, mut scale) = (0u64, 1f64);
-    for b in digits.bytes() {
-        if x > ((1 << 63) - 1) / 10 {
-            break;
-        }
-        let y = x * 10 + u64::from(b - b'0');
-        if y > 1 << 63 {
-            break;
-        }
-        x = y;
-        scale *= 10.0;
-    }
-    (x, scale)
+/// `strfmt.ParseDateTime`: RFC 3339, with or without fractions, or a
+/// local time taken as UTC.
+pub(crate) fn parse_date_time(s: &str) -> Option<DateTime<FixedOffset>> {
+    DateTime::parse_from_rfc3339(s).ok().or_else(|| {
+        NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S")
+            .ok()
+            .map(|t| t.and_utc().fixed_offset())
+    })
 }
 
 #[cfg(test)]

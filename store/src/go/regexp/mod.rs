@@ -1,4 +1,4 @@
-//! `pattern`: Go's regexp syntax (RE2, as `regexp.Compile` parses it with
+//! Go's `regexp`: its syntax (RE2, as `regexp.Compile` parses it with
 //! the Perl flags), translated to the `regex` crate's syntax, with the
 //! errors Go's parser gives for patterns it refuses
 //! (`error parsing regexp: missing closing ]: `[a-z``).
@@ -14,7 +14,12 @@ use std::sync::{LazyLock, Mutex};
 
 use regex::{Regex, RegexBuilder};
 
-use super::pattern_parse::Parser;
+mod class;
+mod errors;
+mod parse;
+
+use errors::go_error;
+use parse::Parser;
 
 /// Whether `text` contains a match of the Go pattern `pattern`; the Go
 /// parser's error when the pattern does not compile.
@@ -49,23 +54,6 @@ pub(super) fn build(rust: &str) -> Result<Regex, regex::Error> {
         .nest_limit(1000)
         .build()
 }
-
-/// A `syntax.Error` as Go writes it.
-pub(super) fn go_error(code: &str, expr: &str) -> String {
-    format!("error parsing regexp: {code}: `{expr}`")
-}
-
-pub(super) const MISSING_BRACKET: &str = "missing closing ]";
-pub(super) const MISSING_PAREN: &str = "missing closing )";
-pub(super) const UNEXPECTED_PAREN: &str = "unexpected )";
-pub(super) const INVALID_ESCAPE: &str = "invalid escape sequence";
-pub(super) const INVALID_RANGE: &str = "invalid character class range";
-pub(super) const INVALID_PERL_OP: &str = "invalid or unsupported Perl syntax";
-pub(super) const INVALID_NAMED_CAPTURE: &str = "invalid named capture";
-pub(super) const INVALID_REPEAT_OP: &str = "invalid nested repetition operator";
-pub(super) const INVALID_REPEAT_SIZE: &str = "invalid repeat count";
-pub(super) const MISSING_ARGUMENT: &str = "missing argument to repetition operator";
-pub(super) const TRAILING_BACKSLASH: &str = "trailing backslash at end of expression";
 
 #[cfg(test)]
 mod tests {

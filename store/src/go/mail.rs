@@ -7,7 +7,7 @@
 //! encoded words in a name are decoded, and one in a charset Go cannot
 //! read is an error when it is the name's first word or in a comment.
 
-use super::format_net;
+use crate::go::net;
 
 /// Whether `mail.ParseAddress(s)` succeeds.
 pub(crate) fn is_email(s: &str) -> bool {
@@ -205,7 +205,7 @@ impl Parser<'_> {
             return None;
         }
         self.s = &self.s[end + 1..];
-        format_net::parse_ip(dtext).then_some(())
+        net::parse_ip(dtext).map(|_| ())
     }
 
     /// `consumeDisplayNameComment`.

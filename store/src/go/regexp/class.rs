@@ -4,9 +4,8 @@
 //! Perl classes are ASCII, every class member is spelled out so that what
 //! Go reads literally (`[`, `&&`, `--`) stays literal.
 
-use super::pattern::{
-    INVALID_ESCAPE, INVALID_RANGE, MISSING_BRACKET, TRAILING_BACKSLASH, build, go_error,
-};
+use super::build;
+use super::errors::{INVALID_ESCAPE, INVALID_RANGE, MISSING_BRACKET, TRAILING_BACKSLASH, go_error};
 
 /// The POSIX class names Go knows (`[:alpha:]`, or `[:^alpha:]` negated).
 const POSIX: [&str; 14] = [

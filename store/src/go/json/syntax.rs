@@ -1,37 +1,9 @@
 //! Go's `encoding/json` syntax errors, in its words: the scanner's
 //! `invalid character 'x' looking for beginning of value`, `invalid
 //! character 'o' in literal null (expecting 'u')`, `unexpected end of JSON
-//! input` (what a real server answers a patch that is not JSON with), and
-//! the names its errors give a value's kind and type.
+//! input` (what a real server answers a patch that is not JSON with).
 
-use serde_json::Value;
-
-/// The name Go's JSON errors give a value's kind (`json: cannot unmarshal
-/// number into Go struct field ...`).
-pub fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-/// Go's `%T` of a JSON value decoded into `interface{}`, as `unstructured`
-/// holds it.
-pub(crate) fn go_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "<nil>",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float64",
-        Value::Number(_) => "int64",
-        Value::String(_) => "string",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
-    }
-}
+use crate::go::strconv::quote_char;
 
 /// Where the scanner is.
 #[derive(Clone, Copy, PartialEq)]
@@ -82,16 +54,14 @@ enum Parse {
     ArrayValue,
 }
 
-/// Go's `quoteChar`: `'x'`, `'\''`, `'"'`, `'\n'`.
-fn quote_char(c: char) -> String {
-    match c {
-        '\'' => "'\\''".into(),
-        '"' => "'\"'".into(),
-        '\n' => "'\\n'".into(),
-        '\r' => "'\\r'".into(),
-        '\t' => "'\\t'".into(),
-        c if (c as u32) < 0x20 => format!("'\\x{:02x}'", c as u32),
-        c => format!("'{c}'"),
+/// The state after a `}` or `]` closes what `stack` has open: the end of
+/// the input when nothing encloses it any more.
+fn close(stack: &mut Vec<Parse>) -> State {
+    stack.pop();
+    if stack.is_empty() {
+        State::End
+    } else {
+        State::EndValue
     }
 }
 
@@ -115,12 +85,7 @@ pub fn syntax_error(body: &[u8]) -> Option<String> {
                         break;
                     }
                     if state == State::BeginValueOrEmpty && c == ']' {
-                        stack.pop();
-                        state = if stack.is_empty() {
-                            State::End
-                        } else {
-                            State::EndValue
-                        };
+                        state = close(&mut stack);
                         break;
                     }
                     state = match c {
@@ -147,12 +112,7 @@ pub fn syntax_error(body: &[u8]) -> Option<String> {
                         break;
                     }
                     if state == State::BeginKeyOrEmpty && c == '}' {
-                        stack.pop();
-                        state = if stack.is_empty() {
-                            State::End
-                        } else {
-                            State::EndValue
-                        };
+                        state = close(&mut stack);
                         break;
                     }
                     if c != '"' {
@@ -181,24 +141,14 @@ pub fn syntax_error(body: &[u8]) -> Option<String> {
                             state = State::BeginKey;
                         }
                         (Some(Parse::ObjectValue), '}') => {
-                            stack.pop();
-                            state = if stack.is_empty() {
-                                State::End
-                            } else {
-                                State::EndValue
-                            };
+                            state = close(&mut stack);
                         }
                         (Some(Parse::ObjectValue), c) => {
                             return invalid(c, "after object key:value pair");
                         }
                         (Some(Parse::ArrayValue), ',') => state = State::BeginValue,
                         (Some(Parse::ArrayValue), ']') => {
-                            stack.pop();
-                            state = if stack.is_empty() {
-                                State::End
-                            } else {
-                                State::EndValue
-                            };
+                            state = close(&mut stack);
                         }
                         (Some(Parse::ArrayValue), c) => return invalid(c, "after array element"),
                     }

@@ -3,11 +3,11 @@
 //! operands a repetition can apply to, and writes each token in the regex
 //! crate's syntax.
 
-use super::pattern::{
+use super::class::{class, parse_escape, parse_repeat, perl_class, unicode_class};
+use super::errors::{
     INVALID_ESCAPE, INVALID_NAMED_CAPTURE, INVALID_PERL_OP, INVALID_REPEAT_OP, INVALID_REPEAT_SIZE,
     MISSING_ARGUMENT, MISSING_PAREN, UNEXPECTED_PAREN, go_error,
 };
-use super::pattern_class::{class, parse_escape, parse_repeat, perl_class, unicode_class};
 
 /// One element of a sequence: something a repetition can apply to, or a
 /// flag change (which Go does not push as an operand).
