@@ -4,26 +4,28 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use crate::api::status::Status;
+use crate::api::types::{PatchType, WriteOptions};
 use crate::builtin::fields::Shape;
 use crate::builtin::fields::undeclared;
-use crate::field::FieldError;
-use crate::field::Path;
 use crate::go::fmt::go_print;
 use crate::go::json::duplicates::duplicate_fields;
 use crate::go::json::encode::go_json;
 use crate::go::json::encode::go_json_patched;
 use crate::go::strconv::go_quote;
+use crate::machinery::field::FieldError;
+use crate::machinery::field::Path;
+use crate::machinery::object::meta;
+use crate::machinery::object::now;
 use crate::managed::{
     ManagedEntry, ownable, path_display, read_managed, root_type, strip_meta, write_managed,
 };
-use crate::meta::{is_builtin, meta, now};
 use crate::patch::strategic_merge;
-use crate::resource::ResourceInfo;
-use crate::status::Status;
+use crate::resource::builtin::is_builtin;
+use crate::resource::info::ResourceInfo;
 use crate::store::Inner;
 use crate::structured;
 use crate::structured::{FieldPath, FieldSet};
-use crate::types::{PatchType, WriteOptions};
 
 impl Inner {
     pub(crate) fn patch(

@@ -2,11 +2,14 @@
 
 use serde_json::{Value, json};
 
-use crate::meta::{finalizers, is_deleting, meta_mut, now};
-use crate::resource::ResourceInfo;
-use crate::status::Status;
+use crate::api::status::Status;
+use crate::api::types::{DeleteOutcome, EventType, Propagation};
+use crate::machinery::object::finalizers;
+use crate::machinery::object::is_deleting;
+use crate::machinery::object::meta_mut;
+use crate::machinery::object::now;
+use crate::resource::info::ResourceInfo;
 use crate::store::Inner;
-use crate::types::{DeleteOutcome, EventType, Propagation};
 
 impl Inner {
     pub(crate) fn delete(

@@ -26,47 +26,48 @@
 // against; it is the error of every store call and is not boxed on purpose.
 #![allow(clippy::result_large_err)]
 
+mod api;
 mod apply;
 mod builtin;
 pub mod calls;
-mod conversion;
 mod delete;
-pub mod field;
 mod gc;
 mod go;
 mod kinds;
+mod machinery;
 mod managed;
 mod meta;
-pub mod metadata;
 mod objects;
 mod patch;
 pub mod resource;
 pub mod schema;
-pub mod selector;
 mod snapshot;
-mod status;
 mod store;
 mod structured;
-mod types;
 mod watch;
 mod write;
 
 #[cfg(test)]
 mod tests;
 
-pub use conversion::{Conversion, Converter};
+/// Field selectors (the old path of `api::selector`).
+pub use api::selector;
+pub use api::selector::{FieldLabels, FieldSelector, LabelSelector};
+pub use api::status::Status;
+pub use api::types::{
+    DeleteOutcome, EventType, FieldValidation, ListOptions, ObjectList, PatchType, Propagation,
+    StoreConfig, Warnings, WatchEvent, WatchId, WatchSink, WriteOptions,
+};
 /// Go's `encoding/json` syntax errors and kind names (the old path of [`go::json`]).
 pub use go::json as gojson;
 /// Duplicate fields in a JSON body (the old path of `go::json::duplicates`).
 pub use go::json::duplicates;
-pub use kinds::custom::CustomSchemas;
 pub use kinds::review::answer as answer_review;
-pub use meta::is_builtin;
-pub use resource::{ResourceInfo, Subresource, builtin_resources};
-pub use selector::{FieldLabels, FieldSelector, LabelSelector};
-pub use status::Status;
-pub use store::Store;
-pub use types::{
-    DeleteOutcome, EventType, FieldValidation, ListOptions, ObjectList, PatchType, Propagation,
-    StoreConfig, Warnings, WatchEvent, WatchId, WatchSink, WriteOptions,
+/// Field errors (the old path of `machinery::field`).
+pub use machinery::field;
+/// The checks of an object's metadata (the old path of `machinery::objectmeta`).
+pub use machinery::objectmeta as metadata;
+pub use resource::{
+    Conversion, Converter, CustomSchemas, ResourceInfo, Subresource, builtin_resources, is_builtin,
 };
+pub use store::Store;

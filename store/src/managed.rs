@@ -2,8 +2,9 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::meta::{meta_mut, now};
-use crate::resource::ResourceInfo;
+use crate::machinery::object::meta_mut;
+use crate::machinery::object::now;
+use crate::resource::info::ResourceInfo;
 use crate::structured;
 use crate::structured::{FieldPath, FieldSet, Ty};
 

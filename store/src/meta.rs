@@ -3,78 +3,9 @@
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
-use crate::resource::{ResourceInfo, builtins};
-use crate::selector::FieldLabels;
-use crate::status::Status;
-
-pub(crate) fn now() -> String {
-    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
-pub(crate) fn meta(o: &Value, field: &str) -> Option<String> {
-    o.get("metadata")
-        .and_then(|m| m.get(field))
-        .and_then(Value::as_str)
-        .map(str::to_string)
-}
-
-pub(crate) fn meta_mut(o: &mut Value) -> &mut Map<String, Value> {
-    if !o.is_object() {
-        *o = json!({});
-    }
-    let obj = o.as_object_mut().expect("made an object above");
-    let md = obj.entry("metadata").or_insert_with(|| json!({}));
-    if !md.is_object() {
-        *md = json!({});
-    }
-    md.as_object_mut().expect("made an object above")
-}
-
-pub(crate) fn finalizers(o: &Value) -> Vec<String> {
-    o.pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-pub(crate) fn is_deleting(o: &Value) -> bool {
-    o.pointer("/metadata/deletionTimestamp")
-        .is_some_and(|v| !v.is_null())
-}
-
-pub(crate) fn owner_uids(o: &Value) -> Vec<String> {
-    o.pointer("/metadata/ownerReferences")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|r| r.get("uid").and_then(Value::as_str))
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-pub(crate) const META_ORDER: &[&str] = &[
-    "name",
-    "generateName",
-    "namespace",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "finalizers",
-    "managedFields",
-];
+use crate::api::status::Status;
+use crate::machinery::object::META_ORDER;
+use crate::resource::info::ResourceInfo;
 
 /// The object as clients see it: `kind`, `apiVersion`, `metadata` first.
 pub(crate) fn present(res: &ResourceInfo, o: &Value) -> Value {
@@ -224,31 +155,6 @@ pub(crate) fn put_in_order(o: &mut Value) {
     map.extend(rest);
 }
 
-pub(crate) const RFC1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-pub(crate) const RFC1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-
-pub(crate) fn is_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
-}
-
-pub(crate) fn is_subdomain(s: &str) -> bool {
-    s.len() <= 253 && s.split('.').all(is_label)
-}
-
-pub(crate) fn random_suffix() -> String {
-    const CHARS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let bytes = uuid::Uuid::new_v4().into_bytes();
-    bytes[..5]
-        .iter()
-        .map(|b| CHARS[*b as usize % CHARS.len()] as char)
-        .collect()
-}
-
 pub(crate) fn parse_rv(s: &str) -> Result<u64, Status> {
     s.parse::<u64>()
         .map_err(|_| Status::bad_request(format!("invalid resource version \"{s}\"")))
@@ -334,57 +240,6 @@ fn equal_except(
                 b.get(k)
                     .is_some_and(|vb| field(k, va, vb).unwrap_or_else(|| va == vb))
             })
-}
-
-/// The fields `res`'s objects can be selected by: a custom resource's
-/// name, namespace (when namespaced) and the `selectableFields` of its
-/// version; a built-in kind's name, namespace and its own fields.
-pub(crate) fn field_labels(res: &ResourceInfo) -> FieldLabels {
-    let mut supported = vec!["metadata.name".to_string()];
-    match &res.custom {
-        Some(custom) => {
-            if res.namespaced {
-                supported.push("metadata.namespace".into());
-            }
-            supported.extend(custom.selectable_fields(&res.version).iter().cloned());
-            FieldLabels::new(supported, false)
-        }
-        None => {
-            supported.push("metadata.namespace".into());
-            let extra = extra_fields(res);
-            let generic = extra.is_empty();
-            supported.extend(extra.into_iter().map(str::to_string));
-            FieldLabels::new(supported, generic)
-        }
-    }
-}
-
-pub(crate) fn extra_fields(res: &ResourceInfo) -> Vec<&'static str> {
-    match (res.group.as_str(), res.kind.as_str()) {
-        ("", "Event") | ("events.k8s.io", "Event") => vec![
-            "involvedObject.name",
-            "involvedObject.namespace",
-            "involvedObject.kind",
-            "involvedObject.uid",
-            "reason",
-            "type",
-            "regarding.name",
-            "regarding.kind",
-            "regarding.namespace",
-        ],
-        ("", "Secret") => vec!["type"],
-        ("", "Pod") => vec!["spec.nodeName", "status.phase", "spec.serviceAccountName"],
-        ("", "Namespace") => vec!["status.phase"],
-        _ => vec![],
-    }
-}
-
-/// Whether `res` is a built-in resource of Kubernetes (by group and
-/// plural: any version), not a custom or an added one.
-pub fn is_builtin(res: &ResourceInfo) -> bool {
-    builtins()
-        .iter()
-        .any(|b| b.group == res.group && b.plural == res.plural)
 }
 
 /// Drops the metadata lists and maps that are empty, as the real server's

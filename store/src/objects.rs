@@ -4,18 +4,21 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::api::status::Status;
+use crate::api::types::EventType;
 use crate::builtin::core::service::is_service;
 use crate::builtin::rules;
 use crate::kinds::crd::is_crd;
 use crate::kinds::event::event_stored;
-use crate::meta::{
-    RFC1123_LABEL, RFC1123_SUBDOMAIN, canonical_bytes, is_label, is_subdomain, meta, meta_mut,
-    omit_empty_metadata, put_in_order,
-};
-use crate::resource::ResourceInfo;
-use crate::status::Status;
+use crate::machinery::names::dns1123_label_message;
+use crate::machinery::names::is_dns1123_label;
+use crate::machinery::names::is_dns1123_subdomain;
+use crate::machinery::names::subdomain_regex_error;
+use crate::machinery::object::meta;
+use crate::machinery::object::meta_mut;
+use crate::meta::{canonical_bytes, omit_empty_metadata, put_in_order};
+use crate::resource::info::ResourceInfo;
 use crate::store::Inner;
-use crate::types::EventType;
 use crate::watch::HistEvent;
 
 impl Inner {
@@ -142,15 +145,15 @@ impl Inner {
         let own_checks = is_crd(res) || rules(res).is_some();
         let ok = own_checks
             || if res.kind == "Namespace" && res.group.is_empty() {
-                is_label(name)
+                is_dns1123_label(name).is_empty()
             } else {
-                is_subdomain(name)
+                is_dns1123_subdomain(name).is_empty()
             };
         if !ok {
             let rule = if res.kind == "Namespace" {
-                RFC1123_LABEL
+                dns1123_label_message()
             } else {
-                RFC1123_SUBDOMAIN
+                subdomain_regex_error()
             };
             return Err(Status::invalid(
                 res,

@@ -196,7 +196,7 @@ mod tests {
 
     /// The shape of a PodTemplate (its pod spec at `template.spec`).
     fn pod_template() -> Option<Shape> {
-        let all = crate::resource::builtin_resources();
+        let all = crate::resource::builtin::builtin_resources();
         let res = all.iter().find(|r| r.kind == "PodTemplate").unwrap();
         Shape::of(res)
     }
@@ -220,7 +220,7 @@ mod tests {
 
     #[test]
     fn strategic_merge_merges_service_ports_by_port() {
-        let all = crate::resource::builtin_resources();
+        let all = crate::resource::builtin::builtin_resources();
         let service = Shape::of(all.iter().find(|r| r.kind == "Service").unwrap());
         let mut target = json!({"spec": {"ports": [
             {"name": "http", "port": 80, "targetPort": 8080}, {"name": "grpc", "port": 9090}]}});

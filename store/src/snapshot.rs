@@ -4,11 +4,12 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::meta::meta;
-use crate::resource::{ResourceInfo, builtin_resources};
-use crate::status::Status;
+use crate::api::status::Status;
+use crate::api::types::StoreConfig;
+use crate::machinery::object::{meta, strings};
+use crate::resource::builtin::builtin_resources;
+use crate::resource::info::ResourceInfo;
 use crate::store::Store;
-use crate::types::StoreConfig;
 
 impl Store {
     /// Forgets the watch history: any watch resuming from a version before
@@ -126,16 +127,7 @@ fn resource_of_snapshot(entry: &Value) -> Result<Vec<ResourceInfo>, String> {
             .unwrap_or(true),
     );
     info.singular = text("singular");
-    info.short_names = entry
-        .get("shortNames")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+    info.short_names = strings(entry.get("shortNames"));
     info.status_subresource = entry
         .get("statusSubresource")
         .and_then(Value::as_bool)

@@ -6,19 +6,21 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Value, json};
 
-use crate::builtin::core::service::Held;
-use crate::conversion::Converter;
-use crate::meta::{
-    arrange, decode_continue, encode_continue, field_labels, finalizers, list_key, meta, meta_mut,
-    present, present_checked, present_owned,
-};
-use crate::resource::{ResourceInfo, builtin_resources};
-use crate::selector::{FieldSelector, LabelSelector};
-use crate::status::Status;
-use crate::types::{
+use crate::api::selector::field_labels;
+use crate::api::selector::{FieldSelector, LabelSelector};
+use crate::api::status::Status;
+use crate::api::types::{
     DeleteOutcome, EventType, ListOptions, ObjectList, PatchType, Propagation, StoreConfig,
     WriteOptions,
 };
+use crate::builtin::core::service::Held;
+use crate::machinery::object::{finalizers, meta, meta_mut};
+use crate::meta::{
+    arrange, decode_continue, encode_continue, list_key, present, present_checked, present_owned,
+};
+use crate::resource::builtin::builtin_resources;
+use crate::resource::conversion::Converter;
+use crate::resource::info::ResourceInfo;
 use crate::watch::{HistEvent, Subscription};
 
 pub(crate) type ObjKey = (String, String);

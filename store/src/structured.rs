@@ -17,10 +17,10 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde_json::{Map, Value};
 
-use crate::field::go_value;
 use crate::go::json::encode::write_go_json;
 use crate::go::json::encode::write_go_string;
 use crate::go::strconv::go_quote;
+use crate::machinery::field::go_value;
 use crate::schema::{Additional, Schema};
 
 /// A path: each element as `fieldsV1` writes it (`f:spec`, `k:{...}`, `v:...`).

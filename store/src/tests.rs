@@ -1,10 +1,10 @@
 use serde_json::{Value, json};
 
-use crate::resource::ResourceInfo;
-use crate::store::Store;
-use crate::types::{
+use crate::api::types::{
     DeleteOutcome, EventType, ListOptions, PatchType, Propagation, StoreConfig, WriteOptions,
 };
+use crate::resource::info::ResourceInfo;
+use crate::store::Store;
 
 fn store() -> Store {
     Store::new(StoreConfig::default())

@@ -4,12 +4,13 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::meta::{arrange, field_labels, is_arranged, parse_rv};
-use crate::resource::ResourceInfo;
-use crate::selector::{FieldSelector, LabelSelector};
-use crate::status::Status;
+use crate::api::selector::field_labels;
+use crate::api::selector::{FieldSelector, LabelSelector};
+use crate::api::status::Status;
+use crate::api::types::{EventType, ListOptions, WatchEvent, WatchId, WatchSink};
+use crate::meta::{arrange, is_arranged, parse_rv};
+use crate::resource::info::ResourceInfo;
 use crate::store::Store;
-use crate::types::{EventType, ListOptions, WatchEvent, WatchId, WatchSink};
 
 pub(crate) struct HistEvent {
     pub(crate) rv: u64,

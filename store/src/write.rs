@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::api::status::Status;
+use crate::api::types::{EventType, WriteOptions};
 use crate::builtin::allocate;
 use crate::builtin::allow_create_on_update;
 use crate::builtin::decode;
@@ -12,19 +14,20 @@ use crate::builtin::rules;
 use crate::builtin::validate_create;
 use crate::builtin::validate_update;
 use crate::builtin::warnings;
-use crate::field::FieldError;
-use crate::field::Path;
 use crate::kinds::crd::is_crd;
 use crate::kinds::custom as super_custom;
+use crate::machinery::field::FieldError;
+use crate::machinery::field::Path;
+use crate::machinery::names::generate_name;
+use crate::machinery::object::finalizers;
+use crate::machinery::object::is_deleting;
+use crate::machinery::object::meta;
+use crate::machinery::object::meta_mut;
+use crate::machinery::object::now;
 use crate::managed::{ManagedEntry, track_update, write_managed};
-use crate::meta::{
-    finalizers, is_deleting, meta, meta_mut, now, omit_empty_metadata, random_suffix, same_object,
-    spec_differs,
-};
-use crate::resource::ResourceInfo;
-use crate::status::Status;
+use crate::meta::{omit_empty_metadata, same_object, spec_differs};
+use crate::resource::info::ResourceInfo;
 use crate::store::Inner;
-use crate::types::{EventType, WriteOptions};
 
 impl Inner {
     pub(crate) fn create(
@@ -47,7 +50,7 @@ impl Inner {
         if name.is_empty() {
             match meta(&obj, "generateName").filter(|g| !g.is_empty()) {
                 Some(prefix) => {
-                    name = format!("{prefix}{}", random_suffix());
+                    name = generate_name(&prefix);
                 }
                 // Custom resources and CRDs are refused by their own checks,
                 // with their other errors.

@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::resource::ResourceInfo;
+use crate::resource::info::ResourceInfo;
 
 /// What a field holds.
 #[derive(Debug)]
@@ -263,7 +263,7 @@ mod tests {
 
     /// A built-in resource, or one like it for a kind not built in.
     fn res(group: &str, version: &str, kind: &str) -> ResourceInfo {
-        let all = crate::resource::builtin_resources();
+        let all = crate::resource::builtin::builtin_resources();
         let found = all
             .iter()
             .find(|r| r.group == group && r.version == version && r.kind == kind);

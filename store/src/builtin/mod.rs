@@ -23,17 +23,16 @@ pub(crate) mod core;
 pub(crate) mod fields;
 pub(crate) mod networking;
 pub(crate) mod policy;
-pub(crate) mod quantity;
 pub(crate) mod rbac;
 
 use serde_json::Value;
 
-use crate::field::{ErrorList, Path};
-use crate::metadata::{self, NameFn};
-use crate::resource::ResourceInfo;
-use crate::status::Status;
+use crate::api::status::Status;
+use crate::api::types::WriteOptions;
+use crate::machinery::field::{ErrorList, Path};
+use crate::machinery::names::NameFn;
+use crate::resource::info::ResourceInfo;
 use crate::store::Inner;
-use crate::types::WriteOptions;
 
 /// What a built-in kind's strategy does to an object it stores.
 pub(crate) struct Rules {
@@ -182,7 +181,7 @@ pub(crate) fn validate_create(res: &ResourceInfo, obj: &Value) -> Result<(), Sta
     };
     let empty = Value::Object(Default::default());
     let meta = obj.get("metadata").unwrap_or(&empty);
-    let mut errors = metadata::validate_object_meta_with(
+    let mut errors = crate::machinery::objectmeta::validate_object_meta_with(
         meta,
         res.namespaced,
         rules.name,
@@ -221,8 +220,11 @@ pub(crate) fn validate_update(
     {
         meta.insert("resourceVersion".into(), version.clone());
     }
-    let mut errors =
-        metadata::validate_object_meta_update(&given, old_meta, &Path::new(["metadata"]));
+    let mut errors = crate::machinery::objectmeta::validate_object_meta_update(
+        &given,
+        old_meta,
+        &Path::new(["metadata"]),
+    );
     errors.extend(kube_finalizer_names(new_meta));
     if status {
         if let Some(validate_status) = rules.validate_status {

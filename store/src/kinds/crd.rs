@@ -4,29 +4,17 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::api::status::Status;
+use crate::api::types::{EventType, WriteOptions};
 use crate::go::json::decode::go_base64_error;
-use crate::meta::{meta, now};
-use crate::resource::{ResourceInfo, Subresource};
+use crate::machinery::object::now;
+use crate::machinery::object::{meta, strings};
+use crate::resource::info::{ResourceInfo, Subresource};
 use crate::schema::crd::default_crd;
 use crate::schema::crd::stored_versions;
 use crate::schema::crd::validate_crd;
 use crate::schema::crd::warnings;
-use crate::status::Status;
 use crate::store::Inner;
-use crate::types::{EventType, WriteOptions};
-
-/// The strings of a JSON array (none when absent).
-fn strings(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 /// The fields `apiextensions.k8s.io/v1` knows, by where they are (`*` an
 /// object's fields, `[]` a list's items): the others are unknown fields,
@@ -183,16 +171,7 @@ impl Inner {
             .and_then(Value::as_str)
             .map(str::to_string)
             .unwrap_or_else(|| kind.to_ascii_lowercase());
-        let short_names: Vec<String> = names
-            .get("shortNames")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let short_names = strings(names.get("shortNames"));
         let namespaced = spec.get("scope").and_then(Value::as_str) != Some("Cluster");
         let storage_version = spec
             .get("versions")
@@ -260,7 +239,7 @@ impl Inner {
                 ));
             }
         }
-        let schemas = super::custom::CustomSchemas::of_crd(crd);
+        let schemas = crate::resource::custom::CustomSchemas::of_crd(crd);
         let schemas_changed =
             old.is_some_and(|old| old.pointer("/spec/versions") != crd.pointer("/spec/versions"));
         if let Some(old) = old {
@@ -426,7 +405,8 @@ impl Inner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Store, StoreConfig, types::FieldValidation, types::PatchType};
+    use crate::api::types::{FieldValidation, PatchType};
+    use crate::{Store, StoreConfig};
 
     fn crd() -> Value {
         json!({

@@ -2,9 +2,9 @@
 
 use serde_json::json;
 
-use crate::meta::is_deleting;
-use crate::resource::ResourceInfo;
-use crate::status::Status;
+use crate::api::status::Status;
+use crate::machinery::object::is_deleting;
+use crate::resource::info::ResourceInfo;
 use crate::store::Inner;
 
 impl Inner {

@@ -4,9 +4,9 @@
 
 use serde_json::{Value, json};
 
-use crate::calls::decode_object;
-use crate::resource::ResourceInfo;
-use crate::status::Status;
+use crate::api::decode::decode_object;
+use crate::api::status::Status;
+use crate::resource::info::ResourceInfo;
 
 /// The answer to a create of a kind that is not stored: the object with
 /// the status a real server would give it in `rekon dev`, where every

@@ -18,13 +18,14 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use crate::field::{BadValue, ErrorList, ErrorType, FieldError, Path};
 use crate::go::json::encode::go_json;
 use crate::go::strconv::go_quote;
 use crate::go::strconv::is_print;
-use crate::metadata::{
-    is_dns1035_label, is_dns1123_subdomain, validate_object_meta, validate_object_meta_update,
-};
+use crate::machinery::field::{BadValue, ErrorList, ErrorType, FieldError, Path};
+use crate::machinery::names::is_dns1035_label;
+use crate::machinery::names::is_dns1123_subdomain;
+use crate::machinery::object::strings;
+use crate::machinery::objectmeta::{validate_object_meta, validate_object_meta_update};
 use crate::schema::cel::compile;
 use crate::schema::cel::compile_beside;
 use crate::schema::objectmeta::validate;
@@ -181,17 +182,6 @@ fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
     value
         .pointer(pointer)
         .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
-fn strings(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
         .unwrap_or_default()
 }
 

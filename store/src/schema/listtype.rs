@@ -19,8 +19,8 @@ use serde_json::{Map, Value};
 
 use super::Schema;
 use super::pruning::additional_schema;
-use crate::field::{ErrorList, FieldError, Path};
 use crate::go::json::encode::go_json;
+use crate::machinery::field::{ErrorList, FieldError, Path};
 
 /// The duplicates in the sets and map lists of a whole object.
 pub fn validate_lists(value: &Value, schema: &Schema) -> ErrorList {

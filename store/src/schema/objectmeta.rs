@@ -24,8 +24,7 @@ use serde_json::{Map, Value};
 
 use super::Schema;
 use super::pruning::additional_schema;
-use crate::field::{ErrorList, FieldError, Path};
-use crate::metadata;
+use crate::machinery::field::{ErrorList, FieldError, Path};
 
 pub use decode::{ObjectMeta, ObjectMetaOptions, get_object_meta};
 
@@ -242,9 +241,9 @@ fn parse_group_version(api_version: &str) -> Option<String> {
 /// `validatePathSegment`: the names of embedded resources.
 fn path_segment(name: &str, prefix: bool) -> Vec<String> {
     if prefix {
-        metadata::is_path_segment_prefix(name)
+        crate::machinery::names::is_path_segment_prefix(name)
     } else {
-        metadata::is_path_segment_name(name)
+        crate::machinery::names::is_path_segment_name(name)
     }
 }
 
@@ -284,7 +283,8 @@ fn validate_embedded_resource(path: &Path, map: &Map<String, Value>, errors: &mu
                     )),
                     Some("") => errors.push(FieldError::invalid(&field, "", "must not be empty")),
                     Some(kind) => {
-                        let problems = metadata::is_dns1035_label(&kind.to_lowercase());
+                        let problems =
+                            crate::machinery::names::is_dns1035_label(&kind.to_lowercase());
                         if !problems.is_empty() {
                             errors.push(FieldError::invalid(
                                 &field,
@@ -313,7 +313,7 @@ fn validate_embedded_resource(path: &Path, map: &Map<String, Value>, errors: &mu
                             .get("namespace")
                             .and_then(Value::as_str)
                             .is_some_and(|ns| !ns.is_empty());
-                        errors.extend(metadata::validate_object_meta_with(
+                        errors.extend(crate::machinery::objectmeta::validate_object_meta_with(
                             &meta,
                             namespaced,
                             path_segment,

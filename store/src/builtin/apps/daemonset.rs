@@ -11,16 +11,16 @@ use super::{
     start_status, template_mismatch, validate_int_or_percent,
 };
 use crate::builtin::Rules;
-use crate::builtin::common::{
-    Selector, error_with_written_value, selector_kind, validate_label_selector,
-};
 use crate::builtin::core::pod::{
     default_template, nonnegative, object_at, or_pointer, spec_of, template_warnings_at,
     validate_template,
 };
-use crate::field::{ErrorList, ErrorType, FieldError, Path};
 use crate::go::json::encode::go_json;
-use crate::metadata::name_is_dns_subdomain;
+use crate::machinery::field::error_with_written_value;
+use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::machinery::labels::Selector;
+use crate::machinery::labels::{selector_kind, validate_label_selector};
+use crate::machinery::names::name_is_dns_subdomain;
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

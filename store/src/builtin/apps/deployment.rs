@@ -10,12 +10,12 @@ use super::{
     validate_int_or_percent, validate_replica_template, validate_required_selector,
 };
 use crate::builtin::Rules;
-use crate::builtin::common::error_with_written_value;
 use crate::builtin::core::pod::{default_template, nonnegative, object_at, or_pointer, spec_of};
-use crate::field::{ErrorList, ErrorType, FieldError, Path};
 use crate::go::json::encode::go_json;
 use crate::go::json::encode::go_struct_json;
-use crate::metadata::name_is_dns_subdomain;
+use crate::machinery::field::error_with_written_value;
+use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::machinery::names::name_is_dns_subdomain;
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

@@ -9,12 +9,12 @@ pub(crate) mod statefulset;
 
 use serde_json::{Map, Value, json};
 
-use super::common::{
-    Selector, error_with_written_value, selector_kind, selector_matches, validate_label_selector,
-};
 use super::core::pod::{NEGATIVE, object_at, or_default, or_pointer, validate_template};
-use crate::field::{ErrorList, ErrorType, FieldError, Path};
 use crate::go::json::encode::go_struct_json;
+use crate::machinery::field::error_with_written_value;
+use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::machinery::labels::Selector;
+use crate::machinery::labels::{selector_kind, selector_matches, validate_label_selector};
 
 /// A rolling update strategy's defaults: the type when unset, and for a
 /// rolling update its bounds.
@@ -254,7 +254,7 @@ mod tests {
     use serde_json::json;
 
     use super::template_mismatch;
-    use crate::field::Path;
+    use crate::machinery::field::Path;
 
     /// `LabelSelectorAsSelector`: no selector selects nothing, an empty
     /// one everything, requirements what meets them all.

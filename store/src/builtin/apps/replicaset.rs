@@ -9,8 +9,8 @@ use super::{
 };
 use crate::builtin::Rules;
 use crate::builtin::core::pod::{default_template, nonnegative, or_pointer, spec_of};
-use crate::field::{ErrorList, Path};
-use crate::metadata::name_is_dns_subdomain;
+use crate::machinery::field::{ErrorList, Path};
+use crate::machinery::names::name_is_dns_subdomain;
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

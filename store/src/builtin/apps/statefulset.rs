@@ -11,14 +11,18 @@ use super::{
     validate_required_selector,
 };
 use crate::builtin::Rules;
-use crate::builtin::common::{Selector, error_with_written_value, selector_kind};
 use crate::builtin::core::pod::{
     default_claim_spec, default_template, nonnegative, object_at, or_default, or_pointer, spec_of,
     template_warnings, validate_template,
 };
-use crate::field::{ErrorList, ErrorType, FieldError, Path};
 use crate::go::json::encode::go_json;
-use crate::metadata::{is_dns1123_label, name_is_dns_label, validate_annotations, validate_labels};
+use crate::machinery::field::error_with_written_value;
+use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::machinery::labels::Selector;
+use crate::machinery::labels::selector_kind;
+use crate::machinery::names::is_dns1123_label;
+use crate::machinery::names::name_is_dns_label;
+use crate::machinery::objectmeta::{validate_annotations, validate_labels};
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_label,

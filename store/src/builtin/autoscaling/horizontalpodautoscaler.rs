@@ -13,9 +13,9 @@ use crate::builtin::Rules;
 use crate::builtin::common::{drop_empty_in_selector, required_path_segment, spec_mut};
 use crate::builtin::core::pod::nonnegative;
 use crate::builtin::core::resources::{nonnegative_errors, quantity};
-use crate::builtin::quantity::{Quantity, default_quantity};
-use crate::field::{ErrorList, FieldError, Path};
-use crate::metadata::name_is_dns_subdomain;
+use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::names::name_is_dns_subdomain;
+use crate::machinery::quantity::{Quantity, default_quantity};
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

@@ -10,17 +10,17 @@ use serde_json::{Map, Value, json};
 use super::jobspec::validate_job_spec;
 use crate::builtin::Rules;
 use crate::builtin::apps::{selector_text, start_status};
-use crate::builtin::common::{
-    Selector, error_with_written_value, immutable, selector_kind, selector_matches,
-    validate_label_selector,
-};
 use crate::builtin::core::pod::{
     default_template, go_internal_pod_spec, object_at, or_default, or_pointer,
 };
-use crate::field::{ErrorList, ErrorType, FieldError, Path};
 use crate::go::json::encode::go_struct_json;
-use crate::meta::META_ORDER;
-use crate::metadata::{is_dns1123_label, name_is_dns_subdomain};
+use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::machinery::field::{error_with_written_value, immutable};
+use crate::machinery::labels::Selector;
+use crate::machinery::labels::{selector_kind, selector_matches, validate_label_selector};
+use crate::machinery::names::is_dns1123_label;
+use crate::machinery::names::name_is_dns_subdomain;
+use crate::machinery::object::META_ORDER;
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

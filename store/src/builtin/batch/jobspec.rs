@@ -5,9 +5,9 @@
 use serde_json::{Value, json};
 
 use crate::builtin::core::pod::{nonnegative, validate_template};
-use crate::field::BadValue;
-use crate::field::{ErrorList, FieldError, Path};
-use crate::metadata::is_qualified_name;
+use crate::machinery::field::BadValue;
+use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::names::is_qualified_name;
 
 /// `validateJobSpec`: counts, completion mode, policies, the template and
 /// its restart policy (a Job's pods never restart always).

@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use crate::builtin::Rules;
 use crate::builtin::common::spec_mut;
-use crate::field::{ErrorList, FieldError, Path};
 use crate::go::time::parse::{Layout, parse};
-use crate::metadata::name_is_dns_subdomain;
+use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::names::name_is_dns_subdomain;
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

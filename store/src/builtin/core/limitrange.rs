@@ -10,11 +10,12 @@ use super::super::Rules;
 use super::resources::{
     container_name_errors, list_decode_error, name_errors, overcommit_allowed, quantity,
 };
-use crate::builtin::quantity::Quantity;
-use crate::builtin::quantity::default_resource_list;
-use crate::field::{ErrorList, FieldError, Path};
 use crate::go::fmt::go_f;
-use crate::metadata::{is_qualified_name, name_is_dns_subdomain};
+use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::names::is_qualified_name;
+use crate::machinery::names::name_is_dns_subdomain;
+use crate::machinery::quantity::Quantity;
+use crate::machinery::quantity::default_resource_list;
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

@@ -14,11 +14,13 @@
 use serde_json::{Value, json};
 
 use super::super::Rules;
-use super::super::common::{error_with_written_value, validate_label_selector};
 use super::resources::{default_list, list_decode_error, quantity, value_errors};
-use crate::field::{ErrorList, ErrorType, FieldError, Path};
-use crate::metadata::name_is_dns_label;
-use crate::metadata::{is_dns1123_subdomain, name_is_dns_subdomain};
+use crate::machinery::field::error_with_written_value;
+use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::machinery::labels::validate_label_selector;
+use crate::machinery::names::is_dns1123_subdomain;
+use crate::machinery::names::name_is_dns_label;
+use crate::machinery::names::name_is_dns_subdomain;
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,
@@ -386,7 +388,7 @@ fn validate_update(new: &Value, old: &Value) -> ErrorList {
         ));
     }
     if new.pointer("/spec/volumeMode") != old.pointer("/spec/volumeMode") {
-        errors.extend(super::super::common::immutable(
+        errors.extend(crate::machinery::field::immutable(
             new.pointer("/spec/volumeMode"),
             old.pointer("/spec/volumeMode"),
             &Path::new(["volumeMode"]),

@@ -51,9 +51,9 @@ pub(crate) fn pod_warnings(pod: &Value) -> Vec<String> {
 
 use super::super::Rules;
 use super::resources;
-use crate::builtin::quantity::Quantity;
-use crate::field::{ErrorList, FieldError, Path};
-use crate::metadata::name_is_dns_subdomain;
+use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::names::name_is_dns_subdomain;
+use crate::machinery::quantity::Quantity;
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

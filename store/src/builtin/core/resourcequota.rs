@@ -12,9 +12,9 @@ use super::resources::{
     default_list, is_quota_standard, list, list_decode_error, quantity, quota_name_errors,
     value_errors,
 };
-use crate::field::BadValue;
-use crate::field::{ErrorList, FieldError, Path};
-use crate::metadata::name_is_dns_subdomain;
+use crate::machinery::field::BadValue;
+use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::names::name_is_dns_subdomain;
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

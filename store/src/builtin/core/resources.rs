@@ -7,11 +7,11 @@
 
 use serde_json::Value;
 
-use crate::builtin::quantity::default_resource_list;
-use crate::builtin::quantity::{ParseError, Quantity};
-use crate::field::{ErrorList, FieldError, Path};
 use crate::go::json::decode::json_kind;
-use crate::metadata::is_qualified_name;
+use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::names::is_qualified_name;
+use crate::machinery::quantity::default_resource_list;
+use crate::machinery::quantity::{ParseError, Quantity};
 
 /// `standardResources`.
 const STANDARD: &[&str] = &[

@@ -20,15 +20,17 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use serde_json::{Map, Value, json};
 
-use super::super::{Rules, common};
-use crate::field::{ErrorList, ErrorType, FieldError, Path};
+use super::super::Rules;
+use crate::api::status::Status;
 use crate::go::json::encode::go_json;
 use crate::go::net;
-use crate::metadata::{
-    is_dns1123_label, is_dns1123_subdomain, is_qualified_name, name_is_dns_label, validate_labels,
-};
-use crate::resource::ResourceInfo;
-use crate::status::Status;
+use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::machinery::names::is_dns1123_label;
+use crate::machinery::names::is_dns1123_subdomain;
+use crate::machinery::names::is_qualified_name;
+use crate::machinery::names::name_is_dns_label;
+use crate::machinery::objectmeta::validate_labels;
+use crate::resource::info::ResourceInfo;
 
 pub(crate) static RULES: Rules = Rules {
     // `RelaxedServiceNameValidation` is on in 1.36: a DNS label.
@@ -1008,7 +1010,7 @@ fn cluster_ips_related_errors(obj: &Value) -> ErrorList {
 
 fn port_number_errors(path: &Path, value: &Value) -> ErrorList {
     let n = value.as_i64().unwrap_or(0);
-    common::port_number_errors(n)
+    crate::machinery::names::port_number_errors(n)
         .into_iter()
         .map(|message| FieldError::invalid(path, n, message))
         .collect()
@@ -1017,7 +1019,7 @@ fn port_number_errors(path: &Path, value: &Value) -> ErrorList {
 /// `ValidatePortNumOrName`.
 fn port_num_or_name_errors(path: &Path, value: Option<&Value>) -> ErrorList {
     match value {
-        Some(Value::String(name)) => common::port_name_errors(name)
+        Some(Value::String(name)) => crate::machinery::names::port_name_errors(name)
             .into_iter()
             .map(|message| FieldError::invalid(path, name.as_str(), message))
             .collect(),
@@ -1260,7 +1262,7 @@ fn validate_service(obj: &Value) -> ErrorList {
                 go_json(&json!(key.0)),
                 key.1
             );
-            errors.push(common::error_with_written_value(
+            errors.push(crate::machinery::field::error_with_written_value(
                 ErrorType::Duplicate,
                 &spec.child("ports").index(i),
                 &written,

@@ -2,7 +2,7 @@
 //! nothing defaulted (`ValidateServiceAccount`).
 
 use super::super::{Rules, no_defaults, nothing, nothing_on_update};
-use crate::metadata::name_is_dns_subdomain;
+use crate::machinery::names::name_is_dns_subdomain;
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

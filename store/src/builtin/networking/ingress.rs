@@ -10,10 +10,14 @@ use serde_json::{Value, json};
 
 use super::{validate_typed_reference, wildcard_subdomain_errors};
 use crate::builtin::Rules;
-use crate::builtin::common::{drop_empty, port_name_errors, port_number_errors, spec_mut};
-use crate::field::{ErrorList, FieldError, Path};
+use crate::builtin::common::{drop_empty, spec_mut};
 use crate::go::net::{parse_ip, parse_ip_sloppy};
-use crate::metadata::{is_dns1123_subdomain, name_is_dns_label, name_is_dns_subdomain};
+use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::names::is_dns1123_subdomain;
+use crate::machinery::names::name_is_dns_label;
+use crate::machinery::names::name_is_dns_subdomain;
+use crate::machinery::names::port_name_errors;
+use crate::machinery::names::port_number_errors;
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

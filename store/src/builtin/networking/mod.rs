@@ -11,9 +11,9 @@ pub(crate) mod networkpolicy;
 use serde_json::Value;
 
 use crate::builtin::common::required_path_segment;
-use crate::field::{ErrorList, FieldError, Path};
 use crate::go::net;
-use crate::metadata::is_dns1123_subdomain;
+use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::names::is_dns1123_subdomain;
 
 /// `validateIngressTypedLocalObjectReference` (an Ingress's resource
 /// backend) and the same first checks of an IngressClass's parameters: a

@@ -8,14 +8,14 @@ use serde_json::{Value, json};
 
 use super::cidr_errors;
 use crate::builtin::Rules;
-use crate::builtin::common::{
-    drop_empty, drop_empty_in_selector, port_name_errors, port_number_errors, spec_mut,
-    validate_label_selector,
-};
-use crate::field::{ErrorList, FieldError, Path};
+use crate::builtin::common::{drop_empty, drop_empty_in_selector, spec_mut};
 use crate::go::net::{parse_cidr_sloppy, parse_ip};
 use crate::go::strconv::go_quote;
-use crate::metadata::name_is_dns_subdomain;
+use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::labels::validate_label_selector;
+use crate::machinery::names::name_is_dns_subdomain;
+use crate::machinery::names::port_name_errors;
+use crate::machinery::names::port_number_errors;
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

@@ -7,15 +7,15 @@
 use serde_json::{Value, json};
 
 use crate::builtin::Rules;
-use crate::builtin::common::{
-    drop_empty_in_selector, error_with_written_value, spec_mut, validate_conditions,
-    validate_label_selector,
-};
+use crate::builtin::common::{drop_empty_in_selector, spec_mut};
 use crate::builtin::core::pod::{NEGATIVE, nonnegative};
-use crate::field::{ErrorList, ErrorType, FieldError, Path};
 use crate::go::json::encode::go_json;
 use crate::go::json::encode::go_struct_json;
-use crate::metadata::name_is_path_segment;
+use crate::machinery::conditions::validate_conditions;
+use crate::machinery::field::error_with_written_value;
+use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::machinery::labels::validate_label_selector;
+use crate::machinery::names::name_is_path_segment;
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_path_segment,

@@ -9,8 +9,8 @@ pub(crate) mod rolebinding;
 
 use serde_json::{Map, Value};
 
-use crate::field::{ErrorList, FieldError, Path};
-use crate::metadata::name_is_dns_subdomain;
+use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::names::name_is_dns_subdomain;
 
 /// The group of roles and bindings, the only one a `roleRef` may name.
 const GROUP: &str = "rbac.authorization.k8s.io";

@@ -6,11 +6,12 @@ use serde_json::Value;
 
 use super::validate_rules;
 use crate::builtin::Rules;
-use crate::builtin::common::{
-    Selector, drop_empty, drop_empty_in_selector, selector_kind, validate_label_selector,
-};
-use crate::field::{ErrorList, FieldError, Path};
-use crate::metadata::name_is_path_segment;
+use crate::builtin::common::{drop_empty, drop_empty_in_selector};
+use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::labels::Selector;
+use crate::machinery::labels::selector_kind;
+use crate::machinery::labels::validate_label_selector;
+use crate::machinery::names::name_is_path_segment;
 
 /// A Role's rules.
 pub(crate) static ROLE: Rules = Rules {

@@ -7,10 +7,12 @@ use serde_json::{Value, json};
 
 use super::{GROUP, default_subject, validate_subject};
 use crate::builtin::Rules;
-use crate::builtin::common::{drop_empty, error_with_written_value};
-use crate::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::builtin::common::drop_empty;
 use crate::go::json::encode::go_json;
-use crate::metadata::{is_path_segment_name, name_is_path_segment};
+use crate::machinery::field::error_with_written_value;
+use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::machinery::names::is_path_segment_name;
+use crate::machinery::names::name_is_path_segment;
 
 /// A RoleBinding's rules.
 pub(crate) static ROLE_BINDING: Rules = Rules {

@@ -11,8 +11,8 @@ use super::rulefields::rule_field_errors;
 use super::sizes::{bounds, cardinality_from_size, max_elements};
 use super::tree::self_type_name;
 use super::types::{additional_schema, decl_type};
-use crate::field::{BadValue, ErrorList, ErrorType, FieldError, Path};
 use crate::go::json::encode::go_json;
+use crate::machinery::field::{BadValue, ErrorList, ErrorType, FieldError, Path};
 use crate::schema::{Rule, Schema};
 
 /// The rule as the error shows it: Go's JSON of the internal

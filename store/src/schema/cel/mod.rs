@@ -57,7 +57,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::field::{ErrorList, Path};
+use crate::machinery::field::{ErrorList, Path};
 use crate::schema::Schema;
 
 /// The compiled rules of one CRD version's schema.

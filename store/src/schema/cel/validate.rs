@@ -16,7 +16,7 @@ use super::rule::Compiled;
 use super::tree::Node;
 use super::types::additional_schema;
 use super::values::{CelValue, to_cel};
-use crate::field::{BadValue, ErrorList, FieldError, Path};
+use crate::machinery::field::{BadValue, ErrorList, FieldError, Path};
 use crate::schema::Schema;
 
 /// The longest message a messageExpression may give.

@@ -9,7 +9,7 @@
 use serde_json::{Map, Value};
 
 use super::default_of;
-use crate::field::Path;
+use crate::machinery::field::Path;
 use crate::schema::objectmeta::{self, CoerceOptions};
 use crate::schema::pruning;
 use crate::schema::{Additional, Schema};

@@ -18,11 +18,11 @@ mod types;
 
 use serde_json::{Map, Value};
 
-use crate::field::Path;
 use crate::go::fmt::go_type;
 use crate::go::json::decode::json_kind;
 use crate::go::json::encode::go_json;
 use crate::go::time::parse::{Layout, format_utc, parse};
+use crate::machinery::field::Path;
 use types::{Field, Kind, OBJECT_META, Struct, render};
 
 /// How [`get_object_meta`] reads (`ObjectMetaOptions`).

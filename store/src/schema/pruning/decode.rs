@@ -11,9 +11,9 @@
 
 use serde_json::Value;
 
-use crate::field::Path;
 use crate::go::fmt::go_print;
 use crate::go::fmt::go_type;
+use crate::machinery::field::Path;
 use crate::schema::Schema;
 use crate::schema::defaulting::prune_nulls;
 use crate::schema::objectmeta::{self, CoerceOptions, ObjectMetaOptions};

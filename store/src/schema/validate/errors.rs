@@ -10,9 +10,9 @@
 use serde_json::Value;
 
 use super::go;
-use crate::field::{ErrorList, FieldError, Path};
 use crate::go::json::encode::go_json;
 use crate::go::strconv::go_quote;
+use crate::machinery::field::{ErrorList, FieldError, Path};
 
 /// The code of a `*errors.Validation` (only the ones the schema validator
 /// can produce).

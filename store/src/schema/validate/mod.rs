@@ -37,7 +37,7 @@ mod tests;
 
 use serde_json::Value;
 
-use crate::field::{ErrorList, Path};
+use crate::machinery::field::{ErrorList, Path};
 use crate::schema::Schema;
 
 /// Whether a 1.36 server checks `format` on a node of type `kind` (""

@@ -154,7 +154,7 @@ fn equal(schema: &Schema, new: &Value, old: &Value) -> bool {
 mod tests {
     use super::super::{validate_update, validate_update_at};
     use super::*;
-    use crate::field::Path;
+    use crate::machinery::field::Path;
     use serde_json::json;
 
     fn schema(value: Value) -> Schema {

@@ -10,12 +10,13 @@ use serde_json::Value;
 use super::env::validate_env;
 use super::probes::{validate_handler, validate_probe};
 use super::security::validate_container_security;
-use crate::builtin::common::{port_name_errors, port_number_errors};
 use crate::builtin::core::resources::{
     container_name_errors, overcommit_allowed, quantity, value_errors,
 };
-use crate::field::{ErrorList, FieldError, Path};
-use crate::metadata::is_dns1123_label;
+use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::names::is_dns1123_label;
+use crate::machinery::names::port_name_errors;
+use crate::machinery::names::port_number_errors;
 
 /// `IsNegativeErrorMsg`.
 pub(crate) const NEGATIVE: &str = "must be greater than or equal to 0";

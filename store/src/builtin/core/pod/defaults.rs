@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::image::pull_policy;
-use crate::builtin::quantity::default_resource_list;
+use crate::machinery::quantity::default_resource_list;
 
 /// The fields of `value` when it is an object.
 pub(crate) fn fields(value: &mut Value) -> Option<&mut Map<String, Value>> {

@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use super::containers::{nonnegative, port_number};
-use crate::builtin::common::port_name_errors;
-use crate::field::{ErrorList, FieldError, Path};
+use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::names::port_name_errors;
 
 fn text<'a>(value: &'a Value, key: &str) -> &'a str {
     value.get(key).and_then(Value::as_str).unwrap_or_default()

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::field::{ErrorList, FieldError, Path};
+use crate::machinery::field::{ErrorList, FieldError, Path};
 
 fn strings(values: &[&str]) -> Vec<String> {
     values.iter().map(|v| v.to_string()).collect()

@@ -8,8 +8,9 @@ use super::containers::{Volumes, dns_label, validate_containers, validate_init_c
 use super::defaults::VOLUME_SOURCES;
 use super::scheduling::{validate_affinity, validate_spread, validate_tolerations};
 use super::security::validate_pod_security;
-use crate::field::{ErrorList, FieldError, Path};
-use crate::metadata::{is_dns1123_subdomain, validate_annotations, validate_labels};
+use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::names::is_dns1123_subdomain;
+use crate::machinery::objectmeta::{validate_annotations, validate_labels};
 
 fn text<'a>(value: &'a Value, key: &str) -> &'a str {
     value.get(key).and_then(Value::as_str).unwrap_or_default()

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::builtin::quantity::Quantity;
-use crate::field::Path;
 use crate::go::strconv::go_quote;
+use crate::machinery::field::Path;
+use crate::machinery::quantity::Quantity;
 
 /// The warnings of the pod `spec` at `path` (`spec`, or a template's
 /// `spec.template.spec`).

@@ -2,8 +2,8 @@
 
 use serde_json::Value;
 
+use crate::api::status::Status;
 use crate::go::json::decode::unknown_field_messages;
-use crate::status::Status;
 
 /// Settings of a [`Store`].
 #[derive(Clone, Debug)]

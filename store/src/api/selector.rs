@@ -4,9 +4,10 @@
 
 use serde_json::Value;
 
-use super::Status;
-use crate::field::go_value;
+use crate::api::status::Status;
 use crate::go::strconv::go_quote;
+use crate::machinery::field::go_value;
+use crate::resource::info::ResourceInfo;
 
 pub use rekon_rules::LabelSelector;
 
@@ -102,6 +103,49 @@ impl FieldSelector {
     /// Whether the selector has no requirement.
     pub fn is_empty(&self) -> bool {
         self.reqs.is_empty()
+    }
+}
+
+/// The fields `res`'s objects can be selected by: a custom resource's
+/// name, namespace (when namespaced) and the `selectableFields` of its
+/// version; a built-in kind's name, namespace and its own fields.
+pub(crate) fn field_labels(res: &ResourceInfo) -> FieldLabels {
+    let mut supported = vec!["metadata.name".to_string()];
+    match &res.custom {
+        Some(custom) => {
+            if res.namespaced {
+                supported.push("metadata.namespace".into());
+            }
+            supported.extend(custom.selectable_fields(&res.version).iter().cloned());
+            FieldLabels::new(supported, false)
+        }
+        None => {
+            supported.push("metadata.namespace".into());
+            let extra = extra_fields(res);
+            let generic = extra.is_empty();
+            supported.extend(extra.into_iter().map(str::to_string));
+            FieldLabels::new(supported, generic)
+        }
+    }
+}
+
+pub(crate) fn extra_fields(res: &ResourceInfo) -> Vec<&'static str> {
+    match (res.group.as_str(), res.kind.as_str()) {
+        ("", "Event") | ("events.k8s.io", "Event") => vec![
+            "involvedObject.name",
+            "involvedObject.namespace",
+            "involvedObject.kind",
+            "involvedObject.uid",
+            "reason",
+            "type",
+            "regarding.name",
+            "regarding.kind",
+            "regarding.namespace",
+        ],
+        ("", "Secret") => vec!["type"],
+        ("", "Pod") => vec!["spec.nodeName", "status.phase", "spec.serviceAccountName"],
+        ("", "Namespace") => vec!["status.phase"],
+        _ => vec![],
     }
 }
 

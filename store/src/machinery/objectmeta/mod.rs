@@ -8,33 +8,31 @@
 //!
 //! Every function takes an object's `metadata` (not the object), read as
 //! the unstructured accessors read it: a field of the wrong type counts as
-//! absent. The name formats ([`is_dns1123_subdomain`], [`is_qualified_name`],
-//! ...) and name generation ([`generate_name`]) are here too.
+//! absent. The name formats they use are [`crate::machinery::names`].
 //!
 //! A Go struct as a bad value (an owner reference, `Only one reference can
 //! have Controller set to true`) prints its fields in the struct's order,
 //! as the real server's messages show them.
 
-mod fields;
-mod names;
+pub(crate) mod fields;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::field::{ErrorList, FieldError, Path};
+use crate::machinery::field::{ErrorList, FieldError, Path};
 
 use crate::go::strconv::go_quote;
 
+use crate::machinery::names::NameFn;
+use crate::machinery::names::is_qualified_name;
+use crate::machinery::names::name_is_dns_label;
+use crate::machinery::names::name_is_dns_subdomain;
 pub use fields::{
     validate_annotations, validate_field_manager, validate_finalizers, validate_labels,
     validate_managed_fields, validate_owner_references,
-};
-pub use names::{
-    NameFn, generate_name, is_dns1035_label, is_dns1123_label, is_dns1123_subdomain,
-    is_path_segment_name, is_path_segment_prefix, is_qualified_name, is_valid_label_value,
-    mask_trailing_dash, name_is_dns_label, name_is_dns_subdomain, name_is_dns1035_label,
-    name_is_path_segment,
 };
 
 /// `TotalAnnotationSizeLimitB`: 256 kB of keys and values.
@@ -261,6 +259,3 @@ pub fn finalizer_warnings(new: &Value, old: Option<&Value>) -> Vec<String> {
         .flat_map(finalizer_name_warnings)
         .collect()
 }
-
-#[cfg(test)]
-mod tests;

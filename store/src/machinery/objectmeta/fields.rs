@@ -4,15 +4,14 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{
-    TOTAL_ANNOTATION_SIZE_LIMIT, is_qualified_name, is_valid_label_value, string_list, string_map,
-    text,
-};
-use crate::field::BadValue;
-use crate::field::ErrorType;
-use crate::field::{ErrorList, FieldError, Path};
+use super::{TOTAL_ANNOTATION_SIZE_LIMIT, string_list, string_map, text};
 use crate::go::json::encode::go_json;
 use crate::go::strconv::is_print;
+use crate::machinery::field::BadValue;
+use crate::machinery::field::ErrorType;
+use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::names::is_qualified_name;
+use crate::machinery::names::is_valid_label_value;
 
 /// `FieldManagerMaxLength`.
 const FIELD_MANAGER_MAX_LENGTH: i64 = 128;

@@ -1,17 +1,14 @@
 //! Field errors, as apimachinery's `field.Error` and `field.ErrorList`
-//! make them, and their rendering into the `422 Invalid` Status the real
-//! server answers (`apierrors.NewInvalid`): one cause per error (its type,
-//! its field, its body), and the aggregated message
-//! `Kind.group "name" is invalid: [field: body, ...]` without repeats.
-//!
-//! Shared by every rule that refuses an object: the structural schema of
-//! custom resources (`schema`) and the built-in kinds.
+//! make them (`pkg/util/validation/field`): their types, paths and bodies
+//! as the real server words them, the aggregated message
+//! (`field: body, ...` without repeats), and the one generic check
+//! (`ValidateImmutableField`). The `422 Invalid` Status they are rendered
+//! into is [`crate::api::status`].
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::go::json::encode::go_json;
 use crate::go::strconv::go_float;
-use crate::status::Status;
 
 /// Go's `%q`, which field errors quote names and values with (kept here,
 /// where callers of the crate found it).
@@ -333,44 +330,6 @@ pub fn aggregate(errors: &[FieldError]) -> String {
     }
 }
 
-impl Status {
-    /// The `422 Invalid` Status of `errors` about the object `name` of
-    /// `group`/`kind` (`apierrors.NewInvalid`).
-    pub fn from_field_errors(group: &str, kind: &str, name: &str, errors: &[FieldError]) -> Status {
-        let qualified = if group.is_empty() {
-            kind.to_string()
-        } else {
-            format!("{kind}.{group}")
-        };
-        let message = if errors.is_empty() {
-            format!("{qualified} {} is invalid", go_quote(name))
-        } else {
-            format!(
-                "{qualified} {} is invalid: {}",
-                go_quote(name),
-                aggregate(errors)
-            )
-        };
-        let causes: Vec<Value> = errors
-            .iter()
-            .map(|e| json!({"reason": e.kind.reason(), "message": e.body(), "field": e.field.to_string()}))
-            .collect();
-        let mut details = Map::new();
-        details.insert("name".into(), json!(name));
-        if !group.is_empty() {
-            details.insert("group".into(), json!(group));
-        }
-        details.insert("kind".into(), json!(kind));
-        details.insert("causes".into(), Value::Array(causes));
-        Status {
-            code: 422,
-            reason: "Invalid".into(),
-            message,
-            details: Some(Value::Object(details)),
-        }
-    }
-}
-
 /// A JSON value as a field error shows it (Go's `%v` for numbers and
 /// booleans, `%q` for strings, JSON with sorted keys for the rest).
 pub fn go_value(value: &Value) -> String {
@@ -383,6 +342,36 @@ pub fn go_value(value: &Value) -> String {
         },
         Value::Bool(b) => b.to_string(),
         other => go_json(other),
+    }
+}
+
+/// `ValidateImmutableField`: `new` must equal `old` at `path`.
+pub(crate) fn immutable(new: Option<&Value>, old: Option<&Value>, path: &Path) -> ErrorList {
+    let null = Value::Null;
+    let (n, o) = (new.unwrap_or(&null), old.unwrap_or(&null));
+    if n == o {
+        return ErrorList::new();
+    }
+    vec![FieldError::invalid(path, n.clone(), "field is immutable")]
+}
+
+/// A field error whose value is already written (a Go struct's JSON, which
+/// [`crate::machinery::field::go_value`] would write with sorted keys).
+pub(crate) fn error_with_written_value(
+    kind: ErrorType,
+    path: &Path,
+    written: &str,
+    detail: &str,
+) -> FieldError {
+    FieldError {
+        kind,
+        field: path.clone(),
+        value: BadValue::Omit,
+        detail: if detail.is_empty() {
+            written.to_string()
+        } else {
+            format!("{written}: {detail}")
+        },
     }
 }
 
@@ -413,44 +402,6 @@ mod tests {
         assert_eq!(
             go_json(&json!({"b": "a<b>&\"\\\n\u{1}", "a": [true, null, -3]})),
             r#"{"a":[true,null,-3],"b":"a\u003cb\u003e\u0026\"\\\n\u0001"}"#
-        );
-    }
-
-    #[test]
-    fn errors_render_as_the_real_server_renders_them() {
-        let size = Path::new(["spec", "size"]);
-        let errors = vec![
-            FieldError::not_supported(&size, json!("huge"), &["small".into(), "medium".into()]),
-            FieldError::required(&Path::new(["spec", "image"]), ""),
-            FieldError::too_many(&Path::new(["spec", "tags"]), 4, 3),
-            FieldError::invalid(&Path::none(), Value::Null, "some rules were not checked"),
-            FieldError::too_long(&Path::new(["spec", "name"]), 1),
-        ];
-        let status = Status::from_field_errors("fid.example.org", "Widget", "w", &errors);
-        assert_eq!(status.code, 422);
-        assert_eq!(
-            status.message,
-            "Widget.fid.example.org \"w\" is invalid: [spec.size: Unsupported value: \"huge\": supported values: \"small\", \"medium\", \
-             spec.image: Required value, spec.tags: Too many: 4: must have at most 3 items, \
-             <nil>: Invalid value: null: some rules were not checked, spec.name: Too long: may not be more than 1 byte]"
-        );
-        let causes = &status.details.as_ref().unwrap()["causes"];
-        assert_eq!(causes[0]["reason"], "FieldValueNotSupported");
-        assert_eq!(causes[3]["field"], "<nil>");
-        // One error: no brackets; repeats are said once in the message.
-        let twice = vec![errors[1].clone(), errors[1].clone()];
-        let status = Status::from_field_errors("", "ConfigMap", "c", &twice);
-        assert_eq!(
-            status.message,
-            "ConfigMap \"c\" is invalid: spec.image: Required value"
-        );
-        assert_eq!(
-            status.details.unwrap()["causes"].as_array().unwrap().len(),
-            2
-        );
-        assert_eq!(
-            Path::new(["spec"]).key("a.b").index(2).to_string(),
-            "spec[a.b][2]"
         );
     }
 }

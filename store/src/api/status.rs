@@ -5,7 +5,9 @@ use std::collections::HashSet;
 use serde_json::{Map, Value, json};
 
 use crate::go::strconv::go_quote;
-use crate::resource::ResourceInfo;
+use crate::machinery::field::FieldError;
+use crate::machinery::field::aggregate;
+use crate::resource::info::ResourceInfo;
 
 /// An API error, shaped like `metav1.Status`.
 #[derive(Clone, Debug, PartialEq)]
@@ -272,5 +274,89 @@ impl From<rekon_rules::SelectorError> for Status {
     /// A malformed label selector: the 400 the real server answers.
     fn from(error: rekon_rules::SelectorError) -> Status {
         Status::bad_request(error.0)
+    }
+}
+
+impl Status {
+    /// The `422 Invalid` Status of `errors` about the object `name` of
+    /// `group`/`kind` (`apierrors.NewInvalid`).
+    pub fn from_field_errors(group: &str, kind: &str, name: &str, errors: &[FieldError]) -> Status {
+        let qualified = if group.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}.{group}")
+        };
+        let message = if errors.is_empty() {
+            format!("{qualified} {} is invalid", go_quote(name))
+        } else {
+            format!(
+                "{qualified} {} is invalid: {}",
+                go_quote(name),
+                aggregate(errors)
+            )
+        };
+        let causes: Vec<Value> = errors
+            .iter()
+            .map(|e| json!({"reason": e.kind.reason(), "message": e.body(), "field": e.field.to_string()}))
+            .collect();
+        let mut details = Map::new();
+        details.insert("name".into(), json!(name));
+        if !group.is_empty() {
+            details.insert("group".into(), json!(group));
+        }
+        details.insert("kind".into(), json!(kind));
+        details.insert("causes".into(), Value::Array(causes));
+        Status {
+            code: 422,
+            reason: "Invalid".into(),
+            message,
+            details: Some(Value::Object(details)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::Status;
+    use crate::machinery::field::{FieldError, Path};
+
+    #[test]
+    fn errors_render_as_the_real_server_renders_them() {
+        let size = Path::new(["spec", "size"]);
+        let errors = vec![
+            FieldError::not_supported(&size, json!("huge"), &["small".into(), "medium".into()]),
+            FieldError::required(&Path::new(["spec", "image"]), ""),
+            FieldError::too_many(&Path::new(["spec", "tags"]), 4, 3),
+            FieldError::invalid(&Path::none(), Value::Null, "some rules were not checked"),
+            FieldError::too_long(&Path::new(["spec", "name"]), 1),
+        ];
+        let status = Status::from_field_errors("fid.example.org", "Widget", "w", &errors);
+        assert_eq!(status.code, 422);
+        assert_eq!(
+            status.message,
+            "Widget.fid.example.org \"w\" is invalid: [spec.size: Unsupported value: \"huge\": supported values: \"small\", \"medium\", \
+             spec.image: Required value, spec.tags: Too many: 4: must have at most 3 items, \
+             <nil>: Invalid value: null: some rules were not checked, spec.name: Too long: may not be more than 1 byte]"
+        );
+        let causes = &status.details.as_ref().unwrap()["causes"];
+        assert_eq!(causes[0]["reason"], "FieldValueNotSupported");
+        assert_eq!(causes[3]["field"], "<nil>");
+        // One error: no brackets; repeats are said once in the message.
+        let twice = vec![errors[1].clone(), errors[1].clone()];
+        let status = Status::from_field_errors("", "ConfigMap", "c", &twice);
+        assert_eq!(
+            status.message,
+            "ConfigMap \"c\" is invalid: spec.image: Required value"
+        );
+        assert_eq!(
+            status.details.unwrap()["causes"].as_array().unwrap().len(),
+            2
+        );
+        assert_eq!(
+            Path::new(["spec"]).key("a.b").index(2).to_string(),
+            "spec[a.b][2]"
+        );
     }
 }

@@ -86,19 +86,24 @@ pub fn is_dns1123_label(value: &str) -> Vec<String> {
         if matches_dns1123_subdomain(value) {
             errors.push("must not contain dots".to_string());
         } else {
-            errors.push(regex_error(
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
-                DNS1123_LABEL_FMT,
-                &["my-name", "123-abc"],
-            ));
+            errors.push(dns1123_label_message());
         }
     }
     errors
 }
 
+/// The regex part of `IsDNS1123Label`.
+pub(crate) fn dns1123_label_message() -> String {
+    regex_error(
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+        DNS1123_LABEL_FMT,
+        &["my-name", "123-abc"],
+    )
+}
+
 /// The regex part of `IsDNS1123Subdomain` (the same words in both
 /// packages).
-fn subdomain_regex_error() -> String {
+pub(crate) fn subdomain_regex_error() -> String {
     regex_error(
         "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
         DNS1123_SUBDOMAIN_FMT,
@@ -280,4 +285,63 @@ pub fn generate_name(base: &str) -> String {
         .map(|b| char::from(ALPHANUMS[usize::from(*b) % ALPHANUMS.len()]))
         .collect();
     format!("{}{suffix}", &base[..cut])
+}
+
+/// `IsConfigMapKey`: a key of a ConfigMap's or Secret's data.
+pub(crate) fn config_map_key_errors(key: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if key.len() > 253 {
+        errors.push("must be no more than 253 characters".to_string());
+    }
+    if key.is_empty()
+        || !key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+    {
+        errors.push(
+            "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
+                .to_string(),
+        );
+    }
+    if key == "." {
+        errors.push("must not be '.'".to_string());
+    } else if key == ".." {
+        errors.push("must not be '..'".to_string());
+    } else if key.starts_with("..") {
+        errors.push("must not start with '..'".to_string());
+    }
+    errors
+}
+
+/// `IsValidPortNum`: a port number from 1 to 65535.
+pub(crate) fn port_number_errors(port: i64) -> Vec<String> {
+    if (1..=65535).contains(&port) {
+        return Vec::new();
+    }
+    vec!["must be between 1 and 65535, inclusive".to_string()]
+}
+
+/// `IsValidPortName`: an IANA service name (at most 15 characters, lower
+/// case letters, digits and single hyphens, at least one letter).
+pub(crate) fn port_name_errors(name: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if name.len() > 15 {
+        errors.push("must be no more than 15 characters".to_string());
+    }
+    let allowed = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
+    if name.is_empty() || !name.chars().all(allowed) {
+        errors.push(
+            "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_string(),
+        );
+    }
+    if !name.chars().any(|c| c.is_ascii_lowercase()) {
+        errors.push("must contain at least one letter (a-z)".to_string());
+    }
+    if name.contains("--") {
+        errors.push("must not contain consecutive hyphens".to_string());
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        errors.push("must not begin or end with a hyphen".to_string());
+    }
+    errors
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::status::Status;
+use crate::api::status::Status;
 use crate::store::{Inner, Store};
 
 /// Converts objects of some custom resources between their versions.
