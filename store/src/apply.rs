@@ -6,17 +6,13 @@ use serde_json::{Value, json};
 
 use crate::api::status::Status;
 use crate::api::types::{PatchType, WriteOptions};
-use crate::builtin::fields::Shape;
-use crate::builtin::fields::undeclared;
+use crate::builtin::fields::{Shape, undeclared};
 use crate::go::fmt::go_print;
 use crate::go::json::duplicates::duplicate_fields;
-use crate::go::json::encode::go_json;
-use crate::go::json::encode::go_json_patched;
+use crate::go::json::encode::{go_json, go_json_patched};
 use crate::go::strconv::go_quote;
-use crate::machinery::field::FieldError;
-use crate::machinery::field::Path;
-use crate::machinery::object::meta;
-use crate::machinery::object::now;
+use crate::machinery::field::{FieldError, Path};
+use crate::machinery::object::{meta, now};
 use crate::managed::{
     ManagedEntry, ownable, path_display, read_managed, root_type, strip_meta, write_managed,
 };

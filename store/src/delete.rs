@@ -4,10 +4,7 @@ use serde_json::{Value, json};
 
 use crate::api::status::Status;
 use crate::api::types::{DeleteOutcome, EventType, Propagation};
-use crate::machinery::object::finalizers;
-use crate::machinery::object::is_deleting;
-use crate::machinery::object::meta_mut;
-use crate::machinery::object::now;
+use crate::machinery::object::{finalizers, is_deleting, meta_mut, now};
 use crate::resource::info::ResourceInfo;
 use crate::store::Inner;
 

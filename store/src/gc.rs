@@ -6,11 +6,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::api::types::{EventType, Propagation};
-use crate::machinery::object::finalizers;
-use crate::machinery::object::is_deleting;
-use crate::machinery::object::meta;
-use crate::machinery::object::meta_mut;
-use crate::machinery::object::owner_uids;
+use crate::machinery::object::{finalizers, is_deleting, meta, meta_mut, owner_uids};
 use crate::managed::{read_managed, write_managed};
 use crate::store::{Inner, ObjKey};
 

@@ -27,6 +27,7 @@
 #![allow(clippy::result_large_err)]
 
 mod api;
+mod apis;
 mod apply;
 mod builtin;
 pub mod calls;

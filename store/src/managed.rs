@@ -2,8 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::machinery::object::meta_mut;
-use crate::machinery::object::now;
+use crate::machinery::object::{meta_mut, now};
 use crate::resource::info::ResourceInfo;
 use crate::structured;
 use crate::structured::{FieldPath, FieldSet, Ty};

@@ -10,12 +10,10 @@ use crate::builtin::core::service::is_service;
 use crate::builtin::rules;
 use crate::kinds::crd::is_crd;
 use crate::kinds::event::event_stored;
-use crate::machinery::names::dns1123_label_message;
-use crate::machinery::names::is_dns1123_label;
-use crate::machinery::names::is_dns1123_subdomain;
-use crate::machinery::names::subdomain_regex_error;
-use crate::machinery::object::meta;
-use crate::machinery::object::meta_mut;
+use crate::machinery::names::{
+    dns1123_label_message, is_dns1123_label, is_dns1123_subdomain, subdomain_regex_error,
+};
+use crate::machinery::object::{meta, meta_mut};
 use crate::meta::{canonical_bytes, omit_empty_metadata, put_in_order};
 use crate::resource::info::ResourceInfo;
 use crate::store::Inner;

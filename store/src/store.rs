@@ -6,8 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Value, json};
 
-use crate::api::selector::field_labels;
-use crate::api::selector::{FieldSelector, LabelSelector};
+use crate::api::selector::{FieldSelector, LabelSelector, field_labels};
 use crate::api::status::Status;
 use crate::api::types::{
     DeleteOutcome, EventType, ListOptions, ObjectList, PatchType, Propagation, StoreConfig,

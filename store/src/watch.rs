@@ -4,8 +4,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::api::selector::field_labels;
-use crate::api::selector::{FieldSelector, LabelSelector};
+use crate::api::selector::{FieldSelector, LabelSelector, field_labels};
 use crate::api::status::Status;
 use crate::api::types::{EventType, ListOptions, WatchEvent, WatchId, WatchSink};
 use crate::meta::{arrange, is_arranged, parse_rv};

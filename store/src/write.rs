@@ -4,26 +4,15 @@ use serde_json::{Map, Value, json};
 
 use crate::api::status::Status;
 use crate::api::types::{EventType, WriteOptions};
-use crate::builtin::allocate;
-use crate::builtin::allow_create_on_update;
-use crate::builtin::decode;
-use crate::builtin::default;
-use crate::builtin::prepare_create;
-use crate::builtin::prepare_update;
-use crate::builtin::rules;
-use crate::builtin::validate_create;
-use crate::builtin::validate_update;
-use crate::builtin::warnings;
+use crate::builtin::{
+    allocate, allow_create_on_update, decode, default, prepare_create, prepare_update, rules,
+    validate_create, validate_update, warnings,
+};
 use crate::kinds::crd::is_crd;
 use crate::kinds::custom as super_custom;
-use crate::machinery::field::FieldError;
-use crate::machinery::field::Path;
+use crate::machinery::field::{FieldError, Path};
 use crate::machinery::names::generate_name;
-use crate::machinery::object::finalizers;
-use crate::machinery::object::is_deleting;
-use crate::machinery::object::meta;
-use crate::machinery::object::meta_mut;
-use crate::machinery::object::now;
+use crate::machinery::object::{finalizers, is_deleting, meta, meta_mut, now};
 use crate::managed::{ManagedEntry, track_update, write_managed};
 use crate::meta::{omit_empty_metadata, same_object, spec_differs};
 use crate::resource::info::ResourceInfo;

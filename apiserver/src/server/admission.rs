@@ -8,8 +8,7 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use http::{HeaderValue, Method, Response, header};
 use rekon_store::{FieldValidation, PatchType, ResourceInfo, Status, Store, WriteOptions};

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::api::status::Status;
+use super::status::Status;
 use crate::go::strconv::quote_char;
 use crate::resource::info::ResourceInfo;
 

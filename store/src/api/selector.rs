@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::api::status::Status;
+use super::status::Status;
 use crate::go::strconv::go_quote;
 use crate::machinery::field::go_value;
 use crate::resource::info::ResourceInfo;

@@ -5,8 +5,7 @@ use std::collections::HashSet;
 use serde_json::{Map, Value, json};
 
 use crate::go::strconv::go_quote;
-use crate::machinery::field::FieldError;
-use crate::machinery::field::aggregate;
+use crate::machinery::field::{FieldError, aggregate};
 use crate::resource::info::ResourceInfo;
 
 /// An API error, shaped like `metav1.Status`.

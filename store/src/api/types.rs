@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::api::status::Status;
+use super::status::Status;
 use crate::go::json::decode::unknown_field_messages;
 
 /// Settings of a [`Store`].

@@ -1,8 +1,8 @@
 //! A CronJob's schedule as the real server parses it (`robfig/cron`'s
 //! standard parser: five fields or a descriptor), with its error words.
 
-use crate::go::strconv::go_quote;
-use crate::go::time::duration;
+use super::strconv::go_quote;
+use super::time::duration;
 
 /// The bounds and names of one field.
 struct Bounds {

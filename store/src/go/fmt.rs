@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::go::strconv::go_float;
+use super::strconv::go_float;
 
 /// Decoded JSON (`interface{}`) as Go's `%v` prints it: `map[a:1 b:[x
 /// y]]`, keys sorted, strings bare, `<nil>` for null, a number that is not

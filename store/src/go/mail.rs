@@ -7,7 +7,7 @@
 //! encoded words in a name are decoded, and one in a charset Go cannot
 //! read is an error when it is the name's first word or in a comment.
 
-use crate::go::net;
+use super::net;
 
 /// Whether `mail.ParseAddress(s)` succeeds.
 pub(crate) fn is_email(s: &str) -> bool {

@@ -1,13 +1,14 @@
-//! Go 1.26's `url.ParseRequestURI` (`net/url/url.go`), with its words: an
-//! absolute URI or an absolute path, no control characters, a host that is
-//! a bracketed IPv6 address or a name with an optional numeric port (with
-//! more than one colon, the first one starts the port for http and https,
-//! the last one otherwise), userinfo of the characters RFC 3986 allows, and
-//! well-formed `%` escapes. The `uri` format and CEL's URL library both
-//! read URLs here.
+//! Go 1.26's `url.Parse` and `url.ParseRequestURI` (`net/url/url.go`),
+//! with their words: no control characters, a host that is a bracketed
+//! IPv6 address or a name with an optional numeric port (with more than
+//! one colon, the first one starts the port for http and https, the last
+//! one otherwise), userinfo of the characters RFC 3986 allows, and
+//! well-formed `%` escapes; a request URI is an absolute URI or an absolute
+//! path. The `uri` format, CEL's URL library and the CRD's webhook URLs
+//! all read URLs here.
 
-use crate::go::net;
-use crate::go::strconv::go_quote;
+use super::net;
+use super::strconv::go_quote;
 
 /// A URL as `ParseRequestURI` gives it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -16,6 +17,8 @@ pub(crate) struct Url {
     pub scheme: String,
     /// What follows `scheme:` when it is not a path (`mailto:a@b.c`).
     pub opaque: String,
+    /// The userinfo before the host's `@`, as written, when there is one.
+    pub user: Option<String>,
     /// The host, unescaped, with its port.
     pub host: String,
     /// The path, unescaped.
@@ -24,6 +27,8 @@ pub(crate) struct Url {
     pub raw_path: String,
     /// The query, without `?`.
     pub raw_query: String,
+    /// The fragment after `#`, unescaped (`url.Parse` only).
+    pub fragment: String,
 }
 
 /// How a part of a URL is unescaped (Go's `encoding` modes).
@@ -34,20 +39,30 @@ enum Mode {
     Zone,
     UserPassword,
     QueryComponent,
+    Fragment,
 }
 
 /// `url.ParseRequestURI`: the URL, or Go's error (`parse "x": invalid URI
 /// for request`).
 pub(crate) fn parse_request_uri(raw: &str) -> Result<Url, String> {
-    parse(raw).map_err(|why| format!("parse {}: {why}", go_quote(raw)))
+    parse_with(raw, true).map_err(|why| format!("parse {}: {why}", go_quote(raw)))
 }
 
-/// `url.parse(raw, viaRequest=true)`.
-fn parse(raw: &str) -> Result<Url, String> {
+/// `url.Parse`: a URL or a relative reference, with a fragment after `#`.
+pub(crate) fn parse(raw: &str) -> Result<Url, String> {
+    let (u, fragment) = raw.split_once('#').unwrap_or((raw, ""));
+    let mut url = parse_with(u, false).map_err(|why| format!("parse {}: {why}", go_quote(u)))?;
+    url.fragment = unescape(fragment, Mode::Fragment)
+        .map_err(|why| format!("parse {}: {why}", go_quote(raw)))?;
+    Ok(url)
+}
+
+/// `url.parse(raw, viaRequest)`.
+fn parse_with(raw: &str, via_request: bool) -> Result<Url, String> {
     if raw.bytes().any(|b| b < b' ' || b == 0x7f) {
         return Err("net/url: invalid control character in URL".into());
     }
-    if raw.is_empty() {
+    if raw.is_empty() && via_request {
         return Err("empty url".into());
     }
     let mut url = Url::default();
@@ -68,16 +83,25 @@ fn parse(raw: &str) -> Result<Url, String> {
             url.opaque = rest.to_string();
             return Ok(url);
         }
-        return Err("invalid URI for request".into());
+        if via_request {
+            return Err("invalid URI for request".into());
+        }
+        if rest
+            .split('/')
+            .next()
+            .is_some_and(|segment| segment.contains(':'))
+        {
+            return Err("first path segment in URL cannot contain colon".into());
+        }
     }
-    if !url.scheme.is_empty()
+    if (!url.scheme.is_empty() || !via_request && !rest.starts_with("///"))
         && let Some(after) = rest.strip_prefix("//")
     {
         let (authority, path) = match after.find('/') {
             Some(i) => after.split_at(i),
             None => (after, ""),
         };
-        url.host = parse_authority(&url.scheme, authority)?;
+        (url.user, url.host) = parse_authority(&url.scheme, authority)?;
         rest = path;
     }
     url.path = unescape(rest, Mode::Path)?;
@@ -99,12 +123,12 @@ fn scheme(raw: &str) -> Result<(&str, &str), String> {
     Ok(("", raw))
 }
 
-/// `parseAuthority`: the host (the userinfo is checked, not kept).
-fn parse_authority(scheme: &str, authority: &str) -> Result<String, String> {
+/// `parseAuthority`: the userinfo (checked, kept as written) and the host.
+fn parse_authority(scheme: &str, authority: &str) -> Result<(Option<String>, String), String> {
     let at = authority.rfind('@');
     let host = parse_host(scheme, at.map_or(authority, |i| &authority[i + 1..]))?;
     let Some(i) = at else {
-        return Ok(host);
+        return Ok((None, host));
     };
     let userinfo = &authority[..i];
     let allowed = |c: char| c.is_ascii_alphanumeric() || "-._:~!$&'()*+,;=%@".contains(c);
@@ -118,7 +142,7 @@ fn parse_authority(scheme: &str, authority: &str) -> Result<String, String> {
             unescape(password, Mode::UserPassword)?
         }
     };
-    Ok(host)
+    Ok((Some(userinfo.to_string()), host))
 }
 
 /// `parseHost`.
@@ -367,5 +391,29 @@ mod tests {
             "parse \"http://[1.2.3.4]/\": invalid IP-literal"
         );
         assert!(parse_request_uri("/relative/path").is_ok());
+    }
+
+    #[test]
+    fn urls_parse_as_go_parses_them() {
+        let u = parse("https://user@host:8443/x?q=1#a%20b").expect("valid");
+        assert_eq!(u.user.as_deref(), Some("user"));
+        assert_eq!(u.host, "host:8443");
+        assert_eq!(u.raw_query, "q=1");
+        assert_eq!(u.fragment, "a b");
+        assert_eq!(parse("https:host").expect("opaque").host, "");
+        assert_eq!(parse("//host/x").expect("a network path").host, "host");
+        assert_eq!(
+            parse(":x").unwrap_err(),
+            "parse \":x\": missing protocol scheme"
+        );
+        assert_eq!(parse("a:b/c:d").expect("a scheme").opaque, "b/c:d");
+        assert_eq!(
+            parse("1a:b").unwrap_err(),
+            "parse \"1a:b\": first path segment in URL cannot contain colon"
+        );
+        assert_eq!(
+            parse("https://h|st/#x").unwrap_err(),
+            "parse \"https://h|st/\": invalid character \"|\" in host name"
+        );
     }
 }

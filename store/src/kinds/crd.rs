@@ -6,14 +6,12 @@ use serde_json::{Value, json};
 
 use crate::api::status::Status;
 use crate::api::types::{EventType, WriteOptions};
+use crate::apis::apiextensions::defaults::{default_crd, stored_versions};
+use crate::apis::apiextensions::validation::{validate_crd, warnings};
 use crate::go::json::decode::go_base64_error;
-use crate::machinery::object::now;
-use crate::machinery::object::{meta, strings};
+use crate::machinery::object::{meta, now, strings};
+use crate::resource::custom::CustomSchemas;
 use crate::resource::info::{ResourceInfo, Subresource};
-use crate::schema::crd::default_crd;
-use crate::schema::crd::stored_versions;
-use crate::schema::crd::validate_crd;
-use crate::schema::crd::warnings;
 use crate::store::Inner;
 
 /// The fields `apiextensions.k8s.io/v1` knows, by where they are (`*` an
@@ -239,7 +237,7 @@ impl Inner {
                 ));
             }
         }
-        let schemas = crate::resource::custom::CustomSchemas::of_crd(crd);
+        let schemas = CustomSchemas::of_crd(crd);
         let schemas_changed =
             old.is_some_and(|old| old.pointer("/spec/versions") != crd.pointer("/spec/versions"));
         if let Some(old) = old {

@@ -25,27 +25,23 @@
 use serde_json::Value;
 
 use crate::api::status::Status;
-use crate::api::types::FieldValidation;
-use crate::api::types::WriteOptions;
+use crate::api::types::{FieldValidation, WriteOptions};
 use crate::builtin::decode_fields;
-use crate::go::fmt::go_print;
-use crate::go::fmt::go_type;
+use crate::go::fmt::{go_print, go_type};
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::names::name_is_path_segment;
 use crate::machinery::object::meta;
-use crate::machinery::objectmeta::finalizer_warnings;
-use crate::machinery::objectmeta::validate_object_meta;
-use crate::machinery::objectmeta::validate_object_meta_update;
-use crate::machinery::objectmeta::validate_object_meta_with;
-use crate::resource::custom::CustomSchemas;
-use crate::resource::custom::Scale;
+use crate::machinery::objectmeta::{
+    finalizer_warnings, validate_object_meta, validate_object_meta_update,
+    validate_object_meta_with,
+};
+use crate::resource::custom::{CustomSchemas, Scale};
 use crate::resource::info::ResourceInfo;
 use crate::schema::Schema;
 use crate::schema::defaulting::default;
 use crate::schema::listtype::validate_lists;
 use crate::schema::objectmeta::validate_embedded;
-use crate::schema::pruning::DecodeOptions;
-use crate::schema::pruning::coerce_decoded_over;
+use crate::schema::pruning::{DecodeOptions, coerce_decoded_over};
 use crate::store::Inner;
 
 /// Errors that stop the CEL rules from running (apiextensions'

@@ -3,10 +3,8 @@
 
 use serde_json::Value;
 
-use crate::machinery::field::ErrorList;
-use crate::machinery::field::FieldError;
-use crate::machinery::field::Path;
-use crate::machinery::names::is_qualified_name;
+use super::field::{ErrorList, FieldError, Path};
+use super::names::is_qualified_name;
 
 /// `ValidateConditions` (`metav1.Condition`s, as in a status): types that
 /// are label keys and not repeated, a status of `True`, `False` or

@@ -5,12 +5,9 @@
 
 use serde_json::Value;
 
-use crate::machinery::field::ErrorList;
-use crate::machinery::field::FieldError;
-use crate::machinery::field::Path;
-use crate::machinery::names::is_qualified_name;
-use crate::machinery::names::is_valid_label_value;
-use crate::machinery::objectmeta::fields::validate_labels;
+use super::field::{ErrorList, FieldError, Path};
+use super::names::{is_qualified_name, is_valid_label_value};
+use super::objectmeta::fields::validate_labels;
 
 /// `ValidateLabelSelector` (label values checked strictly): `matchLabels`
 /// as labels, each requirement's operator, values and key. A missing

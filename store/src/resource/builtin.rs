@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::resource::info::ResourceInfo;
+use super::info::ResourceInfo;
 
 /// Whether `res` is a built-in resource of Kubernetes (by group and
 /// plural: any version), not a custom or an added one.

@@ -12,14 +12,10 @@ use serde_json::{Value, json};
 
 use crate::machinery::field::Path;
 use crate::machinery::version::version_priority;
-use crate::schema::cel::Rules;
-use crate::schema::cel::compile;
-use crate::schema::defaulting::default;
-use crate::schema::defaulting::prune_defaults;
+use crate::schema::cel::{Rules, compile};
+use crate::schema::defaulting::{default, prune_defaults};
 use crate::schema::props::Schema;
-use crate::schema::pruning::DecodeOptions;
-use crate::schema::pruning::coerce_decoded;
-use crate::schema::pruning::prune;
+use crate::schema::pruning::{DecodeOptions, coerce_decoded, prune};
 
 /// The schemas of one version of a CRD.
 pub(crate) struct VersionSchema {

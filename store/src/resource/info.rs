@@ -2,13 +2,12 @@
 
 use serde_json::{Map, Value, json};
 
+use super::builtin::is_builtin;
+use super::conversion::{Conversion, conversion_failed};
+use super::custom::CustomSchemas;
 use crate::api::status::Status;
 use crate::go::json::decode::go_numbers;
 use crate::kinds::event::event_view;
-use crate::resource::builtin::is_builtin;
-use crate::resource::conversion::Conversion;
-use crate::resource::conversion::conversion_failed;
-use crate::resource::custom::CustomSchemas;
 
 /// A served resource: what discovery lists and what the store keys objects by.
 #[derive(Clone, Debug, PartialEq)]

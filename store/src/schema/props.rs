@@ -133,6 +133,26 @@ fn integer(value: &Value) -> Option<i64> {
 }
 
 impl Schema {
+    /// The schemas directly beneath this one: properties, items (one or a
+    /// list), the `allOf`, `anyOf`, `oneOf` and `not` branches, and a schema
+    /// of `additionalProperties`.
+    pub(crate) fn children(&self) -> Vec<&Schema> {
+        let mut children: Vec<&Schema> = self
+            .properties
+            .values()
+            .chain(self.items.as_deref())
+            .chain(self.items_list.iter().flatten())
+            .chain(self.all_of.iter())
+            .chain(self.any_of.iter())
+            .chain(self.one_of.iter())
+            .chain(self.not.as_deref())
+            .collect();
+        if let Some(Additional::Schema(additional)) = &self.additional_properties {
+            children.push(additional);
+        }
+        children
+    }
+
     /// Reads a schema node.
     pub fn from_json(value: &Value) -> Schema {
         let mut schema = Schema::default();

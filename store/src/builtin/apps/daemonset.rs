@@ -16,10 +16,8 @@ use crate::builtin::core::pod::{
     validate_template,
 };
 use crate::go::json::encode::go_json;
-use crate::machinery::field::error_with_written_value;
-use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
-use crate::machinery::labels::Selector;
-use crate::machinery::labels::{selector_kind, validate_label_selector};
+use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path, error_with_written_value};
+use crate::machinery::labels::{Selector, selector_kind, validate_label_selector};
 use crate::machinery::names::name_is_dns_subdomain;
 
 pub(crate) static RULES: Rules = Rules {

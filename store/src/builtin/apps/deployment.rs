@@ -11,10 +11,8 @@ use super::{
 };
 use crate::builtin::Rules;
 use crate::builtin::core::pod::{default_template, nonnegative, object_at, or_pointer, spec_of};
-use crate::go::json::encode::go_json;
-use crate::go::json::encode::go_struct_json;
-use crate::machinery::field::error_with_written_value;
-use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::go::json::encode::{go_json, go_struct_json};
+use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path, error_with_written_value};
 use crate::machinery::names::name_is_dns_subdomain;
 
 pub(crate) static RULES: Rules = Rules {

@@ -16,12 +16,9 @@ use crate::builtin::core::pod::{
     template_warnings, validate_template,
 };
 use crate::go::json::encode::go_json;
-use crate::machinery::field::error_with_written_value;
-use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
-use crate::machinery::labels::Selector;
-use crate::machinery::labels::selector_kind;
-use crate::machinery::names::is_dns1123_label;
-use crate::machinery::names::name_is_dns_label;
+use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path, error_with_written_value};
+use crate::machinery::labels::{Selector, selector_kind};
+use crate::machinery::names::{is_dns1123_label, name_is_dns_label};
 use crate::machinery::objectmeta::{validate_annotations, validate_labels};
 
 pub(crate) static RULES: Rules = Rules {

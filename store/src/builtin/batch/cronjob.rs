@@ -8,17 +8,14 @@ use serde_json::{Value, json};
 
 use super::jobspec::validate_job_spec;
 use crate::builtin::Rules;
-use crate::builtin::apps::selector_text;
-use crate::builtin::apps::start_status;
+use crate::builtin::apps::{selector_text, start_status};
 use crate::builtin::core::pod::{
     default_template, nonnegative, object_at, one_of, or_default, or_pointer, spec_of,
     template_warnings,
 };
 use crate::go::cron::schedule_error;
-use crate::machinery::field::error_with_written_value;
-use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
-use crate::machinery::names::is_dns1123_label;
-use crate::machinery::names::name_is_dns_subdomain;
+use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path, error_with_written_value};
+use crate::machinery::names::{is_dns1123_label, name_is_dns_subdomain};
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

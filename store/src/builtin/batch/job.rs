@@ -14,12 +14,13 @@ use crate::builtin::core::pod::{
     default_template, go_internal_pod_spec, object_at, or_default, or_pointer,
 };
 use crate::go::json::encode::go_struct_json;
-use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
-use crate::machinery::field::{error_with_written_value, immutable};
-use crate::machinery::labels::Selector;
-use crate::machinery::labels::{selector_kind, selector_matches, validate_label_selector};
-use crate::machinery::names::is_dns1123_label;
-use crate::machinery::names::name_is_dns_subdomain;
+use crate::machinery::field::{
+    ErrorList, ErrorType, FieldError, Path, error_with_written_value, immutable,
+};
+use crate::machinery::labels::{
+    Selector, selector_kind, selector_matches, validate_label_selector,
+};
+use crate::machinery::names::{is_dns1123_label, name_is_dns_subdomain};
 use crate::machinery::object::META_ORDER;
 
 pub(crate) static RULES: Rules = Rules {

@@ -5,8 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::builtin::core::pod::{nonnegative, validate_template};
-use crate::machinery::field::BadValue;
-use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::field::{BadValue, ErrorList, FieldError, Path};
 use crate::machinery::names::is_qualified_name;
 
 /// `validateJobSpec`: counts, completion mode, policies, the template and

@@ -5,11 +5,9 @@
 use serde_json::Value;
 
 use super::super::{Rules, no_defaults};
-use crate::go::json::decode::bytes_map_error;
-use crate::go::json::decode::string_map_error;
+use crate::go::json::decode::{bytes_map_error, string_map_error};
 use crate::machinery::field::{ErrorList, FieldError, Path};
-use crate::machinery::names::config_map_key_errors;
-use crate::machinery::names::name_is_dns_subdomain;
+use crate::machinery::names::{config_map_key_errors, name_is_dns_subdomain};
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

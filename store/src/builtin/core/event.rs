@@ -12,8 +12,7 @@ use serde_json::{Value, json};
 
 use super::super::Rules;
 use crate::machinery::field::{ErrorList, FieldError, Path};
-use crate::machinery::names::is_qualified_name;
-use crate::machinery::names::name_is_path_segment;
+use crate::machinery::names::{is_qualified_name, name_is_path_segment};
 
 pub(crate) static RULES: Rules = Rules {
     // Only the generic metadata checks apply, with path-segment names.

@@ -12,10 +12,8 @@ use super::resources::{
 };
 use crate::go::fmt::go_f;
 use crate::machinery::field::{ErrorList, FieldError, Path};
-use crate::machinery::names::is_qualified_name;
-use crate::machinery::names::name_is_dns_subdomain;
-use crate::machinery::quantity::Quantity;
-use crate::machinery::quantity::default_resource_list;
+use crate::machinery::names::{is_qualified_name, name_is_dns_subdomain};
+use crate::machinery::quantity::{Quantity, default_resource_list};
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 use super::super::common::kube_finalizer_name;
 use super::super::{Rules, nothing_on_update};
 use crate::machinery::field::{ErrorList, FieldError, Path};
-use crate::machinery::names::is_qualified_name;
-use crate::machinery::names::name_is_dns_label;
+use crate::machinery::names::{is_qualified_name, name_is_dns_label};
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_label,

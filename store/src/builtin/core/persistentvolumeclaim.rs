@@ -15,12 +15,9 @@ use serde_json::{Value, json};
 
 use super::super::Rules;
 use super::resources::{default_list, list_decode_error, quantity, value_errors};
-use crate::machinery::field::error_with_written_value;
-use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path, error_with_written_value};
 use crate::machinery::labels::validate_label_selector;
-use crate::machinery::names::is_dns1123_subdomain;
-use crate::machinery::names::name_is_dns_label;
-use crate::machinery::names::name_is_dns_subdomain;
+use crate::machinery::names::{is_dns1123_subdomain, name_is_dns_label, name_is_dns_subdomain};
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

@@ -12,8 +12,7 @@ use super::resources::{
     default_list, is_quota_standard, list, list_decode_error, quantity, quota_name_errors,
     value_errors,
 };
-use crate::machinery::field::BadValue;
-use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::field::{BadValue, ErrorList, FieldError, Path};
 use crate::machinery::names::name_is_dns_subdomain;
 
 pub(crate) static RULES: Rules = Rules {

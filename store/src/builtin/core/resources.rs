@@ -10,8 +10,7 @@ use serde_json::Value;
 use crate::go::json::decode::json_kind;
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::names::is_qualified_name;
-use crate::machinery::quantity::default_resource_list;
-use crate::machinery::quantity::{ParseError, Quantity};
+use crate::machinery::quantity::{ParseError, Quantity, default_resource_list};
 
 /// `standardResources`.
 const STANDARD: &[&str] = &[

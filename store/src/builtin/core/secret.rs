@@ -9,14 +9,10 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::super::Rules;
-use crate::go::json::decode::bytes_map_error;
-use crate::go::json::decode::json_kind;
-use crate::go::json::decode::string_map_error;
+use crate::go::json::decode::{bytes_map_error, json_kind, string_map_error};
 use crate::go::json::syntax::syntax_error;
-use crate::machinery::field::immutable;
-use crate::machinery::field::{ErrorList, FieldError, Path};
-use crate::machinery::names::config_map_key_errors;
-use crate::machinery::names::name_is_dns_subdomain;
+use crate::machinery::field::{ErrorList, FieldError, Path, immutable};
+use crate::machinery::names::{config_map_key_errors, name_is_dns_subdomain};
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

@@ -25,10 +25,9 @@ use crate::api::status::Status;
 use crate::go::json::encode::go_json;
 use crate::go::net;
 use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
-use crate::machinery::names::is_dns1123_label;
-use crate::machinery::names::is_dns1123_subdomain;
-use crate::machinery::names::is_qualified_name;
-use crate::machinery::names::name_is_dns_label;
+use crate::machinery::names::{
+    is_dns1123_label, is_dns1123_subdomain, is_qualified_name, name_is_dns_label,
+};
 use crate::machinery::objectmeta::validate_labels;
 use crate::resource::info::ResourceInfo;
 

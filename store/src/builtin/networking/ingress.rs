@@ -13,11 +13,10 @@ use crate::builtin::Rules;
 use crate::builtin::common::{drop_empty, spec_mut};
 use crate::go::net::{parse_ip, parse_ip_sloppy};
 use crate::machinery::field::{ErrorList, FieldError, Path};
-use crate::machinery::names::is_dns1123_subdomain;
-use crate::machinery::names::name_is_dns_label;
-use crate::machinery::names::name_is_dns_subdomain;
-use crate::machinery::names::port_name_errors;
-use crate::machinery::names::port_number_errors;
+use crate::machinery::names::{
+    is_dns1123_subdomain, name_is_dns_label, name_is_dns_subdomain, port_name_errors,
+    port_number_errors,
+};
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,
@@ -72,7 +71,7 @@ pub(crate) fn warnings(ingress: &Value) -> Vec<String> {
 
 /// What an update may keep of its old object's invalid values.
 #[derive(Default)]
-struct Options {
+pub(crate) struct Options {
     /// TLS secret names that are not DNS subdomains.
     invalid_secret_names: bool,
     /// The rules of wildcard hosts are not checked.

@@ -7,11 +7,8 @@ use serde_json::Value;
 
 use super::validate_typed_reference;
 use crate::builtin::Rules;
-use crate::machinery::field::immutable;
-use crate::machinery::field::{ErrorList, FieldError, Path};
-use crate::machinery::names::is_dns1123_subdomain;
-use crate::machinery::names::name_is_dns_label;
-use crate::machinery::names::name_is_dns_subdomain;
+use crate::machinery::field::{ErrorList, FieldError, Path, immutable};
+use crate::machinery::names::{is_dns1123_subdomain, name_is_dns_label, name_is_dns_subdomain};
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

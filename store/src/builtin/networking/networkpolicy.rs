@@ -13,9 +13,7 @@ use crate::go::net::{parse_cidr_sloppy, parse_ip};
 use crate::go::strconv::go_quote;
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::labels::validate_label_selector;
-use crate::machinery::names::name_is_dns_subdomain;
-use crate::machinery::names::port_name_errors;
-use crate::machinery::names::port_number_errors;
+use crate::machinery::names::{name_is_dns_subdomain, port_name_errors, port_number_errors};
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,

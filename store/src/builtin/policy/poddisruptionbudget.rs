@@ -9,11 +9,9 @@ use serde_json::{Value, json};
 use crate::builtin::Rules;
 use crate::builtin::common::{drop_empty_in_selector, spec_mut};
 use crate::builtin::core::pod::{NEGATIVE, nonnegative};
-use crate::go::json::encode::go_json;
-use crate::go::json::encode::go_struct_json;
+use crate::go::json::encode::{go_json, go_struct_json};
 use crate::machinery::conditions::validate_conditions;
-use crate::machinery::field::error_with_written_value;
-use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
+use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path, error_with_written_value};
 use crate::machinery::labels::validate_label_selector;
 use crate::machinery::names::name_is_path_segment;
 

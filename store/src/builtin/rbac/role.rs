@@ -8,9 +8,7 @@ use super::validate_rules;
 use crate::builtin::Rules;
 use crate::builtin::common::{drop_empty, drop_empty_in_selector};
 use crate::machinery::field::{ErrorList, FieldError, Path};
-use crate::machinery::labels::Selector;
-use crate::machinery::labels::selector_kind;
-use crate::machinery::labels::validate_label_selector;
+use crate::machinery::labels::{Selector, selector_kind, validate_label_selector};
 use crate::machinery::names::name_is_path_segment;
 
 /// A Role's rules.

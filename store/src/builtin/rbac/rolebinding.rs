@@ -9,10 +9,8 @@ use super::{GROUP, default_subject, validate_subject};
 use crate::builtin::Rules;
 use crate::builtin::common::drop_empty;
 use crate::go::json::encode::go_json;
-use crate::machinery::field::error_with_written_value;
-use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path};
-use crate::machinery::names::is_path_segment_name;
-use crate::machinery::names::name_is_path_segment;
+use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path, error_with_written_value};
+use crate::machinery::names::{is_path_segment_name, name_is_path_segment};
 
 /// A RoleBinding's rules.
 pub(crate) static ROLE_BINDING: Rules = Rules {

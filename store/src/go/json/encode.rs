@@ -4,9 +4,7 @@
 
 use serde_json::Value;
 
-use crate::go::strconv::decimal_form;
-use crate::go::strconv::exponent_form;
-use crate::go::strconv::push_quoted;
+use crate::go::strconv::{decimal_form, exponent_form, push_quoted};
 
 /// JSON as Go's `encoding/json` writes it: object keys sorted, `<`, `>`
 /// and `&` escaped, numbers as parsed.

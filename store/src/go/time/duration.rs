@@ -3,7 +3,7 @@
 //! duration "3d"`), exactly as Go computes them, fractions of a unit
 //! through a `float64` and the range checked against 2^63.
 
-use crate::go::time::parse::quote;
+use super::parse::quote;
 
 /// `time.ParseDuration`.
 pub(crate) fn parse_duration(text: &str) -> Result<i64, String> {

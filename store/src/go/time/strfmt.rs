@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use chrono::{DateTime, FixedOffset, NaiveDateTime};
 use regex::Regex;
 
-use crate::go::time::duration;
+use super::duration;
 
 /// `strfmt.IsDate`.
 pub(crate) fn is_date(s: &str) -> bool {

@@ -7,11 +7,8 @@ use serde_json::{Map, Value, json};
 use super::{TOTAL_ANNOTATION_SIZE_LIMIT, string_list, string_map, text};
 use crate::go::json::encode::go_json;
 use crate::go::strconv::is_print;
-use crate::machinery::field::BadValue;
-use crate::machinery::field::ErrorType;
-use crate::machinery::field::{ErrorList, FieldError, Path};
-use crate::machinery::names::is_qualified_name;
-use crate::machinery::names::is_valid_label_value;
+use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path, error_with_written_value};
+use crate::machinery::names::{is_qualified_name, is_valid_label_value};
 
 /// `FieldManagerMaxLength`.
 const FIELD_MANAGER_MAX_LENGTH: i64 = 128;
@@ -97,16 +94,6 @@ fn go_owner_reference(reference: &Value) -> String {
     format!("{{{}}}", fields.join(","))
 }
 
-/// An invalid value Go prints as the JSON of a struct (`rendered`).
-fn invalid_struct(path: &Path, rendered: String, detail: String) -> FieldError {
-    FieldError {
-        kind: ErrorType::Invalid,
-        field: path.clone(),
-        value: BadValue::Omit,
-        detail: format!("{rendered}: {detail}"),
-    }
-}
-
 /// `ValidateOwnerReferences`: each reference complete, not to an Event,
 /// and at most one controller. The errors point at `ownerReferences`
 /// itself, not at an item.
@@ -141,10 +128,11 @@ pub fn validate_owner_references(meta: &Value, path: &Path) -> ErrorList {
             }
         }
         if group.is_empty() && version == "v1" && kind == "Event" {
-            errors.push(invalid_struct(
+            errors.push(error_with_written_value(
+                ErrorType::Invalid,
                 path,
-                go_owner_reference(reference),
-                format!("{group}/{version}, Kind={kind} is disallowed from being an owner"),
+                &go_owner_reference(reference),
+                &format!("{group}/{version}, Kind={kind} is disallowed from being an owner"),
             ));
         }
         if reference.get("controller") == Some(&Value::Bool(true)) {
@@ -152,10 +140,11 @@ pub fn validate_owner_references(meta: &Value, path: &Path) -> ErrorList {
             match &first_controller {
                 Some(first) => {
                     let all: Vec<String> = references.iter().map(go_owner_reference).collect();
-                    errors.push(invalid_struct(
+                    errors.push(error_with_written_value(
+                        ErrorType::Invalid,
                         path,
-                        format!("[{}]", all.join(",")),
-                        format!(
+                        &format!("[{}]", all.join(",")),
+                        &format!(
                             "Only one reference can have Controller set to true. Found \"true\" in references for {first} and {name}"
                         ),
                     ));

@@ -4,11 +4,10 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::machinery::names::generate_name;
-use crate::machinery::names::mask_trailing_dash;
-use crate::machinery::names::name_is_dns_label;
-use crate::machinery::names::name_is_dns1035_label;
-use crate::machinery::names::name_is_path_segment;
+use crate::machinery::names::{
+    generate_name, mask_trailing_dash, name_is_dns_label, name_is_dns1035_label,
+    name_is_path_segment,
+};
 
 const SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const NAME_PART: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";

@@ -14,6 +14,7 @@ use cel::common::ast::{EntryExpr, Expr, LiteralValue, SourceInfo};
 use super::check::Issue;
 use super::formatcheck;
 use super::types::Ty;
+use crate::go::regexp::compile;
 use crate::go::time::duration::parse_duration;
 use crate::go::time::strfmt::parse_date_time;
 
@@ -155,7 +156,7 @@ impl Walk<'_> {
             return;
         };
         let valid = match (function, literal) {
-            ("matches", LiteralValue::String(s)) => regex::Regex::new(s.inner()).is_ok(),
+            ("matches", LiteralValue::String(s)) => compile(s.inner()).is_ok(),
             ("duration", LiteralValue::String(s)) => go_duration_in_range(s.inner()),
             // Declared, but the real server cannot convert an int.
             ("duration", LiteralValue::Int(_)) => false,

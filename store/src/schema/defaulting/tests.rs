@@ -6,8 +6,7 @@
 use serde_json::{Value, json};
 
 use super::{default, prune_defaults, prune_nulls};
-use crate::schema::Additional;
-use crate::schema::Schema;
+use crate::schema::{Additional, Schema};
 
 fn defaulted(object: Value, schema: Value) -> Value {
     let mut object = object;

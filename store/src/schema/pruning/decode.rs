@@ -11,8 +11,7 @@
 
 use serde_json::Value;
 
-use crate::go::fmt::go_print;
-use crate::go::fmt::go_type;
+use crate::go::fmt::{go_print, go_type};
 use crate::machinery::field::Path;
 use crate::schema::Schema;
 use crate::schema::defaulting::prune_nulls;

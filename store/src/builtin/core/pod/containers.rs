@@ -14,9 +14,7 @@ use crate::builtin::core::resources::{
     container_name_errors, overcommit_allowed, quantity, value_errors,
 };
 use crate::machinery::field::{ErrorList, FieldError, Path};
-use crate::machinery::names::is_dns1123_label;
-use crate::machinery::names::port_name_errors;
-use crate::machinery::names::port_number_errors;
+use crate::machinery::names::{is_dns1123_label, port_name_errors, port_number_errors};
 
 /// `IsNegativeErrorMsg`.
 pub(crate) const NEGATIVE: &str = "must be greater than or equal to 0";

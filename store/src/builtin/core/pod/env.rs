@@ -5,9 +5,7 @@
 use serde_json::Value;
 
 use crate::machinery::field::{ErrorList, FieldError, Path};
-use crate::machinery::names::config_map_key_errors;
-use crate::machinery::names::is_qualified_name;
-use crate::machinery::names::name_is_dns_subdomain;
+use crate::machinery::names::{config_map_key_errors, is_qualified_name, name_is_dns_subdomain};
 
 fn text<'a>(value: &'a Value, key: &str) -> &'a str {
     value.get(key).and_then(Value::as_str).unwrap_or_default()

@@ -4,12 +4,10 @@
 use serde_json::Value;
 
 use crate::machinery::field::{ErrorList, FieldError, Path};
-use crate::machinery::labels::requirement_operator_errors;
-use crate::machinery::labels::validate_label_selector;
-use crate::machinery::names::is_dns1123_label;
-use crate::machinery::names::is_dns1123_subdomain;
-use crate::machinery::names::is_qualified_name;
-use crate::machinery::names::is_valid_label_value;
+use crate::machinery::labels::{requirement_operator_errors, validate_label_selector};
+use crate::machinery::names::{
+    is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value,
+};
 
 fn text<'a>(value: &'a Value, key: &str) -> &'a str {
     value.get(key).and_then(Value::as_str).unwrap_or_default()

@@ -19,6 +19,7 @@
 //! A `default: null` in a schema is no default at all.
 
 mod prune;
+pub(crate) mod validation;
 
 use serde_json::Value;
 

@@ -11,11 +11,10 @@ use cel::{DeclarationError, Env, ExecutionError};
 use super::opaque::{Content, Opaque, arg, opaque_type, owned, text};
 use crate::go::time::strfmt;
 use crate::go::url::parse_request_uri;
-use crate::machinery::names::is_qualified_name;
-use crate::machinery::names::is_valid_label_value;
-use crate::machinery::names::name_is_dns_label;
-use crate::machinery::names::name_is_dns_subdomain;
-use crate::machinery::names::name_is_dns1035_label;
+use crate::machinery::names::{
+    is_qualified_name, is_valid_label_value, name_is_dns_label, name_is_dns_subdomain,
+    name_is_dns1035_label,
+};
 use crate::schema::validate::format_valid;
 
 static FORMAT_TYPE: Type = opaque_type("kubernetes.NamedFormat");

@@ -17,7 +17,7 @@ use cel::common::value::{CowVal, Val};
 use cel::parser::{Macro, MacroExprHelper};
 use cel::{DeclarationError, Env, ExecutionError, ParseError};
 
-use super::lib_lists::elements;
+use super::lists::elements;
 use super::opaque::{error, no_overload};
 
 /// The variable the target is bound to.
