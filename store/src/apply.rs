@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::api::status::Status;
 use crate::api::types::{PatchType, WriteOptions};
-use crate::builtin::fields::{Shape, undeclared};
+use crate::apis::fields::{Shape, undeclared};
 use crate::go::fmt::go_print;
 use crate::go::json::duplicates::duplicate_fields;
 use crate::go::json::encode::{go_json, go_json_patched};
@@ -151,7 +151,7 @@ impl Inner {
         }
         // Fields the schema (or the built-in kind) does not know cannot be
         // typed for apply.
-        let undeclared = match self.custom(res) {
+        let undeclared = match &res.custom {
             Some(custom) => custom.undeclared(&res.version, &config),
             None => undeclared(res, &config),
         };

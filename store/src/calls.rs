@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::api::status::Status;
 use crate::api::types::{ListOptions, PatchType, Propagation, WriteOptions};
-use crate::kinds::review::answer;
+use crate::apis::reviews::answer;
 use crate::machinery::object::meta;
 use crate::resource::info::ResourceInfo;
 use crate::store::Store;

@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use crate::api::status::Status;
 use crate::api::types::{DeleteOutcome, EventType, Propagation};
+use crate::apis::apiextensions::customresourcedefinition::is_crd;
 use crate::machinery::object::{finalizers, is_deleting, meta_mut, now};
 use crate::resource::info::ResourceInfo;
 use crate::store::Inner;
@@ -78,8 +79,7 @@ impl Inner {
             }
             return Ok(DeleteOutcome::Pending(out));
         }
-        let is_crd = res.group == "apiextensions.k8s.io" && res.kind == "CustomResourceDefinition";
-        if is_crd {
+        if is_crd(res) {
             self.remove_crd_objects(&existing);
         }
         let mut fins = finalizers(&existing);
@@ -105,7 +105,7 @@ impl Inner {
     }
 
     pub(crate) fn finish_delete(&mut self, res: &ResourceInfo, obj: Value) -> Value {
-        if res.group == "apiextensions.k8s.io" && res.kind == "CustomResourceDefinition" {
+        if is_crd(res) {
             self.remove_crd_objects(&obj);
             self.unregister_crd(&obj);
         }

@@ -29,7 +29,6 @@
 mod api;
 mod apis;
 mod apply;
-mod builtin;
 pub mod calls;
 mod delete;
 mod gc;
@@ -59,11 +58,11 @@ pub use api::types::{
     DeleteOutcome, EventType, FieldValidation, ListOptions, ObjectList, PatchType, Propagation,
     StoreConfig, Warnings, WatchEvent, WatchId, WatchSink, WriteOptions,
 };
+pub use apis::reviews::answer as answer_review;
 /// Go's `encoding/json` syntax errors and kind names (the old path of [`go::json`]).
 pub use go::json as gojson;
 /// Duplicate fields in a JSON body (the old path of `go::json::duplicates`).
 pub use go::json::duplicates;
-pub use kinds::review::answer as answer_review;
 /// Field errors (the old path of `machinery::field`).
 pub use machinery::field;
 /// The checks of an object's metadata (the old path of `machinery::objectmeta`).

@@ -6,10 +6,10 @@ use serde_json::{Value, json};
 
 use crate::api::status::Status;
 use crate::api::types::EventType;
-use crate::builtin::core::service::is_service;
-use crate::builtin::rules;
-use crate::kinds::crd::is_crd;
-use crate::kinds::event::event_stored;
+use crate::apis::apiextensions::customresourcedefinition::is_crd;
+use crate::apis::builtin::rules;
+use crate::apis::core::service::is_service;
+use crate::apis::events::event_stored;
 use crate::machinery::names::{
     dns1123_label_message, is_dns1123_label, is_dns1123_subdomain, subdomain_regex_error,
 };

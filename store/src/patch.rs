@@ -1,11 +1,11 @@
 //! Strategic merge patch, as the real server applies it to the built-in
-//! kinds (their lists' merge keys from [`crate::builtin::fields`]).
+//! kinds (their lists' merge keys from [`crate::apis::builtin::fields`]).
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::builtin::fields::Shape;
+use crate::apis::fields::Shape;
 
 /// Applies a strategic merge patch to `target`, an object of the shape
 /// `shape` (a built-in kind's, [`Shape`]; `None` when it is not known:

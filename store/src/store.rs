@@ -12,7 +12,7 @@ use crate::api::types::{
     DeleteOutcome, EventType, ListOptions, ObjectList, PatchType, Propagation, StoreConfig,
     WriteOptions,
 };
-use crate::builtin::core::service::Held;
+use crate::apis::core::service::Held;
 use crate::machinery::object::{finalizers, meta, meta_mut};
 use crate::meta::{
     arrange, decode_continue, encode_continue, list_key, present, present_checked, present_owned,

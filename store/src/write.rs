@@ -4,12 +4,12 @@ use serde_json::{Map, Value, json};
 
 use crate::api::status::Status;
 use crate::api::types::{EventType, WriteOptions};
-use crate::builtin::{
+use crate::apis::apiextensions::customresource::Write;
+use crate::apis::apiextensions::customresourcedefinition::{self, is_crd};
+use crate::apis::builtin::{
     allocate, allow_create_on_update, decode, default, prepare_create, prepare_update, rules,
     validate_create, validate_update, warnings,
 };
-use crate::kinds::crd::is_crd;
-use crate::kinds::custom as super_custom;
 use crate::machinery::field::{FieldError, Path};
 use crate::machinery::names::generate_name;
 use crate::machinery::object::{finalizers, is_deleting, meta, meta_mut, now};
@@ -102,7 +102,7 @@ impl Inner {
             for warning in warnings(res, &obj, None) {
                 opts.warnings.add(warning);
             }
-            self.validate_custom(res, &obj, None, super_custom::Write::Create, opts)?;
+            self.validate_custom(res, &obj, None, Write::Create, opts)?;
         }
         if obj.pointer("/metadata/managedFields").is_none() {
             let manager = opts
@@ -117,7 +117,7 @@ impl Inner {
             m.insert("kind".into(), json!(res.kind));
         }
         if is_crd(res) {
-            Inner::prepare_crd(&mut full, None, opts)?;
+            customresourcedefinition::prepare(&mut full, None, opts)?;
         }
         if given_version.is_some() && !opts.dry_run {
             return Err(Status::version_set_on_create());
@@ -132,8 +132,12 @@ impl Inner {
             // Stored as the real server stores it, then established by
             // its controller: ADDED, then MODIFIED with the conditions.
             self.register_crd(&full, None)?;
-            let created = self.commit(res, EventType::Added, Inner::crd_initial_status(full));
-            let established = self.crd_status(created.clone(), None);
+            let created = self.commit(
+                res,
+                EventType::Added,
+                customresourcedefinition::initial_status(full),
+            );
+            let established = customresourcedefinition::status(created.clone(), None);
             self.commit(res, EventType::Modified, established);
             return Ok(created);
         }
@@ -351,9 +355,9 @@ impl Inner {
         }
         if !opts.skip_validation {
             let write = if subresource == Some("status") {
-                super_custom::Write::Status
+                Write::Status
             } else {
-                super_custom::Write::Update
+                Write::Update
             };
             validate_update(res, &new, existing, subresource == Some("status"))?;
             if subresource.is_none() {
@@ -364,14 +368,14 @@ impl Inner {
             self.validate_custom(res, &new, Some(existing), write, opts)?;
         }
         if is_crd(res) && subresource.is_none() {
-            Inner::prepare_crd(&mut new, Some(existing), opts)?;
+            customresourcedefinition::prepare(&mut new, Some(existing), opts)?;
         }
         if opts.dry_run {
             return Ok(new);
         }
         if is_crd(res) {
             self.register_crd(&new, Some(existing))?;
-            new = self.crd_status(new, Some(existing));
+            new = customresourcedefinition::status(new, Some(existing));
         }
         if is_deleting(&new) && finalizers(&new).is_empty() {
             // The write that removes the last finalizer deletes the object;

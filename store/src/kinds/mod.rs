@@ -2,6 +2,4 @@
 
 pub(crate) mod crd;
 pub(crate) mod custom;
-pub(crate) mod event;
 pub(crate) mod namespace;
-pub(crate) mod review;

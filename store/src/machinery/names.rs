@@ -6,6 +6,8 @@
 //! `pkg/api/validation/generic.go`, and name generation
 //! (`storage/names`).
 
+use super::field::{ErrorList, FieldError, Path};
+
 /// A check of a name: the name, whether it is a `generateName` prefix;
 /// what is wrong with it, if anything (`ValidateNameFunc`).
 pub type NameFn = fn(&str, bool) -> Vec<String>;
@@ -344,4 +346,16 @@ pub(crate) fn port_name_errors(name: &str) -> Vec<String> {
         errors.push("must not begin or end with a hyphen".to_string());
     }
     errors
+}
+
+/// A reference's `kind` or `name`: required, and a path segment
+/// (`IsPathSegmentName`), as object references of several kinds check them.
+pub(crate) fn required_path_segment(value: &str, path: &Path) -> ErrorList {
+    if value.is_empty() {
+        return vec![FieldError::required(path, "")];
+    }
+    is_path_segment_name(value)
+        .into_iter()
+        .map(|message| FieldError::invalid(path, value, message))
+        .collect()
 }

@@ -13,9 +13,10 @@ use serde_json::{Value, json};
 use crate::machinery::field::Path;
 use crate::machinery::version::version_priority;
 use crate::schema::cel::{Rules, compile};
+use crate::schema::coerce::{DecodeOptions, coerce_decoded};
 use crate::schema::defaulting::{default, prune_defaults};
 use crate::schema::props::Schema;
-use crate::schema::pruning::{DecodeOptions, coerce_decoded, prune};
+use crate::schema::pruning::prune;
 
 /// The schemas of one version of a CRD.
 pub(crate) struct VersionSchema {

@@ -6,8 +6,8 @@ use super::builtin::is_builtin;
 use super::conversion::{Conversion, conversion_failed};
 use super::custom::CustomSchemas;
 use crate::api::status::Status;
+use crate::apis::events::event_view;
 use crate::go::json::decode::go_numbers;
-use crate::kinds::event::event_view;
 
 /// A served resource: what discovery lists and what the store keys objects by.
 #[derive(Clone, Debug, PartialEq)]

@@ -70,25 +70,24 @@ impl Layout {
     /// The layout's elements (`RFC3339Micro` is `RFC3339` with exactly six
     /// fractional digits after the seconds).
     fn elements(self) -> Vec<Element> {
-        use Element::*;
         const MICRO: [Element; 13] = [
-            LongYear,
-            Literal("-"),
-            ZeroMonth,
-            Literal("-"),
-            ZeroDay,
-            Literal("T"),
-            Hour,
-            Literal(":"),
-            ZeroMinute,
-            Literal(":"),
-            ZeroSecond,
-            FracSecond0(6),
-            ColonTz,
+            Element::LongYear,
+            Element::Literal("-"),
+            Element::ZeroMonth,
+            Element::Literal("-"),
+            Element::ZeroDay,
+            Element::Literal("T"),
+            Element::Hour,
+            Element::Literal(":"),
+            Element::ZeroMinute,
+            Element::Literal(":"),
+            Element::ZeroSecond,
+            Element::FracSecond0(6),
+            Element::ColonTz,
         ];
         MICRO
             .into_iter()
-            .filter(|e| self == Layout::Rfc3339Micro || !matches!(e, FracSecond0(_)))
+            .filter(|e| self == Layout::Rfc3339Micro || !matches!(e, Element::FracSecond0(_)))
             .collect()
     }
 }

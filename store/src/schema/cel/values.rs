@@ -18,7 +18,7 @@ use cel::common::value::{Builtin, BuiltinRef, Val};
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use serde_json::Value;
 
-use super::types::{RESERVED, additional_schema, escape, with_type_and_object_meta};
+use super::types::{RESERVED, escape, with_type_and_object_meta};
 use crate::go::time::strfmt;
 use crate::schema::Schema;
 
@@ -48,7 +48,7 @@ fn convert(value: &Value, schema: &Schema) -> CelValue {
     match (schema.type_.as_deref(), value) {
         (Some("object"), Value::Object(map)) => {
             let mut entries: HashMap<CelMapKey<'static>, CelValue> = HashMap::new();
-            if let Some(values) = additional_schema(schema) {
+            if let Some(values) = schema.additional_schema() {
                 for (k, v) in map {
                     entries.insert(CelMapKey::from(k.clone()), to_cel(v, values, false));
                 }

@@ -24,8 +24,8 @@ pub(crate) mod validation;
 use serde_json::Value;
 
 use super::Schema;
-use super::pruning::additional_schema;
 
+use crate::schema::props::Additional;
 pub use prune::prune_defaults;
 
 /// The default of a schema node (`Default.Object`, which a JSON `null`
@@ -70,7 +70,7 @@ fn default_node(value: &mut Value, schema: Option<&Schema>) {
                 if let Some(property) = schema.properties.get(key) {
                     default_node(child, Some(property));
                 } else if let Some(additional) = &schema.additional_properties {
-                    let values = additional_schema(additional);
+                    let values = additional.schema();
                     if is_non_nullable_null(child, values) {
                         *child = values.and_then(default_of).cloned().unwrap_or(Value::Null);
                     }
@@ -112,7 +112,7 @@ fn schema_for_field<'a>(field: &str, schema: Option<&'a Schema>) -> Option<&'a S
     schema
         .additional_properties
         .as_ref()
-        .and_then(additional_schema)
+        .and_then(Additional::schema)
 }
 
 fn prune_nulls_node(value: &mut Value, schema: Option<&Schema>) {

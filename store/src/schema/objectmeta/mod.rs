@@ -23,8 +23,11 @@ mod decode;
 use serde_json::{Map, Value};
 
 use super::Schema;
-use super::pruning::additional_schema;
 use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::names::is_dns1035_label;
+use crate::machinery::names::is_path_segment_name;
+use crate::machinery::names::is_path_segment_prefix;
+use crate::machinery::objectmeta::validate_object_meta_with;
 
 pub use decode::{ObjectMeta, ObjectMetaOptions, get_object_meta};
 
@@ -92,7 +95,7 @@ fn coerce_node(
                         unknown,
                     )?;
                 } else if let Some(additional) = &schema.additional_properties {
-                    let values = additional_schema(additional);
+                    let values = additional.schema();
                     let child_embedded = values.is_some_and(|s| s.embedded_resource);
                     coerce_node(
                         &path.key(&key),
@@ -213,7 +216,7 @@ fn validate_node(
                         errors,
                     );
                 } else if let Some(additional) = &schema.additional_properties {
-                    let values = additional_schema(additional);
+                    let values = additional.schema();
                     let child_embedded = values.is_some_and(|s| s.embedded_resource);
                     validate_node(&path.key(key), child, values, child_embedded, errors);
                 }
@@ -241,9 +244,9 @@ fn parse_group_version(api_version: &str) -> Option<String> {
 /// `validatePathSegment`: the names of embedded resources.
 fn path_segment(name: &str, prefix: bool) -> Vec<String> {
     if prefix {
-        crate::machinery::names::is_path_segment_prefix(name)
+        is_path_segment_prefix(name)
     } else {
-        crate::machinery::names::is_path_segment_name(name)
+        is_path_segment_name(name)
     }
 }
 
@@ -283,8 +286,7 @@ fn validate_embedded_resource(path: &Path, map: &Map<String, Value>, errors: &mu
                     )),
                     Some("") => errors.push(FieldError::invalid(&field, "", "must not be empty")),
                     Some(kind) => {
-                        let problems =
-                            crate::machinery::names::is_dns1035_label(&kind.to_lowercase());
+                        let problems = is_dns1035_label(&kind.to_lowercase());
                         if !problems.is_empty() {
                             errors.push(FieldError::invalid(
                                 &field,
@@ -313,7 +315,7 @@ fn validate_embedded_resource(path: &Path, map: &Map<String, Value>, errors: &mu
                             .get("namespace")
                             .and_then(Value::as_str)
                             .is_some_and(|ns| !ns.is_empty());
-                        errors.extend(crate::machinery::objectmeta::validate_object_meta_with(
+                        errors.extend(validate_object_meta_with(
                             &meta,
                             namespaced,
                             path_segment,

@@ -18,32 +18,19 @@
 //! for the key `a` of `labels`, whatever dots it has), sorted as Go sorts
 //! strings (byte order), as `PruneWithOptions` sorts them.
 //!
-//! [`coerce_decoded`] is the whole of what the decoder does to a custom
-//! resource (pruning among it), and lists its unknown fields in the real
-//! server's order.
-
-mod decode;
+//! [`crate::schema::coerce`] is the whole of what the decoder does to a
+//! custom resource (pruning among it), and lists its unknown fields in the
+//! real server's order.
 
 use serde_json::Value;
 
-use super::{Additional, Schema};
-
-pub use decode::{DecodeOptions, coerce_decoded, coerce_decoded_over};
+use super::Schema;
 
 /// The fields every resource has that a schema does not list.
 const META_FIELDS: [&str; 3] = ["apiVersion", "kind", "metadata"];
 
 fn is_meta_field(key: &str) -> bool {
     META_FIELDS.contains(&key)
-}
-
-/// The schema of the values of an `additionalProperties`: none for `true`
-/// or `false` (`StructuralOrBool` without a `Structural`).
-pub(crate) fn additional_schema(additional: &Additional) -> Option<&Schema> {
-    match additional {
-        Additional::Schema(schema) => Some(schema),
-        Additional::Allows(_) => None,
-    }
 }
 
 /// Removes from `value` the fields `schema` does not know, and returns
@@ -118,7 +105,7 @@ fn prune_node(value: &mut Value, schema: Option<&Schema>, embedded: bool, t: &mu
                     t.parent.truncate(depth);
                 } else if let Some(additional) = &schema.additional_properties {
                     t.append_key(key);
-                    let values = additional_schema(additional);
+                    let values = additional.schema();
                     let child_embedded = values.is_some_and(|s| s.embedded_resource);
                     prune_node(child, values, child_embedded, t);
                     t.parent.truncate(depth);
@@ -168,7 +155,7 @@ fn skip_prune(value: &mut Value, schema: Option<&Schema>, embedded: bool, t: &mu
                     t.parent.truncate(depth);
                 } else if let Some(additional) = &schema.additional_properties {
                     t.append_key(key);
-                    let values = additional_schema(additional);
+                    let values = additional.schema();
                     let child_embedded = values.is_some_and(|s| s.embedded_resource);
                     prune_node(child, values, child_embedded, t);
                     t.parent.truncate(depth);
