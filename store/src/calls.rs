@@ -16,7 +16,7 @@ use crate::api::types::{ListOptions, PatchType, Propagation, WriteOptions};
 use crate::apis::reviews::answer;
 use crate::machinery::object::meta;
 use crate::resource::info::ResourceInfo;
-use crate::store::Store;
+use crate::store::handle::Store;
 
 pub use crate::api::decode::decode_object;
 pub use rekon_rules::{IndexKeyRef, KindRef, MAX_EVENT_REASON};

@@ -28,28 +28,19 @@
 
 mod api;
 mod apis;
-mod apply;
 pub mod calls;
-mod delete;
-mod gc;
+mod fieldmanager;
 mod go;
-mod kinds;
 mod machinery;
-mod managed;
-mod meta;
-mod objects;
-mod patch;
+mod registry;
 pub mod resource;
 pub mod schema;
-mod snapshot;
 mod store;
-mod structured;
-mod watch;
-mod write;
 
 #[cfg(test)]
 mod tests;
 
+pub use crate::store::handle::Store;
 /// Field selectors (the old path of `api::selector`).
 pub use api::selector;
 pub use api::selector::{FieldLabels, FieldSelector, LabelSelector};
@@ -70,4 +61,3 @@ pub use machinery::objectmeta as metadata;
 pub use resource::{
     Conversion, Converter, CustomSchemas, ResourceInfo, Subresource, builtin_resources, is_builtin,
 };
-pub use store::Store;

@@ -4,7 +4,7 @@ use crate::api::types::{
     DeleteOutcome, EventType, ListOptions, PatchType, Propagation, StoreConfig, WriteOptions,
 };
 use crate::resource::info::ResourceInfo;
-use crate::store::Store;
+use crate::store::handle::Store;
 
 fn store() -> Store {
     Store::new(StoreConfig::default())

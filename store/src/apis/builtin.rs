@@ -17,15 +17,18 @@
 
 use serde_json::Value;
 
+use super::apiextensions::customresourcedefinition::is_crd;
 use super::core::finalizers::kube_finalizer_name;
 use super::strategy::Rules;
 use super::{apps, autoscaling, batch, coordination, core, fields, networking, policy, rbac};
 use crate::api::status::Status;
 use crate::api::types::WriteOptions;
 use crate::machinery::field::{ErrorList, Path};
+use crate::machinery::names::{
+    dns1123_label_message, is_dns1123_label, is_dns1123_subdomain, subdomain_regex_error,
+};
 use crate::machinery::objectmeta::{validate_object_meta_update, validate_object_meta_with};
 use crate::resource::info::ResourceInfo;
-use crate::store::Inner;
 
 /// The rules of `res`'s kind, when it is a built-in kind that has some.
 pub(crate) fn rules(res: &ResourceInfo) -> Option<&'static Rules> {
@@ -217,35 +220,6 @@ fn refuse(res: &ResourceInfo, obj: &Value, errors: ErrorList) -> Result<(), Stat
     ))
 }
 
-/// What a kind's storage assigns before validation, from what is stored:
-/// a Service's cluster IP and node ports (`BeginCreate`, `BeginUpdate`).
-/// Its refusals come alone, before the kind's checks.
-pub(crate) fn allocate(
-    store: &mut Inner,
-    res: &ResourceInfo,
-    obj: &mut Value,
-    old: Option<&Value>,
-) -> Result<(), Status> {
-    if !core::service::is_service(res) {
-        return Ok(());
-    }
-    let key = res.key();
-    let objects = &store.objects;
-    let held = store.services.get_or_insert_with(|| {
-        core::service::Held::of(
-            objects
-                .get(&key)
-                .into_iter()
-                .flat_map(|o| o.values().map(std::sync::Arc::as_ref)),
-        )
-    });
-    let ranges = core::service::Ranges::new(
-        &store.config.service_cluster_ip_range,
-        store.config.service_node_port_range,
-    );
-    core::service::allocate(obj, old, &core::service::Taken::besides(held, old), &ranges)
-}
-
 /// Refuses, as the real server's decoding does (`400 BadRequest`, `Kind in
 /// version "v1" cannot be handled as a Kind: why`), an object that does
 /// not fit its kind's Go type: Secret data that is not base64, a quantity
@@ -314,4 +288,64 @@ pub(crate) fn warnings(res: &ResourceInfo, obj: &Value, old: Option<&Value>) -> 
         ("batch", "CronJob") => batch::cronjob::warnings(obj, old),
         _ => Vec::new(),
     }
+}
+
+/// The checks of the metadata of an object of `res`'s kind that the store
+/// makes when the kind has no rules of its own here (and, for the labels'
+/// types, when it has): the name's format and the labels'.
+pub(crate) fn validate_generic(res: &ResourceInfo, obj: &Value, name: &str) -> Result<(), Status> {
+    // A CRD's metadata is checked with the rest of it (`validate_crd`),
+    // its errors all listed.
+    let own_checks = is_crd(res) || rules(res).is_some();
+    let ok = own_checks
+        || if res.kind == "Namespace" && res.group.is_empty() {
+            is_dns1123_label(name).is_empty()
+        } else {
+            is_dns1123_subdomain(name).is_empty()
+        };
+    if !ok {
+        let rule = if res.kind == "Namespace" {
+            dns1123_label_message()
+        } else {
+            subdomain_regex_error()
+        };
+        return Err(Status::invalid(
+            res,
+            name,
+            "metadata.name",
+            "FieldValueInvalid",
+            &format!("Invalid value: \"{name}\": {rule}"),
+        ));
+    }
+    if let Some(labels) = obj.pointer("/metadata/labels").and_then(Value::as_object) {
+        for (k, v) in labels {
+            if !v.is_string() {
+                return Err(Status::bad_request(format!(
+                    "{} in version \"{}\" cannot be handled as a {}: json: cannot unmarshal {} into Go struct field ObjectMeta.metadata.labels of type string",
+                    res.kind, res.version, res.kind, v
+                )));
+            }
+            let vs = v.as_str().unwrap_or("");
+            let key_name = k.rsplit('/').next().unwrap_or("");
+            let valid_value = vs.len() <= 63
+                && vs
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                && (vs.is_empty()
+                    || (vs.starts_with(|c: char| c.is_ascii_alphanumeric())
+                        && vs.ends_with(|c: char| c.is_ascii_alphanumeric())));
+            if !own_checks && (key_name.is_empty() || !valid_value) {
+                return Err(Status::invalid(
+                    res,
+                    name,
+                    "metadata.labels",
+                    "FieldValueInvalid",
+                    &format!(
+                        "Invalid value: \"{vs}\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }

@@ -9,9 +9,6 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::api::status::Status;
-use crate::store::{Inner, Store};
-
 /// Converts objects of some custom resources between their versions.
 pub trait Converter: Send + Sync + 'static {
     /// Whether it converts the objects of `kind` in `group`.
@@ -25,7 +22,7 @@ pub trait Converter: Send + Sync + 'static {
 /// storage version they are kept in.
 #[derive(Clone)]
 pub struct Conversion {
-    converter: Arc<dyn Converter>,
+    pub(crate) converter: Arc<dyn Converter>,
     /// The `apiVersion` objects are stored in.
     pub storage_api_version: String,
 }
@@ -67,57 +64,5 @@ impl Conversion {
                     .unwrap_or_default();
                 format!("conversion webhook for {from}, Kind={kind} failed: {why}")
             })
-    }
-}
-
-/// The 500 of a conversion that failed during a request: no reason, the
-/// converter's words alone, as kube-apiserver answers it.
-pub(crate) fn conversion_failed(message: String) -> Status {
-    Status {
-        code: 500,
-        reason: String::new(),
-        message,
-        details: None,
-    }
-}
-
-impl Inner {
-    /// Sets (or clears) the conversion of every served version of the
-    /// custom resources `converter` converts, from their CRDs' storage
-    /// versions.
-    pub(crate) fn apply_converter(&mut self) {
-        let converter = self.converter.clone();
-        for res in &mut self.resources {
-            res.conversion = match (&converter, &res.storage_version) {
-                (Some(converter), Some(version)) if converter.converts(&res.group, &res.kind) => {
-                    Some(Conversion {
-                        converter: converter.clone(),
-                        storage_api_version: format!("{}/{version}", res.group),
-                    })
-                }
-                _ => None,
-            };
-        }
-        // Open watches keep their resource: bring them up to date too.
-        let resources = self.resources.clone();
-        for sub in &mut self.subs {
-            if let Some(res) = resources.iter().find(|r| {
-                r.group == sub.res.group
-                    && r.version == sub.res.version
-                    && r.plural == sub.res.plural
-            }) {
-                sub.res.conversion = res.conversion.clone();
-            }
-        }
-    }
-}
-
-impl Store {
-    /// Installs (or with `None` removes) the converter of custom resources'
-    /// versions. Call it again when what it converts changes.
-    pub fn set_converter(&self, converter: Option<Arc<dyn Converter>>) {
-        let mut inner = self.lock();
-        inner.converter = converter;
-        inner.apply_converter();
     }
 }

@@ -3,11 +3,8 @@
 use serde_json::{Map, Value, json};
 
 use super::builtin::is_builtin;
-use super::conversion::{Conversion, conversion_failed};
+use super::conversion::Conversion;
 use super::custom::CustomSchemas;
-use crate::api::status::Status;
-use crate::apis::events::event_view;
-use crate::go::json::decode::go_numbers;
 
 /// A served resource: what discovery lists and what the store keys objects by.
 #[derive(Clone, Debug, PartialEq)]
@@ -340,122 +337,5 @@ impl ResourceInfo {
     /// events.k8s.io Events: a view of core/v1 Events.
     pub(crate) fn is_events_api(&self) -> bool {
         self.group == "events.k8s.io" && self.plural == "events"
-    }
-
-    /// `o` (as stored) as this resource's clients see its fields: in this
-    /// version, converted when a converter converts it.
-    pub(crate) fn view<'a>(&self, o: &'a Value) -> std::borrow::Cow<'a, Value> {
-        match self.try_view(o) {
-            Ok(view) => view,
-            Err(status) => {
-                // A watch event has no way to fail: it carries the object
-                // as stored, and the log says why.
-                tracing::warn!(message = %status.message, "conversion failed: object kept as stored");
-                std::borrow::Cow::Borrowed(o)
-            }
-        }
-    }
-
-    /// [`ResourceInfo::view`], or the 500 of a failed conversion (a read
-    /// or list in a version the converter cannot produce fails as a whole,
-    /// as kube-apiserver's does).
-    pub(crate) fn try_view<'a>(&self, o: &'a Value) -> Result<std::borrow::Cow<'a, Value>, Status> {
-        if self.is_events_api() {
-            return Ok(std::borrow::Cow::Owned(event_view(o)));
-        }
-        if o.get("apiVersion")
-            .and_then(Value::as_str)
-            .is_some_and(|v| self.is_api_version(v))
-        {
-            // In this version already.
-            return Ok(std::borrow::Cow::Borrowed(o));
-        }
-        if let Some(conversion) = &self.conversion {
-            match conversion.to(o, &self.api_version()) {
-                Ok(Some(mut converted)) => {
-                    // What a converter gives is pruned by the schema of the
-                    // version it converted to, as the real server does.
-                    if let Some(custom) = &self.custom {
-                        custom.prune_as(&self.version, &mut converted);
-                    }
-                    return Ok(std::borrow::Cow::Owned(converted));
-                }
-                Ok(None) => {}
-                Err(message) => return Err(conversion_failed(message)),
-            }
-        }
-        if let Some(custom) = &self.custom
-            && !o
-                .get("apiVersion")
-                .and_then(Value::as_str)
-                .is_some_and(|v| self.is_api_version(v))
-        {
-            // Strategy None: the apiVersion changes, and the object is
-            // pruned by this version's schema.
-            return Ok(std::borrow::Cow::Owned(custom.to_version(
-                o.clone(),
-                &self.group,
-                &self.version,
-            )));
-        }
-        Ok(std::borrow::Cow::Borrowed(o))
-    }
-
-    /// Whether `o`, written through this resource, converts to the storage
-    /// version: the 500 of a failed conversion refuses the write.
-    pub(crate) fn check_stored(&self, o: &Value) -> Result<(), Status> {
-        let Some(conversion) = &self.conversion else {
-            return Ok(());
-        };
-        let mut o = o.clone();
-        if o.get("apiVersion").is_none()
-            && let Some(m) = o.as_object_mut()
-        {
-            m.insert("apiVersion".into(), Value::String(self.api_version()));
-        }
-        conversion
-            .to(&o, &conversion.storage_api_version)
-            .map(|_| ())
-            .map_err(conversion_failed)
-    }
-
-    /// `o`, written through this resource, as it is stored: in the
-    /// storage version when a converter converts it.
-    pub(crate) fn stored(&self, mut o: Value) -> Value {
-        if self.custom.is_some() {
-            // Stored as Go writes what it decoded: `2.0` is `2`.
-            go_numbers(&mut o);
-        }
-        let Some(conversion) = &self.conversion else {
-            // Strategy None: the storage version's apiVersion, pruned by
-            // its schema.
-            return match &self.custom {
-                Some(custom) => {
-                    let storage = custom.storage().to_string();
-                    custom.to_version(o, &self.group, &storage)
-                }
-                None => o,
-            };
-        };
-        if o.get("apiVersion").is_none()
-            && let Some(m) = o.as_object_mut()
-        {
-            m.insert("apiVersion".into(), Value::String(self.api_version()));
-        }
-        match conversion.to(&o, &conversion.storage_api_version) {
-            Ok(Some(mut converted)) => {
-                if let Some(custom) = &self.custom {
-                    let storage = custom.storage().to_string();
-                    custom.prune_as(&storage, &mut converted);
-                }
-                converted
-            }
-            Ok(None) => o,
-            Err(message) => {
-                // Writes check the conversion first (`check_stored`).
-                tracing::warn!(message, "conversion failed: object stored as written");
-                o
-            }
-        }
     }
 }

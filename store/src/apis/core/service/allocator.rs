@@ -90,7 +90,7 @@ where
 }
 
 /// The addresses every stored Service holds, kept by the store as Services
-/// are written (`Inner::services`), so that an allocation reads no Service.
+/// are written (`Registry::services`), so that an allocation reads no Service.
 #[derive(Debug, Default)]
 pub(crate) struct Held {
     ips: BTreeSet<u32>,

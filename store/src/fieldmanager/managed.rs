@@ -2,10 +2,12 @@
 
 use serde_json::{Map, Value, json};
 
+use super::compare::compare;
+use super::fieldpath;
+use super::fieldpath::{FieldPath, FieldSet};
+use super::typed::Ty;
 use crate::machinery::object::{meta_mut, now};
 use crate::resource::info::ResourceInfo;
-use crate::structured;
-use crate::structured::{FieldPath, FieldSet, Ty};
 
 pub(crate) struct ManagedEntry {
     pub(crate) manager: String,
@@ -44,7 +46,7 @@ pub(crate) fn read_managed(o: &Value) -> Vec<ManagedEntry> {
                         .map(str::to_string),
                     fields: e
                         .get("fieldsV1")
-                        .map(structured::parse_fields_v1)
+                        .map(fieldpath::parse_fields_v1)
                         .unwrap_or_default(),
                 })
                 .collect()
@@ -63,7 +65,7 @@ pub(crate) fn write_managed(o: &mut Value, entries: &[ManagedEntry]) {
             m.insert("apiVersion".into(), json!(e.api_version));
             m.insert("time".into(), json!(e.time));
             m.insert("fieldsType".into(), json!("FieldsV1"));
-            m.insert("fieldsV1".into(), structured::fields_v1(&e.fields));
+            m.insert("fieldsV1".into(), fieldpath::fields_v1(&e.fields));
             if let Some(s) = &e.subresource {
                 m.insert("subresource".into(), json!(s));
             }
@@ -130,7 +132,7 @@ pub(crate) fn ownable(res: &ResourceInfo, o: &Value, subresource: Option<&str>) 
 /// A field set without the paths the real server never records
 /// (`metadata` itself).
 pub(crate) fn strip_meta(mut set: FieldSet) -> FieldSet {
-    set.remove(&vec![structured::field("metadata")]);
+    set.remove(&vec![fieldpath::field("metadata")]);
     set
 }
 
@@ -149,7 +151,7 @@ pub(crate) fn track_update(
     let ty = root_type(res);
     let before = old.map(|o| ownable(res, o, subresource));
     let after = ownable(res, new, subresource);
-    let changes = structured::compare(before.as_ref(), Some(&after), ty);
+    let changes = compare(before.as_ref(), Some(&after), ty);
     let changed: FieldSet = strip_meta(changes.added.union(&changes.modified).cloned().collect());
     let removed = strip_meta(changes.removed);
     let sub = subresource.map(str::to_string);
@@ -187,5 +189,5 @@ pub(crate) fn track_update(
 
 /// A path as the real server prints it in a conflict.
 pub(crate) fn path_display(p: &FieldPath) -> String {
-    structured::display(p)
+    fieldpath::display(p)
 }

@@ -1,13 +1,14 @@
-//! Namespaces: no new content in a namespace being deleted.
+//! The namespace lifecycle (the `NamespaceLifecycle` admission plugin): no
+//! new content in a namespace that is missing or being deleted.
 
 use serde_json::json;
 
+use super::registry::Registry;
 use crate::api::status::Status;
 use crate::machinery::object::is_deleting;
 use crate::resource::info::ResourceInfo;
-use crate::store::Inner;
 
-impl Inner {
+impl Registry {
     pub(crate) fn check_namespace(
         &self,
         res: &ResourceInfo,

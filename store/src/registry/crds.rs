@@ -6,15 +6,15 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::registry::Registry;
 use crate::api::status::Status;
 use crate::api::types::EventType;
 use crate::apis::apiextensions::customresourcedefinition::resources;
 use crate::machinery::object::meta;
 use crate::resource::custom::CustomSchemas;
 use crate::resource::info::ResourceInfo;
-use crate::store::Inner;
 
-impl Inner {
+impl Registry {
     pub(crate) fn register_crd(&mut self, crd: &Value, old: Option<&Value>) -> Result<(), Status> {
         let crd_res = self
             .resources

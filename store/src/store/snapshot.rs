@@ -4,12 +4,12 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::handle::Store;
 use crate::api::status::Status;
 use crate::api::types::StoreConfig;
 use crate::machinery::object::{meta, strings};
 use crate::resource::builtin::builtin_resources;
 use crate::resource::info::ResourceInfo;
-use crate::store::Store;
 
 impl Store {
     /// Forgets the watch history: any watch resuming from a version before

@@ -1,20 +1,22 @@
-//! Helpers on objects as JSON: metadata, names, resourceVersions, continue tokens, field order.
+//! What a client reads: an object in the resource's version, its fields
+//! in the order the real server writes them (`apiVersion`, `kind`,
+//! `metadata` in `ObjectMeta`'s order, then the rest).
 
-use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
+use super::storage::{try_view, view};
 use crate::api::status::Status;
 use crate::machinery::object::META_ORDER;
 use crate::resource::info::ResourceInfo;
 
 /// The object as clients see it: `kind`, `apiVersion`, `metadata` first.
 pub(crate) fn present(res: &ResourceInfo, o: &Value) -> Value {
-    arrange(res, &res.view(o))
+    arrange(res, &view(res, o))
 }
 
 /// [`present`], or the 500 of a conversion that failed.
 pub(crate) fn present_checked(res: &ResourceInfo, o: &Value) -> Result<Value, Status> {
-    Ok(arrange(res, &*res.try_view(o)?))
+    Ok(arrange(res, &*try_view(res, o)?))
 }
 
 /// An object already in `res`'s field names ([`ResourceInfo::view`]), in
@@ -67,7 +69,7 @@ pub(crate) fn is_arranged(res: &ResourceInfo, o: &Value) -> bool {
 /// [`present`] of an object the caller gives away: no copy when it is
 /// already in `res`'s version and order.
 pub(crate) fn present_owned(res: &ResourceInfo, o: Value) -> Value {
-    let converted = match res.view(&o) {
+    let converted = match view(res, &o) {
         std::borrow::Cow::Borrowed(_) => None,
         std::borrow::Cow::Owned(view) => Some(view),
     };
@@ -153,134 +155,6 @@ pub(crate) fn put_in_order(o: &mut Value) {
         map.insert("metadata".into(), metadata);
     }
     map.extend(rest);
-}
-
-pub(crate) fn parse_rv(s: &str) -> Result<u64, Status> {
-    s.parse::<u64>()
-        .map_err(|_| Status::bad_request(format!("invalid resource version \"{s}\"")))
-}
-
-pub(crate) fn encode_continue(rv: u64, start: &str) -> String {
-    let tok = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": format!("{start}\u{0}")});
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(tok.to_string())
-}
-
-pub(crate) fn decode_continue(s: &str) -> Result<(i64, String), Status> {
-    let bad = || Status::bad_request("invalid continue token: continue key is not valid");
-    let trimmed = s.trim_end_matches('=');
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(trimmed)
-        .map_err(|_| bad())?;
-    let v: Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
-    let rv = v.get("rv").and_then(Value::as_i64).ok_or_else(bad)?;
-    let start = v
-        .get("start")
-        .and_then(Value::as_str)
-        .ok_or_else(bad)?
-        .trim_end_matches('\u{0}')
-        .to_string();
-    Ok((rv, start))
-}
-
-pub(crate) fn list_key(ns: &str, name: &str) -> String {
-    if ns.is_empty() {
-        name.to_string()
-    } else {
-        format!("{ns}/{name}")
-    }
-}
-
-/// Whether `a` and `b` differ outside `metadata` and `status` (what
-/// raises the generation).
-pub(crate) fn spec_differs(a: &Value, b: &Value) -> bool {
-    !equal_except(
-        a,
-        b,
-        &["metadata", "status", "apiVersion", "kind"],
-        |_, _, _| None,
-    )
-}
-
-/// Whether `a` and `b` are the same object but for resourceVersion and
-/// managedFields times (a write that changes nothing).
-pub(crate) fn same_object(a: &Value, b: &Value) -> bool {
-    equal_except(a, b, &["apiVersion", "kind"], |key, a, b| {
-        (key == "metadata").then(|| {
-            equal_except(a, b, &["resourceVersion"], |key, a, b| {
-                (key == "managedFields").then(|| match (a.as_array(), b.as_array()) {
-                    (Some(a), Some(b)) => {
-                        a.len() == b.len()
-                            && a.iter()
-                                .zip(b)
-                                .all(|(a, b)| equal_except(a, b, &["time"], |_, _, _| None))
-                    }
-                    _ => a == b,
-                })
-            })
-        })
-    })
-}
-
-/// Whether objects `a` and `b` have the same fields, those named in `skip`
-/// left out; `field` compares a field its own way when it answers.
-fn equal_except(
-    a: &Value,
-    b: &Value,
-    skip: &[&str],
-    field: impl Fn(&str, &Value, &Value) -> Option<bool>,
-) -> bool {
-    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
-        return a == b;
-    };
-    let kept = |m: &Map<String, Value>| m.keys().filter(|k| !skip.contains(&k.as_str())).count();
-    kept(a) == kept(b)
-        && a.iter()
-            .filter(|(k, _)| !skip.contains(&k.as_str()))
-            .all(|(k, va)| {
-                b.get(k)
-                    .is_some_and(|vb| field(k, va, vb).unwrap_or_else(|| va == vb))
-            })
-}
-
-/// Drops the metadata lists and maps that are empty, as the real server's
-/// `omitempty` encoding does: a patch that removes the last finalizer
-/// leaves no `finalizers: []` behind.
-pub(crate) fn omit_empty_metadata(obj: &mut Value) {
-    if let Some(Value::Object(md)) = obj.get_mut("metadata") {
-        md.retain(|key, value| {
-            let listed = matches!(
-                key.as_str(),
-                "labels" | "annotations" | "finalizers" | "ownerReferences" | "managedFields"
-            );
-            let empty = match value {
-                Value::Null => true,
-                Value::Array(a) => a.is_empty(),
-                Value::Object(o) => o.is_empty(),
-                _ => false,
-            };
-            !(listed && empty)
-        });
-    }
-}
-
-/// Byte fields (ConfigMap `binaryData`, Secret `data`) are `[]byte` in the
-/// real server: base64 with line breaks (as kustomize writes it) is decoded
-/// and served back canonical, without them.
-pub(crate) fn canonical_bytes(res: &ResourceInfo, obj: &mut Value) {
-    let field = match (res.group.as_str(), res.kind.as_str()) {
-        ("", "ConfigMap") => "binaryData",
-        ("", "Secret") => "data",
-        _ => return,
-    };
-    if let Some(Value::Object(bytes)) = obj.get_mut(field) {
-        for value in bytes.values_mut() {
-            if let Value::String(text) = value
-                && text.contains(|c: char| c.is_ascii_whitespace())
-            {
-                text.retain(|c| !c.is_ascii_whitespace());
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,150 +1,25 @@
-//! Create, replace and update, with defaults, generation and status rules.
+//! Replace and update, with the strategy's defaults and checks, generation
+//! and status rules, and the write that removes the last finalizer.
 
 use serde_json::{Map, Value, json};
 
+use super::allocate::allocate;
+use super::registry::Registry;
+use super::storage::{check_stored, omit_empty_metadata, view};
 use crate::api::status::Status;
 use crate::api::types::{EventType, WriteOptions};
 use crate::apis::apiextensions::customresource::Write;
 use crate::apis::apiextensions::customresourcedefinition::{self, is_crd};
 use crate::apis::builtin::{
-    allocate, allow_create_on_update, decode, default, prepare_create, prepare_update, rules,
-    validate_create, validate_update, warnings,
+    allow_create_on_update, decode, default, prepare_update, validate_generic, validate_update,
+    warnings,
 };
+use crate::fieldmanager::managed::{ManagedEntry, track_update, write_managed};
 use crate::machinery::field::{FieldError, Path};
-use crate::machinery::names::generate_name;
-use crate::machinery::object::{finalizers, is_deleting, meta, meta_mut, now};
-use crate::managed::{ManagedEntry, track_update, write_managed};
-use crate::meta::{omit_empty_metadata, same_object, spec_differs};
+use crate::machinery::object::{finalizers, is_deleting, meta, meta_mut};
 use crate::resource::info::ResourceInfo;
-use crate::store::Inner;
 
-impl Inner {
-    pub(crate) fn create(
-        &mut self,
-        res: &ResourceInfo,
-        namespace: Option<&str>,
-        mut obj: Value,
-        opts: &WriteOptions,
-    ) -> Result<Value, Status> {
-        if !obj.is_object() {
-            return Err(Status::bad_request(format!(
-                "the body of the request was not a {} object",
-                res.kind
-            )));
-        }
-        self.decode_body(res, &mut obj, None, opts)?;
-        decode(res, &obj)?;
-        default(res, &mut obj);
-        let mut name = meta(&obj, "name").unwrap_or_default();
-        if name.is_empty() {
-            match meta(&obj, "generateName").filter(|g| !g.is_empty()) {
-                Some(prefix) => {
-                    name = generate_name(&prefix);
-                }
-                // Custom resources and CRDs are refused by their own checks,
-                // with their other errors.
-                None if res.custom.is_some() || is_crd(res) || rules(res).is_some() => {}
-                None => {
-                    return Err(Status::invalid(
-                        res,
-                        "",
-                        "metadata.name",
-                        "FieldValueRequired",
-                        "Required value: name or generateName is required",
-                    ));
-                }
-            }
-        }
-        let ns = self.resolve_ns(res, namespace, &obj, &name)?;
-        if res.custom.is_none() {
-            self.validate(res, &obj, &name)?;
-        }
-        self.check_namespace(res, &ns, &name)?;
-        // Storage refuses an object that names a version (after validation).
-        let given_version = meta(&obj, "resourceVersion")
-            .and_then(|rv| rv.parse::<u64>().ok())
-            .filter(|rv| *rv != 0);
-        {
-            let md = meta_mut(&mut obj);
-            md.insert("name".into(), json!(name));
-            if res.namespaced {
-                md.insert("namespace".into(), json!(ns));
-            } else {
-                md.remove("namespace");
-            }
-            md.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
-            md.insert("creationTimestamp".into(), json!(now()));
-            md.remove("deletionTimestamp");
-            md.remove("deletionGracePeriodSeconds");
-            md.remove("resourceVersion");
-            md.remove("selfLink");
-            if res.has_generation() {
-                md.insert("generation".into(), json!(1));
-            } else {
-                md.remove("generation");
-            }
-            if md
-                .get("managedFields")
-                .is_some_and(|v| v.as_array().is_some_and(|a| a.is_empty()))
-            {
-                md.remove("managedFields");
-            }
-        }
-        if res.status_subresource
-            && let Some(m) = obj.as_object_mut()
-        {
-            m.remove("status");
-        }
-        prepare_create(res, &mut obj);
-        allocate(self, res, &mut obj, None)?;
-        if !opts.skip_validation {
-            validate_create(res, &obj)?;
-            for warning in warnings(res, &obj, None) {
-                opts.warnings.add(warning);
-            }
-            self.validate_custom(res, &obj, None, Write::Create, opts)?;
-        }
-        if obj.pointer("/metadata/managedFields").is_none() {
-            let manager = opts
-                .field_manager
-                .clone()
-                .unwrap_or_else(|| "unknown".into());
-            track_update(res, None, &mut obj, &manager, None);
-        }
-        let mut full = obj;
-        if let Some(m) = full.as_object_mut() {
-            m.insert("apiVersion".into(), json!(res.api_version()));
-            m.insert("kind".into(), json!(res.kind));
-        }
-        if is_crd(res) {
-            customresourcedefinition::prepare(&mut full, None, opts)?;
-        }
-        if given_version.is_some() && !opts.dry_run {
-            return Err(Status::version_set_on_create());
-        }
-        if self.find(res, &ns, &name).is_some() {
-            return Err(Status::already_exists(res, &name));
-        }
-        if opts.dry_run {
-            return Ok(full);
-        }
-        if is_crd(res) {
-            // Stored as the real server stores it, then established by
-            // its controller: ADDED, then MODIFIED with the conditions.
-            self.register_crd(&full, None)?;
-            let created = self.commit(
-                res,
-                EventType::Added,
-                customresourcedefinition::initial_status(full),
-            );
-            let established = customresourcedefinition::status(created.clone(), None);
-            self.commit(res, EventType::Modified, established);
-            return Ok(created);
-        }
-        res.check_stored(&full)?;
-        Ok(self.commit(res, EventType::Added, full))
-    }
-
+impl Registry {
     pub(crate) fn replace(
         &mut self,
         res: &ResourceInfo,
@@ -170,7 +45,7 @@ impl Inner {
         let ns = self.resolve_ns(res, namespace, &obj, name)?;
         let given = meta(&obj, "resourceVersion").filter(|s| !s.is_empty());
         let stored = self.find_shared(res, &ns, name);
-        let Some(existing) = stored.as_deref().map(|o| res.view(o)) else {
+        let Some(existing) = stored.as_deref().map(|o| view(res, o)) else {
             // Some kinds are created by an update of a missing object
             // (`AllowCreateOnUpdate`), when it names no version.
             if given.is_none() && opts.subresource.is_none() && allow_create_on_update(res) {
@@ -226,7 +101,7 @@ impl Inner {
         }
         decode(res, &incoming)?;
         if res.custom.is_none() {
-            self.validate(res, &incoming, &name)?;
+            validate_generic(res, &incoming, &name)?;
         }
         // What the client did with managedFields: kept them, cleared them
         // (an empty list), or wrote others.
@@ -389,11 +264,63 @@ impl Inner {
             self.collect_garbage();
             return Ok(out);
         }
-        res.check_stored(&new)?;
+        check_stored(res, &new)?;
         let out = self.commit(res, EventType::Modified, new);
         if is_deleting(&out) {
             self.collect_garbage();
         }
         Ok(out)
     }
+}
+
+/// Whether `a` and `b` differ outside `metadata` and `status` (what
+/// raises the generation).
+pub(crate) fn spec_differs(a: &Value, b: &Value) -> bool {
+    !equal_except(
+        a,
+        b,
+        &["metadata", "status", "apiVersion", "kind"],
+        |_, _, _| None,
+    )
+}
+
+/// Whether `a` and `b` are the same object but for resourceVersion and
+/// managedFields times (a write that changes nothing).
+pub(crate) fn same_object(a: &Value, b: &Value) -> bool {
+    equal_except(a, b, &["apiVersion", "kind"], |key, a, b| {
+        (key == "metadata").then(|| {
+            equal_except(a, b, &["resourceVersion"], |key, a, b| {
+                (key == "managedFields").then(|| match (a.as_array(), b.as_array()) {
+                    (Some(a), Some(b)) => {
+                        a.len() == b.len()
+                            && a.iter()
+                                .zip(b)
+                                .all(|(a, b)| equal_except(a, b, &["time"], |_, _, _| None))
+                    }
+                    _ => a == b,
+                })
+            })
+        })
+    })
+}
+
+/// Whether objects `a` and `b` have the same fields, those named in `skip`
+/// left out; `field` compares a field its own way when it answers.
+fn equal_except(
+    a: &Value,
+    b: &Value,
+    skip: &[&str],
+    field: impl Fn(&str, &Value, &Value) -> Option<bool>,
+) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    let kept = |m: &Map<String, Value>| m.keys().filter(|k| !skip.contains(&k.as_str())).count();
+    kept(a) == kept(b)
+        && a.iter()
+            .filter(|(k, _)| !skip.contains(&k.as_str()))
+            .all(|(k, va)| {
+                b.get(k)
+                    .is_some_and(|vb| field(k, va, vb).unwrap_or_else(|| va == vb))
+            })
 }

@@ -1,17 +1,18 @@
-//! The registry's calls into a custom resource's strategy
-//! ([`crate::apis::apiextensions::customresource`]); a built-in kind's body
-//! is decoded by its declared fields ([`crate::apis::builtin::decode_fields`]).
+//! The strategy that serves a resource: a built-in kind's rules
+//! ([`crate::apis::builtin`]) or a custom resource's schemas
+//! ([`crate::apis::apiextensions::customresource`]); the registry's calls
+//! into it.
 
 use serde_json::Value;
 
+use super::registry::Registry;
 use crate::api::status::Status;
 use crate::api::types::WriteOptions;
 use crate::apis::apiextensions::customresource::{self, Write};
 use crate::apis::builtin::decode_fields;
 use crate::resource::info::ResourceInfo;
-use crate::store::Inner;
 
-impl Inner {
+impl Registry {
     /// Decodes a body written in `res`'s version, as the real server's
     /// decoder does (a custom resource's by its schema, a built-in kind's by
     /// its declared fields). `stored` is the object it replaces.

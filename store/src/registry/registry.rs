@@ -1,25 +1,91 @@
-//! The write path's core: finding objects, committing them with a new resourceVersion, and validation.
+//! The registry's state and the commit of a change: every object at a new
+//! resourceVersion, the watches told.
 
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::present::put_in_order;
+use super::storage::{canonical_bytes, omit_empty_metadata, stored};
+use super::watch::{HistEvent, Subscription};
 use crate::api::status::Status;
-use crate::api::types::EventType;
-use crate::apis::apiextensions::customresourcedefinition::is_crd;
-use crate::apis::builtin::rules;
-use crate::apis::core::service::is_service;
+use crate::api::types::{EventType, StoreConfig};
+use crate::apis::core::service::{Held, is_service};
 use crate::apis::events::event_stored;
-use crate::machinery::names::{
-    dns1123_label_message, is_dns1123_label, is_dns1123_subdomain, subdomain_regex_error,
-};
 use crate::machinery::object::{meta, meta_mut};
-use crate::meta::{canonical_bytes, omit_empty_metadata, put_in_order};
+use crate::resource::builtin::builtin_resources;
+use crate::resource::conversion::Converter;
 use crate::resource::info::ResourceInfo;
-use crate::store::Inner;
-use crate::watch::HistEvent;
 
-impl Inner {
+/// Where an object is kept in its resource: its namespace (empty for a
+/// cluster-scoped object) and name.
+pub(crate) type ObjKey = (String, String);
+
+/// The registry: every object, by resource and key, at one resourceVersion
+/// counter; the resources served; the history of changes and the watches
+/// they are delivered to. The [`crate::Store`] handle holds it behind a lock.
+pub(crate) struct Registry {
+    /// The store's settings.
+    pub(crate) config: StoreConfig,
+    /// The last resourceVersion given.
+    pub(crate) rv: u64,
+    /// Every resource served: built-in ones, then those CRDs and documents
+    /// added.
+    pub(crate) resources: Vec<ResourceInfo>,
+    /// Shared with the watch history and its events: a write copies an
+    /// object once.
+    pub(crate) objects: HashMap<(String, String), BTreeMap<ObjKey, Arc<Value>>>,
+    /// The changes kept for watches to resume from.
+    pub(crate) history: VecDeque<HistEvent>,
+    /// The resourceVersion the kept history starts after (older ones get
+    /// 410 Gone).
+    pub(crate) history_start: u64,
+    /// The open watches.
+    pub(crate) subs: Vec<Subscription>,
+    /// The id the next watch gets.
+    pub(crate) next_watch: u64,
+    /// The uids of deleted objects (what the garbage collector looks for).
+    pub(crate) deleted_uids: HashSet<String>,
+    /// Converts custom resources between their versions, when installed.
+    pub(crate) converter: Option<std::sync::Arc<dyn Converter>>,
+    /// The addresses stored Services hold, kept as they are written; read
+    /// from the Services when `None` (a restored store).
+    pub(crate) services: Option<Held>,
+}
+
+impl Registry {
+    /// An empty registry serving the built-in resources.
+    pub(crate) fn new(config: StoreConfig) -> Registry {
+        Registry {
+            config,
+            rv: 0,
+            resources: builtin_resources(),
+            objects: HashMap::new(),
+            history: VecDeque::new(),
+            history_start: 0,
+            subs: Vec::new(),
+            next_watch: 1,
+            deleted_uids: HashSet::new(),
+            converter: None,
+            services: None,
+        }
+    }
+
+    /// Forgets every object and every open watch, keeping the
+    /// resourceVersion counter moving forward; the history is compacted so
+    /// resuming watches get 410, and only the built-in resources are served.
+    pub(crate) fn reset(&mut self) {
+        self.objects.clear();
+        self.subs.clear();
+        self.history.clear();
+        self.resources = builtin_resources();
+        self.history_start = self.rv;
+        self.deleted_uids.clear();
+    }
+}
+
+impl Registry {
     pub(crate) fn find(&self, res: &ResourceInfo, ns: &str, name: &str) -> Option<&Value> {
         self.objects
             .get(&res.key())?
@@ -59,7 +125,7 @@ impl Inner {
         let mut obj = if res.is_events_api() {
             event_stored(obj)
         } else {
-            res.stored(obj)
+            stored(res, obj)
         };
         canonical_bytes(res, &mut obj);
         omit_empty_metadata(&mut obj);
@@ -128,69 +194,5 @@ impl Inner {
                 res.qualified_plural()
             ))),
         }
-    }
-}
-
-impl Inner {
-    pub(crate) fn validate(
-        &self,
-        res: &ResourceInfo,
-        obj: &Value,
-        name: &str,
-    ) -> Result<(), Status> {
-        // A CRD's metadata is checked with the rest of it (`validate_crd`),
-        // its errors all listed.
-        let own_checks = is_crd(res) || rules(res).is_some();
-        let ok = own_checks
-            || if res.kind == "Namespace" && res.group.is_empty() {
-                is_dns1123_label(name).is_empty()
-            } else {
-                is_dns1123_subdomain(name).is_empty()
-            };
-        if !ok {
-            let rule = if res.kind == "Namespace" {
-                dns1123_label_message()
-            } else {
-                subdomain_regex_error()
-            };
-            return Err(Status::invalid(
-                res,
-                name,
-                "metadata.name",
-                "FieldValueInvalid",
-                &format!("Invalid value: \"{name}\": {rule}"),
-            ));
-        }
-        if let Some(labels) = obj.pointer("/metadata/labels").and_then(Value::as_object) {
-            for (k, v) in labels {
-                if !v.is_string() {
-                    return Err(Status::bad_request(format!(
-                        "{} in version \"{}\" cannot be handled as a {}: json: cannot unmarshal {} into Go struct field ObjectMeta.metadata.labels of type string",
-                        res.kind, res.version, res.kind, v
-                    )));
-                }
-                let vs = v.as_str().unwrap_or("");
-                let key_name = k.rsplit('/').next().unwrap_or("");
-                let valid_value = vs.len() <= 63
-                    && vs
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-                    && (vs.is_empty()
-                        || (vs.starts_with(|c: char| c.is_ascii_alphanumeric())
-                            && vs.ends_with(|c: char| c.is_ascii_alphanumeric())));
-                if !own_checks && (key_name.is_empty() || !valid_value) {
-                    return Err(Status::invalid(
-                        res,
-                        name,
-                        "metadata.labels",
-                        "FieldValueInvalid",
-                        &format!(
-                            "Invalid value: \"{vs}\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-                        ),
-                    ));
-                }
-            }
-        }
-        Ok(())
     }
 }

@@ -2,14 +2,14 @@
 
 use serde_json::{Value, json};
 
+use super::registry::Registry;
 use crate::api::status::Status;
 use crate::api::types::{DeleteOutcome, EventType, Propagation};
 use crate::apis::apiextensions::customresourcedefinition::is_crd;
 use crate::machinery::object::{finalizers, is_deleting, meta_mut, now};
 use crate::resource::info::ResourceInfo;
-use crate::store::Inner;
 
-impl Inner {
+impl Registry {
     pub(crate) fn delete(
         &mut self,
         res: &ResourceInfo,

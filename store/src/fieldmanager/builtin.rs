@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
-use super::ListKind;
+use super::typed::ListKind;
 
 /// One node of a built-in kind's shape: the fields below it that hold
 /// typed lists, and its own list type.
