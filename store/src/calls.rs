@@ -8,9 +8,17 @@
 //! The rules every backend applies alike (the permission rule, index
 //! keys, the bounds of an Event) are rekon-rules'.
 
-use crate::prelude::*;
-
 use rekon_rules::index_keys;
+use serde_json::{Value, json};
+
+use crate::api::status::Status;
+use crate::api::types::{ListOptions, PatchType, Propagation, WriteOptions};
+use crate::apis::reviews::answer;
+use crate::machinery::object::meta;
+use crate::resource::info::ResourceInfo;
+use crate::store::handle::Store;
+
+pub use crate::api::decode::decode_object;
 pub use rekon_rules::{IndexKeyRef, KindRef, MAX_EVENT_REASON};
 
 /// One object, by kind, namespace and name.
@@ -63,58 +71,6 @@ pub fn method_not_allowed() -> Status {
         "MethodNotAllowed",
         "the server does not allow this method on the requested resource",
     )
-}
-
-/// An object body (JSON, or YAML as a real server also takes), or the 400
-/// a real server answers for one it cannot read.
-pub fn decode_object(body: &[u8], res: &ResourceInfo) -> Result<Value, Status> {
-    let json_error = match serde_json::from_slice(body) {
-        Ok(value) => return Ok(value),
-        Err(e) => e,
-    };
-    let unrecognized = |why: String| {
-        Status::bad_request(format!(
-            "the object provided is unrecognized (must be of type {}): couldn't get version/kind; json parse error: {why}",
-            res.kind
-        ))
-    };
-    if body.first() == Some(&b'{') {
-        // A JSON body: Go's words, and the start of the body.
-        let why = if json_error.is_eof() {
-            "unexpected end of JSON input".to_string()
-        } else {
-            let text = String::from_utf8_lossy(body);
-            let line = text
-                .lines()
-                .nth(json_error.line().saturating_sub(1))
-                .unwrap_or_default();
-            let c = line
-                .chars()
-                .nth(json_error.column().saturating_sub(1))
-                .unwrap_or(' ');
-            format!(
-                "invalid character {} looking for beginning of value",
-                go_char(c)
-            )
-        };
-        let summary = if body.len() > 30 {
-            format!("{} ...", String::from_utf8_lossy(&body[..30]))
-        } else {
-            String::from_utf8_lossy(body).into_owned()
-        };
-        return Err(unrecognized(format!("{why} ({summary})")));
-    }
-    serde_yaml::from_slice(body).map_err(|e: serde_yaml::Error| unrecognized(e.to_string()))
-}
-
-/// A character as Go's JSON errors quote it (`'x'`, `'\n'`).
-fn go_char(c: char) -> String {
-    match c {
-        '\n' => "'\\n'".into(),
-        '\t' => "'\\t'".into(),
-        '\'' => "'\\''".into(),
-        c => format!("'{c}'"),
-    }
 }
 
 fn write_options(field_manager: &str, status: bool) -> WriteOptions {
@@ -186,7 +142,7 @@ pub fn create(
 ) -> Result<String, Status> {
     let res = serving(store, kind, "create")?;
     if !res.is_stored() {
-        return Ok(crate::kinds::review::answer(&res, namespace, body.as_bytes())?.to_string());
+        return Ok(answer(&res, namespace, body.as_bytes())?.to_string());
     }
     let object = decode_object(body.as_bytes(), &res)?;
     let created = store.create(
@@ -342,6 +298,7 @@ pub fn ensure_namespace(store: &Store, name: &str) -> Result<(), Status> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::types::StoreConfig;
 
     #[test]
     fn calls_answer_as_the_api_server_does() {

@@ -26,66 +26,38 @@
 // against; it is the error of every store call and is not boxed on purpose.
 #![allow(clippy::result_large_err)]
 
-mod apply;
-mod builtin;
+mod api;
+mod apis;
 pub mod calls;
-mod conversion;
-mod delete;
-pub mod duplicates;
-pub mod field;
-mod gc;
-pub mod gojson;
-mod kinds;
-mod managed;
-mod meta;
-pub mod metadata;
-mod objects;
-mod patch;
+mod fieldmanager;
+mod go;
+mod machinery;
+mod registry;
 pub mod resource;
 pub mod schema;
-pub mod selector;
-mod snapshot;
-mod status;
 mod store;
-mod structured;
-mod types;
-mod watch;
-mod write;
 
 #[cfg(test)]
 mod tests;
 
-pub use conversion::{Conversion, Converter};
-pub use kinds::custom::CustomSchemas;
-pub use kinds::review::answer as answer_review;
-pub use meta::is_builtin;
-pub use resource::{ResourceInfo, Subresource, builtin_resources};
-pub use selector::{FieldLabels, FieldSelector, LabelSelector};
-pub use status::Status;
-pub use store::Store;
-pub use types::{
+pub use crate::store::handle::Store;
+/// Field selectors (the old path of `api::selector`).
+pub use api::selector;
+pub use api::selector::{FieldLabels, FieldSelector, LabelSelector};
+pub use api::status::Status;
+pub use api::types::{
     DeleteOutcome, EventType, FieldValidation, ListOptions, ObjectList, PatchType, Propagation,
     StoreConfig, Warnings, WatchEvent, WatchId, WatchSink, WriteOptions,
 };
-
-/// What every file of the crate uses.
-mod prelude {
-    pub(crate) use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-    pub(crate) use std::ops::Bound;
-    pub(crate) use std::sync::{Arc, Mutex, MutexGuard};
-
-    pub(crate) use base64::Engine as _;
-    pub(crate) use serde_json::{Map, Value, json};
-
-    pub(crate) use crate::kinds::event::*;
-    pub(crate) use crate::managed::*;
-    pub(crate) use crate::meta::*;
-    pub(crate) use crate::patch;
-    pub(crate) use crate::resource::*;
-    pub(crate) use crate::selector::{FieldLabels, FieldSelector, LabelSelector};
-    pub(crate) use crate::status::*;
-    pub(crate) use crate::store::*;
-    pub(crate) use crate::structured::{self, FieldPath, FieldSet, Ty};
-    pub(crate) use crate::types::*;
-    pub(crate) use crate::watch::*;
-}
+pub use apis::reviews::answer as answer_review;
+/// Go's `encoding/json` syntax errors and kind names (the old path of [`go::json`]).
+pub use go::json as gojson;
+/// Duplicate fields in a JSON body (the old path of `go::json::duplicates`).
+pub use go::json::duplicates;
+/// Field errors (the old path of `machinery::field`).
+pub use machinery::field;
+/// The checks of an object's metadata (the old path of `machinery::objectmeta`).
+pub use machinery::objectmeta as metadata;
+pub use resource::{
+    Conversion, Converter, CustomSchemas, ResourceInfo, Subresource, builtin_resources, is_builtin,
+};

@@ -1,4 +1,10 @@
-use crate::prelude::*;
+use serde_json::{Value, json};
+
+use crate::api::types::{
+    DeleteOutcome, EventType, ListOptions, PatchType, Propagation, StoreConfig, WriteOptions,
+};
+use crate::resource::info::ResourceInfo;
+use crate::store::handle::Store;
 
 fn store() -> Store {
     Store::new(StoreConfig::default())

@@ -8,9 +8,15 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
-use super::prelude::*;
+use http::{HeaderValue, Method, Response, header};
+use rekon_store::{FieldValidation, PatchType, ResourceInfo, Status, Store, WriteOptions};
+use serde_json::{Value, json};
+
+use crate::server::respond::Query;
+use crate::server::rest::{default_manager, parse_json};
+use crate::server::{Body, State};
 
 /// What the admission chain sees of one write.
 #[derive(Clone, Debug)]

@@ -4,9 +4,8 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use rekon_store::Store;
+use serde::{Deserialize, Serialize};
 
 /// One request the server answered.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

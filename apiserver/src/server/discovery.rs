@@ -1,8 +1,8 @@
 //! Discovery documents and the OpenAPI v3 documents kubectl needs.
 
-use serde_json::{Map, Value, json};
-
 use rekon_store::ResourceInfo;
+use rekon_store::resource::version_priority;
+use serde_json::{Map, Value, json};
 
 /// The `/version` document.
 pub(crate) fn version() -> Value {
@@ -57,40 +57,6 @@ fn groups(resources: &[ResourceInfo]) -> Vec<(String, Vec<String>)> {
         }
     }
     out
-}
-
-/// Sort key of a version by Kubernetes' priority: GA, then beta, then
-/// alpha, the higher numbers first; other strings last, alphabetically.
-fn version_priority(version: &str) -> (u8, std::cmp::Reverse<u64>, std::cmp::Reverse<u64>, String) {
-    let parsed = version.strip_prefix('v').and_then(|rest| {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let major: u64 = rest[..digits].parse().ok()?;
-        let tail = &rest[digits..];
-        let (level, minor) = if tail.is_empty() {
-            (0, 0)
-        } else if let Some(n) = tail.strip_prefix("beta") {
-            (1, n.parse().ok()?)
-        } else {
-            (2, tail.strip_prefix("alpha")?.parse().ok()?)
-        };
-        Some((level, major, minor))
-    });
-    match parsed {
-        Some((level, major, minor)) => (
-            level,
-            std::cmp::Reverse(major),
-            std::cmp::Reverse(minor),
-            String::new(),
-        ),
-        None => (
-            3,
-            std::cmp::Reverse(0),
-            std::cmp::Reverse(0),
-            version.to_string(),
-        ),
-    }
 }
 
 fn group_doc(name: &str, versions: &[String]) -> Value {

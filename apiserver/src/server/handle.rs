@@ -1,6 +1,29 @@
 //! One request: fault injection, the control endpoints, and dispatching a route.
 
-use super::prelude::*;
+use std::sync::Arc;
+#[cfg(feature = "faults")]
+use std::time::Duration;
+
+use bytes::Bytes;
+#[cfg(feature = "faults")]
+use http::Method;
+use http::{HeaderValue, Request, Response, StatusCode, header};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use rekon_store::{Status, Store, is_builtin};
+#[cfg(feature = "faults")]
+use serde_json::Value;
+use serde_json::{Map, json};
+
+#[cfg(feature = "faults")]
+use crate::server::control::FailRule;
+use crate::server::control::RequestRecord;
+use crate::server::respond::{
+    Ctx, Query, audit_headers, body_of, json_response, status_response, text_404,
+};
+use crate::server::rest::rest;
+use crate::server::routes::{Route, route, verb_of};
+use crate::server::{Body, State, discovery, protobuf};
 
 pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
     let method = req.method().clone();
@@ -177,8 +200,6 @@ pub(crate) fn control(
         _ => text_404(),
     }
 }
-
-pub(crate) use rekon_store::is_builtin;
 
 pub(crate) fn openapi_docs(store: &Store) -> Vec<(String, String, Vec<u8>)> {
     let resources = store.resources();

@@ -18,36 +18,6 @@ pub(crate) mod watch;
 
 pub use admission::{Admission, AdmissionAttributes, AdmitFuture, Admitted};
 
-/// What every file of the server uses.
-mod prelude {
-    pub(crate) use std::convert::Infallible;
-    pub(crate) use std::sync::Arc;
-    pub(crate) use std::time::Duration;
-
-    pub(crate) use bytes::Bytes;
-    pub(crate) use futures::StreamExt as _;
-    pub(crate) use http::{HeaderValue, Method, Request, Response, StatusCode, header};
-    pub(crate) use http_body_util::{BodyExt, Full, StreamBody};
-    pub(crate) use hyper::body::{Frame, Incoming};
-    pub(crate) use rekon_store::{
-        DeleteOutcome, FieldValidation, ListOptions, PatchType, Propagation, ResourceInfo, Status,
-        Store, WatchEvent, WatchId, WriteOptions,
-    };
-    pub(crate) use serde_json::{Map, Value, json};
-    pub(crate) use tokio::time::Instant;
-
-    #[cfg(feature = "faults")]
-    pub(crate) use super::control::FailRule;
-    pub(crate) use super::control::RequestRecord;
-    pub(crate) use super::handle::*;
-    pub(crate) use super::respond::*;
-    pub(crate) use super::rest::*;
-    pub(crate) use super::routes::*;
-    pub(crate) use super::special::*;
-    pub(crate) use super::watch::*;
-    pub(crate) use super::{Body, State, discovery, protobuf, table};
-}
-
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;

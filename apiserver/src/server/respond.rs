@@ -1,6 +1,12 @@
 //! Responses and requests: query strings, the request context, and JSON, Status and 404 responses.
 
-use super::prelude::*;
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full};
+use rekon_store::Status;
+use serde_json::Value;
+
+use crate::server::Body;
 
 pub(crate) fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();

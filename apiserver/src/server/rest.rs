@@ -1,6 +1,17 @@
 //! The REST verbs on a resource: list, get, create, replace, patch, delete, deletecollection.
 
-use super::prelude::*;
+use http::{Method, Response};
+use rekon_store::{
+    DeleteOutcome, FieldValidation, ListOptions, PatchType, Propagation, ResourceInfo, Status,
+    WriteOptions, is_builtin,
+};
+use serde_json::{Map, Value, json};
+
+use crate::server::respond::{Ctx, Query, json_response};
+use crate::server::routes::verb_of;
+use crate::server::special::{method_not_allowed, scale};
+use crate::server::watch::watch;
+use crate::server::{Body, State, table};
 
 pub(crate) fn default_manager(query: &Query, ua: &str) -> String {
     match query.get("fieldManager").filter(|m| !m.is_empty()) {

@@ -1,6 +1,9 @@
 //! Paths to routes: discovery, OpenAPI, and resources with their namespace, name and subresource.
 
-use super::prelude::*;
+use http::Method;
+use rekon_store::{ResourceInfo, Store};
+
+use crate::server::respond::Query;
 
 /// What a request addresses.
 // One per request, built and matched at once: its size does not matter.

@@ -2,7 +2,11 @@
 //! and verbs a resource does not serve. (Reviews and bindings, answered
 //! without storing, are the store's: `rekon_store::answer_review`.)
 
-use super::prelude::*;
+use http::Method;
+use rekon_store::{PatchType, ResourceInfo, Status, Store, WriteOptions};
+use serde_json::{Map, Value, json};
+
+use crate::server::rest::parse_json;
 
 /// 405: the resource does not serve this verb (as `POST` to an item URL).
 pub(crate) fn method_not_allowed() -> Status {

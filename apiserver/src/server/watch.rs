@@ -1,6 +1,19 @@
 //! Watch streams: one JSON event per line, bookmarks, and the end of the stream.
 
-use super::prelude::*;
+use std::convert::Infallible;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt as _;
+use http::{HeaderValue, Response, header};
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use rekon_store::{ListOptions, ResourceInfo, Store, WatchEvent, WatchId};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::server::respond::{Ctx, Query, audit_headers, status_response};
+use crate::server::{Body, State, table};
 
 /// One line of a watch stream, written straight from the object.
 pub(crate) fn event_line(event_type: &str, object: &Value) -> Bytes {

@@ -18,8 +18,9 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::Schema;
-use super::pruning::additional_schema;
-use crate::field::{ErrorList, FieldError, Path, go_json};
+use super::props::Additional;
+use crate::go::json::encode::go_json;
+use crate::machinery::field::{ErrorList, FieldError, Path};
 
 /// The duplicates in the sets and map lists of a whole object.
 pub fn validate_lists(value: &Value, schema: &Schema) -> ErrorList {
@@ -40,7 +41,7 @@ fn validate_object(path: &Path, schema: &Schema, map: &Map<String, Value>, error
     if let Some(values) = schema
         .additional_properties
         .as_ref()
-        .and_then(additional_schema)
+        .and_then(Additional::schema)
     {
         for (key, child) in map {
             validate_value(&path.key(key), values, child, errors);

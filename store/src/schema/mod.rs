@@ -10,15 +10,19 @@
 //! - [`objectmeta`]: the metadata of embedded resources;
 //! - [`cel`]: `x-kubernetes-validations` rules;
 //! - [`defaulting`], [`pruning`]: `default:` values, and unknown fields;
-//! - [`crd`]: the checks of the CustomResourceDefinition itself.
+//! - [`coerce`]: all the decoder does to a custom resource (pruning,
+//!   nulls, embedded metadata), before any strategy sees it;
+//! - [`structural`]: the structural schema's own checks (what a CRD's
+//!   schema must be).
 
 pub mod cel;
-pub mod crd;
+pub mod coerce;
 pub mod defaulting;
 pub mod listtype;
 pub mod objectmeta;
 pub mod props;
 pub mod pruning;
+pub mod structural;
 pub mod validate;
 
 pub use props::{Additional, Rule, Schema};

@@ -17,6 +17,17 @@ pub enum Additional {
     Schema(Box<Schema>),
 }
 
+impl Additional {
+    /// The schema of the values: none for `true` or `false`
+    /// (`StructuralOrBool` without a `Structural`).
+    pub(crate) fn schema(&self) -> Option<&Schema> {
+        match self {
+            Additional::Schema(schema) => Some(schema),
+            Additional::Allows(_) => None,
+        }
+    }
+}
+
 /// One `x-kubernetes-validations` rule.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Rule {
@@ -133,6 +144,33 @@ fn integer(value: &Value) -> Option<i64> {
 }
 
 impl Schema {
+    /// The schema of a map's values (`additionalProperties` as a schema).
+    pub(crate) fn additional_schema(&self) -> Option<&Schema> {
+        self.additional_properties
+            .as_ref()
+            .and_then(Additional::schema)
+    }
+
+    /// The schemas directly beneath this one: properties, items (one or a
+    /// list), the `allOf`, `anyOf`, `oneOf` and `not` branches, and a schema
+    /// of `additionalProperties`.
+    pub(crate) fn children(&self) -> Vec<&Schema> {
+        let mut children: Vec<&Schema> = self
+            .properties
+            .values()
+            .chain(self.items.as_deref())
+            .chain(self.items_list.iter().flatten())
+            .chain(self.all_of.iter())
+            .chain(self.any_of.iter())
+            .chain(self.one_of.iter())
+            .chain(self.not.as_deref())
+            .collect();
+        if let Some(Additional::Schema(additional)) = &self.additional_properties {
+            children.push(additional);
+        }
+        children
+    }
+
     /// Reads a schema node.
     pub fn from_json(value: &Value) -> Schema {
         let mut schema = Schema::default();

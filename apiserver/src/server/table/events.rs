@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Cell, Column, age};
+use super::column::{Cell, Column, age};
 
 /// The cells of an Event row, as kube-apiserver prints Events (both APIs).
 #[derive(Clone, Copy, Debug)]

@@ -1,51 +1,16 @@
 //! `meta.k8s.io/v1` Table responses, which `kubectl get` asks for.
 
-use serde_json::{Map, Value, json};
-
 use rekon_store::{ResourceInfo, Store};
+use serde_json::{Map, Value, json};
 
 const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 
+mod column;
 mod events;
 mod printers;
 
-use events::{EventCell, event_cell, event_columns};
-
-/// How a cell is computed from the object.
-#[derive(Clone, Debug)]
-enum Cell {
-    Name,
-    /// `metadata.creationTimestamp` as an age (`5m3s`).
-    Age,
-    /// `metadata.creationTimestamp` as written (RFC 3339), the `Created At`
-    /// column of the kinds the real server prints that way.
-    CreatedAt,
-    /// A CRD printer column's JSONPath, as a JSON pointer.
-    Path(String),
-    /// A built-in kind's printer.
-    Print(fn(&Value) -> Value),
-    Event(EventCell),
-}
-
-/// One column: name, type, description and how to compute the cell.
-#[derive(Clone, Debug)]
-pub(crate) struct Column {
-    name: String,
-    kind: String,
-    description: String,
-    priority: i64,
-    cell: Cell,
-}
-
-fn col(name: &str, kind: &str, description: &str, cell: Cell) -> Column {
-    Column {
-        name: name.into(),
-        kind: kind.into(),
-        description: description.into(),
-        priority: 0,
-        cell,
-    }
-}
+use column::{CREATED_DESCRIPTION, Cell, Column, age, col};
+use events::{event_cell, event_columns};
 
 /// The columns the real server prints for `res`: CRD printer columns, the
 /// built-in kinds' printers (see [`printers`]), or Name and Age.
@@ -113,7 +78,7 @@ pub(crate) fn columns(store: &Store, res: &ResourceInfo) -> Vec<Column> {
         cols.push(col(
             "Created At",
             "date",
-            printers::CREATED_DESCRIPTION,
+            CREATED_DESCRIPTION,
             Cell::CreatedAt,
         ));
         return cols;
@@ -123,39 +88,6 @@ pub(crate) fn columns(store: &Store, res: &ResourceInfo) -> Vec<Column> {
         None => cols.push(age),
     }
     cols
-}
-
-/// A kubectl-style age of an RFC 3339 time: `47s`, `5m3s`, `3h`, `2d4h`.
-fn age(created: &str) -> String {
-    let Ok(t) = chrono::DateTime::parse_from_rfc3339(created) else {
-        return "<unknown>".into();
-    };
-    human_duration((chrono::Utc::now() - t.with_timezone(&chrono::Utc)).num_seconds())
-}
-
-/// A duration in seconds as kubectl prints it (apimachinery's `HumanDuration`).
-fn human_duration(s: i64) -> String {
-    let with = |big: i64, unit: &str, small: i64, small_unit: &str| {
-        if small == 0 {
-            format!("{big}{unit}")
-        } else {
-            format!("{big}{unit}{small}{small_unit}")
-        }
-    };
-    let (m, h, d) = (s / 60, s / 3600, s / 86400);
-    match s {
-        s if s < -1 => "<invalid>".into(),
-        s if s < 0 => "0s".into(),
-        s if s < 120 => format!("{s}s"),
-        _ if m < 10 => with(m, "m", s % 60, "s"),
-        _ if m < 3 * 60 => format!("{m}m"),
-        _ if h < 8 => with(h, "h", m % 60, "m"),
-        _ if h < 48 => format!("{h}h"),
-        _ if h < 8 * 24 => with(d, "d", h % 24, "h"),
-        _ if h < 2 * 365 * 24 => format!("{d}d"),
-        _ if h < 8 * 365 * 24 => with(d / 365, "y", d % 365, "d"),
-        _ => format!("{}y", d / 365),
-    }
 }
 
 fn cell(c: &Column, o: &Value) -> Value {

@@ -10,8 +10,9 @@ use super::rule;
 use super::rulefields::rule_field_errors;
 use super::sizes::{bounds, cardinality_from_size, max_elements};
 use super::tree::self_type_name;
-use super::types::{additional_schema, decl_type};
-use crate::field::{BadValue, ErrorList, ErrorType, FieldError, Path, go_json};
+use super::types::decl_type;
+use crate::go::json::encode::go_json;
+use crate::machinery::field::{BadValue, ErrorList, ErrorType, FieldError, Path};
 use crate::schema::{Rule, Schema};
 
 /// The rule as the error shows it: Go's JSON of the internal
@@ -182,7 +183,7 @@ pub(crate) fn check_schema(schema: &Schema, path: &Path, others: &ErrorList) -> 
 
 fn walk(schema: &Schema, path: &Path, context: &Context, errors: &mut Errors) {
     let schema_errors_before = errors.schema.len();
-    if let Some(values) = additional_schema(schema) {
+    if let Some(values) = schema.additional_schema() {
         let sub = context.child(schema);
         walk(values, &path.child("additionalProperties"), &sub, errors);
     }

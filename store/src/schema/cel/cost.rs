@@ -9,11 +9,10 @@ use std::collections::HashMap;
 use cel::IdedExpr;
 use cel::common::ast::{EntryExpr, Expr, LiteralValue};
 
-use super::cost_calls;
-use super::cost_std;
 use super::est::{Entries, Est, UNKNOWN};
 use super::sizes::Bounds;
 use super::types::Ty;
+use super::{cost_calls, cost_std};
 
 #[derive(Clone, Debug)]
 struct Local {

@@ -4,10 +4,11 @@
 //! name). Each gives the call's own cost and, where known, its result's
 //! size; `None` leaves the call to cel-go's defaults.
 
+use cel::common::ast::{Expr, LiteralValue};
+
 use super::cost::Node;
 use super::est::Est;
 use super::types::Ty;
-use cel::common::ast::{Expr, LiteralValue};
 
 type Sized<'s> = &'s dyn Fn(&Node<'_>) -> Est;
 type Estimate = Option<(Est, Option<Est>)>;

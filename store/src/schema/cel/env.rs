@@ -1,9 +1,7 @@
 //! The `cel` environment rules run in: the crate's standard library (with
 //! optional types), its strings and lists extensions, and the Kubernetes
-//! functions added as custom overloads ([`lib_lists`](super::lib_lists),
-//! [`lib_quantity`](super::lib_quantity), [`lib_net`](super::lib_net),
-//! [`lib_url`](super::lib_url), [`lib_format`](super::lib_format),
-//! [`lib_semver`](super::lib_semver)). Which of them a rule may call is the
+//! functions added as custom overloads (one file per library in
+//! [`library`](super::library)). Which of them a rule may call is the
 //! type checker's business ([`decls`](super::decls)): the crate's extras
 //! (`'abc'.reverse()`) are refused there, as the real server refuses them.
 
@@ -11,7 +9,7 @@ use std::sync::{Arc, LazyLock};
 
 use cel::Env;
 
-use super::{comprehensions, lib_format, lib_lists, lib_net, lib_quantity, lib_semver, lib_url};
+use super::library::{cidr, comprehensions, ext, format, ip, lists, quantity, regex, semver, urls};
 
 /// The environment, built once.
 pub(crate) static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
@@ -22,17 +20,23 @@ pub(crate) static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
         .expect("the lists extension registers once");
     env.add_extension(comprehensions::register)
         .expect("the two-variable comprehensions register once");
-    env.add_extension(lib_lists::register)
+    env.add_extension(lists::register)
         .expect("the list functions are distinct from the crate's");
-    env.add_extension(lib_quantity::register)
+    env.add_extension(regex::register)
+        .expect("the regex functions register once");
+    env.add_extension(ext::register)
+        .expect("the set and optional list functions register once");
+    env.add_extension(quantity::register)
         .expect("the quantity functions register once");
-    env.add_extension(lib_net::register)
-        .expect("the IP and CIDR functions register once");
-    env.add_extension(lib_url::register)
+    env.add_extension(ip::register)
+        .expect("the IP functions register once");
+    env.add_extension(cidr::register)
+        .expect("the CIDR functions register once");
+    env.add_extension(urls::register)
         .expect("the URL functions register once");
-    env.add_extension(lib_format::register)
+    env.add_extension(format::register)
         .expect("the format functions register once");
-    env.add_extension(lib_semver::register)
+    env.add_extension(semver::register)
         .expect("the semver functions register once");
     Arc::new(env)
 });

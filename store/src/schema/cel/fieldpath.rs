@@ -3,7 +3,6 @@
 //! field names (`.spec.x`) and quoted keys (`['a.b']`), each a property of
 //! the schema or a key of its `additionalProperties`.
 
-use super::types::additional_schema;
 use crate::schema::Schema;
 
 /// Splits a path into `.`, `[`, `]` and the text between them; a token
@@ -77,7 +76,7 @@ pub(crate) fn valid_field_path(path: &str, schema: &Schema) -> Result<Steps, Str
             *node = Some(current.properties.get(&name).ok_or_else(not_valid)?);
             steps.push((name, true));
         } else if current.additional_properties.is_some() {
-            *node = additional_schema(current);
+            *node = current.additional_schema();
             steps.push((name, false));
         } else {
             return Err(not_valid());

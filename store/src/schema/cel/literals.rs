@@ -14,7 +14,9 @@ use cel::common::ast::{EntryExpr, Expr, LiteralValue, SourceInfo};
 use super::check::Issue;
 use super::formatcheck;
 use super::types::Ty;
-use super::values::{parse_date_time, parse_go_duration};
+use crate::go::regexp::compile;
+use crate::go::time::duration::parse_duration;
+use crate::go::time::strfmt::parse_date_time;
 
 /// The issues of `expr`, whose expressions have the types `types`.
 pub(crate) fn issues(expr: &IdedExpr, info: &SourceInfo, types: &HashMap<u64, Ty>) -> Vec<Issue> {
@@ -154,7 +156,7 @@ impl Walk<'_> {
             return;
         };
         let valid = match (function, literal) {
-            ("matches", LiteralValue::String(s)) => regex::Regex::new(s.inner()).is_ok(),
+            ("matches", LiteralValue::String(s)) => compile(s.inner()).is_ok(),
             ("duration", LiteralValue::String(s)) => go_duration_in_range(s.inner()),
             // Declared, but the real server cannot convert an int.
             ("duration", LiteralValue::Int(_)) => false,
@@ -169,7 +171,7 @@ impl Walk<'_> {
 
 /// A duration `duration()` accepts: Go's form, within CEL's range.
 fn go_duration_in_range(s: &str) -> bool {
-    parse_go_duration(s).is_some_and(|nanos| nanos.abs() <= 315_576_000_000 * 1_000_000_000)
+    parse_duration(s).is_ok_and(|nanos| i128::from(nanos).abs() <= 315_576_000_000 * 1_000_000_000)
 }
 
 /// A time `timestamp()` accepts: RFC 3339, years 1 to 9999.

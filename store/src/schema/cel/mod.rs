@@ -20,13 +20,10 @@
 //! - object side: `tree` (the compiled rules by schema node),
 //!   `validate` (their evaluation, ratcheting), `values` (JSON as CEL
 //!   values), `render` (messages);
-//! - the functions: `lib_lists`, `lib_quantity`, `lib_net`,
-//!   `lib_url`, `lib_format`, `lib_semver`, `comprehensions`
-//!   (two-variable comprehensions), over `opaque` values.
+//! - the functions: `library/`, one file per library.
 
 mod check;
 mod compile;
-mod comprehensions;
 mod cost;
 mod cost_calls;
 mod cost_std;
@@ -35,14 +32,8 @@ mod env;
 mod est;
 mod fieldpath;
 mod formatcheck;
-mod lib_format;
-mod lib_lists;
-mod lib_net;
-mod lib_quantity;
-mod lib_semver;
-mod lib_url;
+mod library;
 mod literals;
-mod opaque;
 mod render;
 mod rule;
 mod rulefields;
@@ -57,7 +48,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::field::{ErrorList, Path};
+use crate::machinery::field::{ErrorList, Path};
 use crate::schema::Schema;
 
 /// The compiled rules of one CRD version's schema.

@@ -4,6 +4,8 @@
 
 use cel::{ExecutionError, ParseErrors, Value};
 
+use crate::go::strconv::go_float;
+
 /// One issue, at a line (from 1) and a column (in characters, from 0).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Located {
@@ -99,7 +101,7 @@ fn value_text(value: &Value) -> String {
         Value::String(s) => s.to_string(),
         Value::Int(i) => i.to_string(),
         Value::UInt(u) => u.to_string(),
-        Value::Float(f) => crate::field::go_float(*f),
+        Value::Float(f) => go_float(*f),
         Value::Bool(b) => b.to_string(),
         Value::Null => "<nil>".into(),
         other => format!("{other:?}"),

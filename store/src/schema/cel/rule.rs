@@ -9,13 +9,12 @@ use cel::IdedExpr;
 use cel::common::ast::Expr;
 
 use super::check::{self, Issue};
-use super::cost;
 use super::env::ENV;
 use super::fieldpath::{steps_text, valid_field_path};
-use super::literals;
 use super::render::{self, Located};
 use super::sizes::Bounds;
 use super::types::Ty;
+use super::{cost, literals};
 use crate::schema::{Rule, Schema};
 
 /// One rule, compiled.

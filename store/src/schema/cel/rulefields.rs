@@ -4,7 +4,7 @@
 //! schema has.
 
 use super::fieldpath::valid_field_path;
-use crate::field::{ErrorList, FieldError, Path};
+use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::schema::{Rule, Schema};
 
 /// The reasons a rule may give, in the order the real server lists them.

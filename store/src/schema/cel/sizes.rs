@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::types::{additional_schema, escape, with_type_and_object_meta};
+use super::types::{escape, with_type_and_object_meta};
 use crate::schema::Schema;
 
 /// The largest request the real server accepts, in bytes.
@@ -74,7 +74,7 @@ pub(crate) fn bounds(schema: &Schema, resource_root: bool) -> Option<Bounds> {
             })
         }
         "object" => {
-            if let Some(values) = additional_schema(schema) {
+            if let Some(values) = schema.additional_schema() {
                 let elem = bounds(values, values.embedded_resource)?;
                 let max = match schema.max_properties {
                     Some(n) => non_negative(n),

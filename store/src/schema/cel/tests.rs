@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::{Rules, compile};
-use crate::field::{ErrorList, Path};
+use crate::machinery::field::{ErrorList, Path};
 use crate::schema::Schema;
 
 /// The base path of the schema in the recorded CRDs.

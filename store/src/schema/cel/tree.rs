@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::rule::{self, Compiled};
-use super::types::{Ty, additional_schema, decl_type, escape};
+use super::types::{Ty, decl_type, escape};
 use crate::schema::Schema;
 
 /// The compiled rules of one schema node and of the nodes below it that
@@ -41,7 +41,7 @@ pub(crate) fn self_type_name() -> String {
 fn has_rules(schema: &Schema) -> bool {
     !schema.validations.is_empty()
         || schema.items.as_deref().is_some_and(has_rules)
-        || additional_schema(schema).is_some_and(has_rules)
+        || schema.additional_schema().is_some_and(has_rules)
         || schema.properties.values().any(has_rules)
 }
 
@@ -94,7 +94,7 @@ fn runtime_node(validation: &Schema, node: &Schema, root: bool, ty: Option<Ty>) 
             out.properties.insert(key.clone(), child);
         }
     }
-    if let (Some(v), Some(n)) = (additional_schema(validation), additional_schema(node)) {
+    if let (Some(v), Some(n)) = (validation.additional_schema(), node.additional_schema()) {
         let elem = decl_type(n, n.embedded_resource, &name);
         out.additional = runtime_node(v, n, n.embedded_resource, elem).map(Box::new);
     }

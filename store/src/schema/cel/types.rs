@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::schema::{Additional, Schema};
+use crate::schema::Schema;
 
 /// A CEL type.
 #[derive(Clone, Debug)]
@@ -276,14 +276,6 @@ pub(crate) fn with_type_and_object_meta(schema: &Schema) -> Schema {
     result
 }
 
-/// The schema of a map's values (`additionalProperties` as a schema).
-pub(crate) fn additional_schema(schema: &Schema) -> Option<&Schema> {
-    match &schema.additional_properties {
-        Some(Additional::Schema(s)) => Some(s),
-        _ => None,
-    }
-}
-
 /// The CEL type of a schema node (`SchemaDeclType`), named as
 /// `MaybeAssignTypeName` names it: `name` for an object, `name.field` for
 /// its fields, `name.@idx` for list items, `name.@elem` for map values.
@@ -307,7 +299,7 @@ pub(crate) fn decl_type(schema: &Schema, resource_root: bool, name: &str) -> Opt
             Some(Ty::list(elem))
         }
         "object" => {
-            if let Some(values) = additional_schema(schema) {
+            if let Some(values) = schema.additional_schema() {
                 let elem = decl_type(values, values.embedded_resource, &format!("{name}.@elem"))?;
                 return Some(Ty::map(Ty::String, elem));
             }

@@ -14,9 +14,8 @@ use super::env::ENV;
 use super::render::runtime_message;
 use super::rule::Compiled;
 use super::tree::Node;
-use super::types::additional_schema;
 use super::values::{CelValue, to_cel};
-use crate::field::{BadValue, ErrorList, FieldError, Path};
+use crate::machinery::field::{BadValue, ErrorList, FieldError, Path};
 use crate::schema::Schema;
 
 /// The longest message a messageExpression may give.
@@ -39,7 +38,7 @@ impl<'a> Pair<'a> {
             .schema
             .properties
             .get(field)
-            .or_else(|| additional_schema(self.schema))?;
+            .or_else(|| self.schema.additional_schema())?;
         Some(Pair {
             new: new.get(field)?,
             old: old.get(field)?,
@@ -206,7 +205,7 @@ fn walk(
                 .and_then(Value::as_object)
                 .filter(|_| correlatable_map(schema));
             if let (Some(values_node), Some(values_schema)) =
-                (&node.additional, additional_schema(schema))
+                (&node.additional, schema.additional_schema())
             {
                 for (k, v) in map {
                     let old_v = old_map.and_then(|o| o.get(k));

@@ -15,10 +15,11 @@ use cel::common::types::{
     CelString, CelTimestamp, LIST_TYPE, Type,
 };
 use cel::common::value::{Builtin, BuiltinRef, Val};
-use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime};
+use chrono::{DateTime, FixedOffset, NaiveDate};
 use serde_json::Value;
 
-use super::types::{RESERVED, additional_schema, escape, with_type_and_object_meta};
+use super::types::{RESERVED, escape, with_type_and_object_meta};
+use crate::go::time::strfmt;
 use crate::schema::Schema;
 
 /// A CEL value.
@@ -47,7 +48,7 @@ fn convert(value: &Value, schema: &Schema) -> CelValue {
     match (schema.type_.as_deref(), value) {
         (Some("object"), Value::Object(map)) => {
             let mut entries: HashMap<CelMapKey<'static>, CelValue> = HashMap::new();
-            if let Some(values) = additional_schema(schema) {
+            if let Some(values) = schema.additional_schema() {
                 for (k, v) in map {
                     entries.insert(CelMapKey::from(k.clone()), to_cel(v, values, false));
                 }
@@ -145,14 +146,13 @@ fn number(n: &serde_json::Number, integral: bool) -> CelValue {
 
 fn string(s: &str, format: Option<&str>) -> CelValue {
     let parsed: Option<CelValue> = match format {
-        Some("duration") => parse_duration(s)
-            .and_then(|nanos| i64::try_from(nanos).ok())
+        Some("duration") => strfmt::parse_duration(s)
             .map(|n| Box::new(CelDuration::from(chrono::Duration::nanoseconds(n))) as CelValue),
         Some("date") => NaiveDate::parse_from_str(s, "%Y-%m-%d")
             .ok()
             .and_then(|d| d.and_hms_opt(0, 0, 0))
             .map(|d| timestamp(d.and_utc().fixed_offset())),
-        Some("date-time") => parse_date_time(s).map(timestamp),
+        Some("date-time") => strfmt::parse_date_time(s).map(timestamp),
         Some("byte") => {
             use base64::Engine;
             base64::engine::general_purpose::URL_SAFE
@@ -168,98 +168,6 @@ fn string(s: &str, format: Option<&str>) -> CelValue {
 
 fn timestamp(t: DateTime<FixedOffset>) -> CelValue {
     Box::new(CelTimestamp::from(t))
-}
-
-/// A `date-time` as kube-openapi's `strfmt.ParseDateTime` reads it: RFC
-/// 3339, with or without fractions, or a local time taken as UTC.
-pub(crate) fn parse_date_time(s: &str) -> Option<DateTime<FixedOffset>> {
-    DateTime::parse_from_rfc3339(s).ok().or_else(|| {
-        NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S")
-            .ok()
-            .map(|t| t.and_utc().fixed_offset())
-    })
-}
-
-/// A duration in nanoseconds as Go's `time.ParseDuration` reads it
-/// (`1h30m`, `1.5s`, `-2ms`, `0`).
-pub(crate) fn parse_go_duration(s: &str) -> Option<i128> {
-    let (negative, mut rest) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    if rest == "0" {
-        return Some(0);
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total: f64 = 0.0;
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let number = &rest[..digits];
-        if number.is_empty() || number == "." {
-            return None;
-        }
-        let value: f64 = number.parse().ok()?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let scale: f64 = match &rest[..unit_len] {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => return None,
-        };
-        rest = &rest[unit_len..];
-        total += value * scale;
-    }
-    if total > 9.223_372_036_854_776e18 {
-        return None;
-    }
-    let nanos = total.round() as i128;
-    Some(if negative { -nanos } else { nanos })
-}
-
-/// A `duration` as kube-openapi's `strfmt.ParseDuration` reads it: Go's
-/// form, else numbers with units such as `3 days` or `1w`.
-pub(crate) fn parse_duration(s: &str) -> Option<i128> {
-    if let Some(d) = parse_go_duration(s) {
-        return Some(d);
-    }
-    const UNITS: &[(&[&str], i128)] = &[
-        (&["ns", "nano"], 1),
-        (&["us", "µs", "micro"], 1_000),
-        (&["ms", "milli"], 1_000_000),
-        (&["s", "sec"], 1_000_000_000),
-        (&["m", "min"], 60_000_000_000),
-        (&["h", "hr", "hour"], 3_600_000_000_000),
-        (&["d", "day"], 86_400_000_000_000),
-        (&["w", "wk", "week"], 604_800_000_000_000),
-    ];
-    let pattern = regex::Regex::new(r"((\d+)\s*([A-Za-zµ]+))").expect("a valid pattern");
-    let mut total: i128 = 0;
-    let mut matched = false;
-    for caps in pattern.captures_iter(s) {
-        let factor: i128 = caps[2].parse().ok()?;
-        let unit = caps[3].trim().to_lowercase();
-        for (variants, multiplier) in UNITS {
-            let last = variants.len() - 1;
-            for (i, variant) in variants.iter().enumerate() {
-                if (i == last && unit.starts_with(variant)) || variant.eq_ignore_ascii_case(&unit) {
-                    matched = true;
-                    total += factor * multiplier;
-                }
-            }
-        }
-    }
-    matched.then_some(total)
 }
 
 /// A list of `x-kubernetes-list-type` `set` (no keys) or `map` (its keys):

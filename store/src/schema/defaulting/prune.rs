@@ -9,10 +9,9 @@
 use serde_json::{Map, Value};
 
 use super::default_of;
-use crate::field::Path;
+use crate::machinery::field::Path;
 use crate::schema::objectmeta::{self, CoerceOptions};
-use crate::schema::pruning;
-use crate::schema::{Additional, Schema};
+use crate::schema::{Additional, Schema, pruning};
 
 /// A step from a schema node to one beneath it, and the matching step in
 /// an object.

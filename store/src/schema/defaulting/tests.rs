@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::{default, prune_defaults, prune_nulls};
-use crate::schema::Schema;
+use crate::schema::{Additional, Schema};
 
 fn defaulted(object: Value, schema: Value) -> Value {
     let mut object = object;
@@ -268,7 +268,7 @@ fn defaults_lose_their_unknown_fields_when_the_schema_is_read() {
         Some(json!({"name": "a"}))
     );
     let labels = match &spec["labels"].additional_properties {
-        Some(crate::schema::Additional::Schema(values)) => values,
+        Some(Additional::Schema(values)) => values,
         other => panic!("unexpected {other:?}"),
     };
     assert_eq!(labels.default, Some(json!({"k": "v"})));

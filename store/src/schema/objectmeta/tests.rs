@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::{CoerceOptions, coerce, validate, validate_embedded};
-use crate::field::{FieldError, Path};
+use crate::machinery::field::{FieldError, Path};
 use crate::schema::Schema;
 
 fn schema() -> Schema {

@@ -6,11 +6,9 @@
 
 use serde_json::Value;
 
-use crate::schema::Schema;
-
-use super::errors;
 use super::result::GoResult;
-use super::schema;
+use super::{errors, schema};
+use crate::schema::Schema;
 
 /// Validates the composition keywords of `schema`.
 pub(crate) fn validate(schema: &Schema, path: &str, data: &Value) -> GoResult {

@@ -9,9 +9,10 @@
 
 use serde_json::Value;
 
-use crate::field::{ErrorList, FieldError, Path, go_json, go_quote};
-
 use super::go;
+use crate::go::json::encode::go_json;
+use crate::go::strconv::go_quote;
+use crate::machinery::field::{ErrorList, FieldError, Path};
 
 /// The code of a `*errors.Validation` (only the ones the schema validator
 /// can produce).

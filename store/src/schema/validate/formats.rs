@@ -12,7 +12,10 @@ use regex::Regex;
 
 use super::errors;
 use super::result::GoResult;
-use super::{format_email, format_net, format_time, format_uri};
+use crate::go::mail::is_email;
+use crate::go::net;
+use crate::go::time::strfmt;
+use crate::go::url::parse_request_uri;
 
 /// The string formats validated by a 1.36 server (its compatibility
 /// version, 1.35, includes the 1.34 Kubernetes name formats), normalised.
@@ -80,16 +83,27 @@ pub(crate) fn validate(format: &str, path: &str, data: &str) -> GoResult {
     GoResult::single(errors::invalid_type(path, format, data))
 }
 
+/// `strfmt` ipv4: any IP (leading zeros allowed) written with a dot, which
+/// includes an IPv4-mapped IPv6 address.
+fn is_ipv4(s: &str) -> bool {
+    net::parse_ip_sloppy(s).is_some() && s.contains('.')
+}
+
+/// govalidator's `IsIPv6`: any IP written with a colon.
+fn is_ipv6(s: &str) -> bool {
+    net::parse_ip(s).is_some() && s.contains(':')
+}
+
 /// Whether `data` is valid for the (known) format.
 pub(crate) fn validates(format: &str, data: &str) -> bool {
     match normalize(format).as_str() {
-        "uri" => format_uri::is_request_uri(data),
-        "email" => format_email::is_email(data),
+        "uri" => parse_request_uri(data).is_ok(),
+        "email" => is_email(data),
         "hostname" => is_hostname(data),
-        "ipv4" => format_net::is_ipv4(data),
-        "ipv6" => format_net::is_ipv6(data),
-        "cidr" => format_net::is_cidr(data),
-        "mac" => format_net::is_mac(data),
+        "ipv4" => is_ipv4(data),
+        "ipv6" => is_ipv6(data),
+        "cidr" => net::parse_cidr_sloppy(data).is_some(),
+        "mac" => net::is_mac(data),
         "uuid" => UUID.is_match(data),
         "uuid3" => UUID3.is_match(data),
         "uuid4" => UUID4.is_match(data),
@@ -103,9 +117,9 @@ pub(crate) fn validates(format: &str, data: &str) -> bool {
         "rgbcolor" => RGBCOLOR.is_match(data),
         "byte" => BASE64.is_match(data),
         "password" => true,
-        "date" => format_time::is_date(data),
-        "datetime" => format_time::is_date_time(data),
-        "duration" => format_time::is_duration(data),
+        "date" => strfmt::is_date(data),
+        "datetime" => strfmt::is_date_time(data),
+        "duration" => strfmt::is_duration(data),
         "bsonobjectid" => data.len() == 24 && data.bytes().all(|b| b.is_ascii_hexdigit()),
         "k8sshortname" => data.len() <= 63 && SHORT_NAME.is_match(data),
         "k8slongname" => data.len() <= 253 && LONG_NAME.is_match(data),
@@ -291,5 +305,49 @@ mod tests {
             result.errors()[0].message(),
             "spec.created in body must be of type date-time: \"2026-13-01\""
         );
+    }
+
+    fn is_cidr_format(s: &str) -> bool {
+        validates("cidr", s)
+    }
+
+    #[test]
+    fn ipv4_is_sloppy_and_needs_a_dot() {
+        assert!(is_ipv4("192.168.0.1"));
+        assert!(is_ipv4("01.02.03.004"));
+        assert!(is_ipv4("::ffff:1.2.3.4"));
+        assert!(!is_ipv4("256.1.1.1"));
+        assert!(!is_ipv4("1.2.3"));
+        assert!(!is_ipv4("::1"));
+        assert!(!is_ipv4("1.2.3.4 "));
+    }
+
+    #[test]
+    fn ipv6_follows_netip() {
+        assert!(is_ipv6("::1"));
+        assert!(is_ipv6("::"));
+        assert!(is_ipv6("2001:db8::68"));
+        assert!(is_ipv6("1:2:3:4:5:6:7:8"));
+        assert!(is_ipv6("::ffff:192.0.2.1"));
+        assert!(is_ipv6("1:2:3:4:5:6:1.2.3.4"));
+        assert!(!is_ipv6("1:2:3:4:5:6:7:8:9"));
+        assert!(!is_ipv6("1::2::3"));
+        assert!(!is_ipv6("12345::"));
+        assert!(!is_ipv6("1::2%eth0"));
+        assert!(!is_ipv6("1:2:3:4:5:6:7::8"));
+        assert!(!is_ipv6("1.2.3.4"));
+        assert!(!is_ipv6("::01.2.3.4"));
+    }
+
+    #[test]
+    fn cidr_follows_parse_cidr_sloppy() {
+        assert!(is_cidr_format("10.0.0.0/8"));
+        assert!(is_cidr_format("010.0.0.0/08"));
+        assert!(is_cidr_format("2001:db8::/32"));
+        assert!(is_cidr_format("::ffff:1.2.3.4/128"));
+        assert!(!is_cidr_format("10.0.0.0/33"));
+        assert!(!is_cidr_format("10.0.0.0"));
+        assert!(!is_cidr_format("10.0.0.0/"));
+        assert!(!is_cidr_format("10.0.0.0/8x"));
     }
 }

@@ -8,6 +8,8 @@
 
 use serde_json::Value;
 
+use crate::go::strconv::go_float;
+
 /// A number as Go holds it after decoding.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Num {
@@ -49,7 +51,7 @@ impl Num {
     pub(crate) fn go_string(self) -> String {
         match self {
             Num::Int(i) => i.to_string(),
-            Num::Float(f) => crate::field::go_float(f),
+            Num::Float(f) => go_float(f),
         }
     }
 }

@@ -21,17 +21,10 @@
 
 mod composition;
 mod errors;
-mod format_email;
-mod format_net;
-mod format_time;
-mod format_uri;
 mod formats;
 mod go;
 mod number;
 mod object;
-mod pattern;
-mod pattern_class;
-mod pattern_parse;
 mod ratchet;
 mod result;
 mod schema;
@@ -44,7 +37,7 @@ mod tests;
 
 use serde_json::Value;
 
-use crate::field::{ErrorList, Path};
+use crate::machinery::field::{ErrorList, Path};
 use crate::schema::Schema;
 
 /// Whether a 1.36 server checks `format` on a node of type `kind` (""
@@ -55,10 +48,10 @@ pub(crate) fn format_checked(kind: &str, format: &str) -> bool {
     !formats::kept(types, Some(format)).is_empty()
 }
 
-/// Compiles a `pattern:` as Go's regexp does, or says why it cannot
-/// (`error parsing regexp: missing closing ]: `[a-z``).
-pub(crate) fn compile_pattern(pattern: &str) -> Result<(), String> {
-    pattern::compile(pattern).map(|_| ())
+/// Whether `data` is valid for the (known) string format `format`, as
+/// strfmt checks it (`uuid`, `byte`, `date-time`...).
+pub(crate) fn format_valid(format: &str, data: &str) -> bool {
+    formats::validates(format, data)
 }
 
 /// Validates `value` (the whole custom resource as JSON) against `schema`

@@ -12,6 +12,7 @@
 use super::errors::{self, OpenApiError};
 use super::go::{self, Num};
 use super::result::GoResult;
+use crate::go::strconv::go_float;
 
 /// The number rules of a schema node.
 #[derive(Clone, Copy, Debug, Default)]
@@ -142,9 +143,8 @@ fn multiple_of_float(path: &str, data: f64, factor: f64) -> Option<OpenApiError>
     } else {
         data / factor
     };
-    (!go::is_json_integer(mult)).then(|| {
-        errors::not_multiple_of(path, &crate::field::go_float(factor), go::float_value(data))
-    })
+    (!go::is_json_integer(mult))
+        .then(|| errors::not_multiple_of(path, &go_float(factor), go::float_value(data)))
 }
 
 /// `MaximumNativeType` (and `Maximum` when given a float).
@@ -158,7 +158,7 @@ fn maximum(path: &str, value: Num, max: f64, exclusive: bool) -> Option<OpenApiE
         Num::Float(v) => {
             let over = if exclusive { v >= max } else { v > max };
             over.then(|| {
-                let max = crate::field::go_float(max);
+                let max = go_float(max);
                 errors::exceeds_maximum(path, &max, exclusive, go::float_value(v))
             })
         }
@@ -176,7 +176,7 @@ fn minimum(path: &str, value: Num, min: f64, exclusive: bool) -> Option<OpenApiE
         Num::Float(v) => {
             let under = if exclusive { v <= min } else { v < min };
             under.then(|| {
-                let min = crate::field::go_float(min);
+                let min = go_float(min);
                 errors::exceeds_minimum(path, &min, exclusive, go::float_value(v))
             })
         }

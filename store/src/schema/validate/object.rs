@@ -9,11 +9,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::schema::{Additional, Schema};
-
-use super::errors;
-use super::ratchet;
 use super::result::GoResult;
+use super::{errors, ratchet};
+use crate::schema::{Additional, Schema};
 
 /// Validates the object `map` at `path`; `old` is its correlated old value
 /// when ratcheting.

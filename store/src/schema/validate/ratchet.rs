@@ -14,12 +14,11 @@
 
 use serde_json::Value;
 
-use crate::field::go_quote;
-use crate::schema::{Additional, Schema};
-
 use super::go::{self, Num};
 use super::result::GoResult;
 use super::schema;
+use crate::go::strconv::go_quote;
+use crate::schema::{Additional, Schema};
 
 /// Validates a child: with ratcheting when it has a correlated old value.
 pub(crate) fn validate_child(
@@ -155,7 +154,7 @@ fn equal(schema: &Schema, new: &Value, old: &Value) -> bool {
 mod tests {
     use super::super::{validate_update, validate_update_at};
     use super::*;
-    use crate::field::Path;
+    use crate::machinery::field::Path;
     use serde_json::json;
 
     fn schema(value: Value) -> Schema {

@@ -9,11 +9,10 @@
 
 use serde_json::Value;
 
-use crate::schema::Schema;
-
 use super::go::{self, Kind};
 use super::result::GoResult;
 use super::{composition, formats, number, object, slice, type_check, values};
+use crate::schema::Schema;
 
 /// The type list and the kept format of a schema node.
 pub(crate) struct Node<'a> {

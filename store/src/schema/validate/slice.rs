@@ -3,13 +3,9 @@
 
 use serde_json::Value;
 
-use crate::schema::Schema;
-
-use super::errors;
-use super::go;
-use super::ratchet;
 use super::result::GoResult;
-use super::schema;
+use super::{errors, go, ratchet, schema};
+use crate::schema::Schema;
 
 /// Validates the list `items` at `path`; `old` is its correlated old value
 /// when ratcheting.

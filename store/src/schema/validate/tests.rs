@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use serde_json::{Value, json};
 
 use super::{validate, validate_at, validate_update, validate_update_at};
-use crate::field::{ErrorList, Path};
+use crate::machinery::field::{ErrorList, Path};
 use crate::schema::Schema;
 
 static WIDGET: LazyLock<Schema> = LazyLock::new(|| {

@@ -10,12 +10,11 @@
 
 use serde_json::Value;
 
-use crate::schema::Schema;
-
 use super::errors;
 use super::go::{self, Kind, Num};
-use super::pattern;
 use super::result::GoResult;
+use crate::go::regexp::is_match;
+use crate::schema::Schema;
 
 /// `maxLength`, `minLength` and `pattern` of a string (lengths in
 /// characters).
@@ -32,7 +31,7 @@ pub(crate) fn validate_string(schema: &Schema, path: &str, data: &str) -> GoResu
         return GoResult::single(errors::too_short(path, min, data));
     }
     if let Some(expr) = schema.pattern.as_deref().filter(|p| !p.is_empty()) {
-        match pattern::is_match(expr, data) {
+        match is_match(expr, data) {
             Ok(true) => {}
             Ok(false) => return GoResult::single(errors::failed_pattern(path, expr, data)),
             Err(error) => {

@@ -3,8 +3,10 @@
 //! what the same command prints with `--dry-run=client -o json` (kubectl
 //! 1.32), less `creationTimestamp: null` and empty statuses.
 
-use k8s_rs_pb::api::{apps::v1 as apps, batch::v1 as batch, core::v1 as core};
-use k8s_rs_pb::api::{networking::v1 as networking, policy::v1 as policy, rbac::v1 as rbac};
+use k8s_rs_pb::api::{
+    apps::v1 as apps, batch::v1 as batch, core::v1 as core, networking::v1 as networking,
+    policy::v1 as policy, rbac::v1 as rbac,
+};
 use k8s_rs_pb::apimachinery::pkg::api::resource::Quantity;
 use k8s_rs_pb::apimachinery::pkg::apis::meta::v1 as meta;
 use k8s_rs_pb::apimachinery::pkg::util::intstr::IntOrString;

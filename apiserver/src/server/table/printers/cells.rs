@@ -1,6 +1,6 @@
 //! Helpers that read cells out of objects.
 
-use super::*;
+use serde_json::{Map, Value, json};
 
 pub(super) fn items(o: &Value, pointer: &str) -> Vec<Value> {
     o.pointer(pointer)

@@ -1,6 +1,14 @@
 //! Printers of the core group (`v1`).
 
-use super::*;
+use serde_json::{Value, json};
+
+use super::cells::{
+    access_modes, component_condition, condition, containers, endpoints, items, labels, len,
+    node_roles, none_if_empty, quota, strings, text_or,
+};
+use super::columns::{CONTAINERS, IMAGES, age_column, column, created_at_column, wide};
+use super::workloads::replicated;
+use crate::server::table::column::Column;
 
 pub(super) fn core(kind: &str) -> Option<Vec<Column>> {
     Some(match kind {

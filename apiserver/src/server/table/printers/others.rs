@@ -1,6 +1,10 @@
 //! Printers of the other groups: RBAC, networking, policy, storage…
 
-use super::*;
+use serde_json::{Value, json};
+
+use super::cells::{budget, condition, int, items, len, selector, text_or};
+use super::columns::{age_column, column, created_at_column, wide};
+use crate::server::table::column::{Column, human_duration};
 
 pub(super) fn other(group: &str, kind: &str) -> Option<Vec<Column>> {
     Some(match (group, kind) {

@@ -1,4 +1,8 @@
-use super::*;
+use serde_json::{Value, json};
+
+use super::builtin;
+use super::cells::selector;
+use crate::server::table::column::{Cell, human_duration};
 
 fn row(group: &str, kind: &str, o: &Value) -> Vec<(String, Value)> {
     builtin(group, kind)

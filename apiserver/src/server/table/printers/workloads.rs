@@ -1,6 +1,13 @@
 //! Printers of workloads: apps and batch.
 
-use super::*;
+use serde_json::{Value, json};
+
+use super::cells::{
+    condition, containers, int, items, kind_resource, labels, len, ready_of_desired, selector,
+    text_or,
+};
+use super::columns::{CONTAINERS, IMAGES, age_column, column, wide};
+use crate::server::table::column::{Column, age, human_duration};
 
 /// Desired, Current, Ready (ReplicaSet, ReplicationController), with the
 /// selector printed by `selector`.

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::{ObjectMeta, ObjectMetaOptions, get_object_meta};
-use crate::field::Path;
+use crate::machinery::field::Path;
 
 fn read(metadata: Value, options: ObjectMetaOptions) -> Result<Option<ObjectMeta>, String> {
     let object = json!({"metadata": metadata});

@@ -1,0 +1,447 @@
+//! The CustomResourceDefinition strategy (apiextensions-apiserver's
+//! `pkg/registry/customresourcedefinition`): the decoding of a CRD (the
+//! fields v1 does not know dropped, a caBundle that must be base64), its
+//! defaults and checks before it is stored, the status it is given, and
+//! the resources it serves.
+
+use serde_json::{Value, json};
+
+use super::defaults::{default_crd, stored_versions};
+use super::validation::{validate_crd, warnings};
+use crate::api::status::Status;
+use crate::api::types::WriteOptions;
+use crate::go::json::decode::go_base64_error;
+use crate::machinery::object::{meta, now, strings};
+use crate::resource::info::{ResourceInfo, Subresource};
+
+/// The fields `apiextensions.k8s.io/v1` knows, by where they are (`*` an
+/// object's fields, `[]` a list's items): the others are unknown fields,
+/// dropped as its decoder drops them, and reported as `fieldValidation`
+/// says. The schemas (`openAPIV3Schema`) are read by their own rules.
+const CRD_FIELDS: &[(&str, &[&str])] = &[
+    ("", &["apiVersion", "kind", "metadata", "spec", "status"]),
+    (
+        "spec",
+        &[
+            "group",
+            "names",
+            "scope",
+            "versions",
+            "conversion",
+            "preserveUnknownFields",
+        ],
+    ),
+    (
+        "spec.names",
+        &[
+            "plural",
+            "singular",
+            "shortNames",
+            "kind",
+            "listKind",
+            "categories",
+        ],
+    ),
+    (
+        "spec.versions[]",
+        &[
+            "name",
+            "served",
+            "storage",
+            "deprecated",
+            "deprecationWarning",
+            "schema",
+            "subresources",
+            "additionalPrinterColumns",
+            "selectableFields",
+        ],
+    ),
+    ("spec.versions[].schema", &["openAPIV3Schema"]),
+    ("spec.versions[].subresources", &["status", "scale"]),
+    (
+        "spec.versions[].subresources.scale",
+        &[
+            "specReplicasPath",
+            "statusReplicasPath",
+            "labelSelectorPath",
+        ],
+    ),
+    (
+        "spec.versions[].additionalPrinterColumns[]",
+        &[
+            "name",
+            "type",
+            "format",
+            "description",
+            "priority",
+            "jsonPath",
+        ],
+    ),
+    ("spec.versions[].selectableFields[]", &["jsonPath"]),
+    ("spec.conversion", &["strategy", "webhook"]),
+    (
+        "spec.conversion.webhook",
+        &["clientConfig", "conversionReviewVersions"],
+    ),
+    (
+        "spec.conversion.webhook.clientConfig",
+        &["url", "caBundle", "service"],
+    ),
+    (
+        "spec.conversion.webhook.clientConfig.service",
+        &["namespace", "name", "path", "port"],
+    ),
+];
+
+/// Drops the fields of a CRD that `apiextensions.k8s.io/v1` does not
+/// know (outside its schemas and metadata), and names them as the strict
+/// decoder does (`spec.subresources`, `spec.versions[0].validation`).
+fn drop_unknown_crd_fields(crd: &mut Value) -> Vec<String> {
+    fn walk(value: &mut Value, shape: &str, path: &str, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                let Some((_, known)) = CRD_FIELDS.iter().find(|(s, _)| *s == shape) else {
+                    return;
+                };
+                let unknown: Vec<String> = map
+                    .keys()
+                    .filter(|k| !known.contains(&k.as_str()))
+                    .cloned()
+                    .collect();
+                for key in unknown {
+                    map.remove(&key);
+                    out.push(if path.is_empty() {
+                        key
+                    } else {
+                        format!("{path}.{key}")
+                    });
+                }
+                for (key, child) in map.iter_mut() {
+                    let child_shape = if shape.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{shape}.{key}")
+                    };
+                    let child_path = if path.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{path}.{key}")
+                    };
+                    walk(child, &child_shape, &child_path, out);
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter_mut().enumerate() {
+                    walk(item, &format!("{shape}[]"), &format!("{path}[{i}]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(crd, "", "", &mut out);
+    out
+}
+
+/// Whether `res` is the CustomResourceDefinitions resource.
+pub(crate) fn is_crd(res: &ResourceInfo) -> bool {
+    res.group == "apiextensions.k8s.io" && res.kind == "CustomResourceDefinition"
+}
+
+/// The resources a CRD serves: one per served version, with its names,
+/// scope, storage version and subresources.
+pub(crate) fn resources(crd: &Value) -> Result<Vec<ResourceInfo>, String> {
+    let spec = crd.get("spec").ok_or("spec: Required value")?;
+    let group = spec
+        .get("group")
+        .and_then(Value::as_str)
+        .ok_or("spec.group: Required value")?;
+    let names = spec.get("names").ok_or("spec.names: Required value")?;
+    let kind = names
+        .get("kind")
+        .and_then(Value::as_str)
+        .ok_or("spec.names.kind: Required value")?;
+    let plural = names
+        .get("plural")
+        .and_then(Value::as_str)
+        .ok_or("spec.names.plural: Required value")?;
+    let singular = names
+        .get("singular")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| kind.to_ascii_lowercase());
+    let short_names = strings(names.get("shortNames"));
+    let namespaced = spec.get("scope").and_then(Value::as_str) != Some("Cluster");
+    let storage_version = spec
+        .get("versions")
+        .and_then(Value::as_array)
+        .and_then(|versions| {
+            versions
+                .iter()
+                .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        })
+        .and_then(|v| v.get("name"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let versions = spec
+        .get("versions")
+        .and_then(Value::as_array)
+        .ok_or("spec.versions: Required value")?;
+    Ok(versions
+        .iter()
+        .filter(|v| v.get("served").and_then(Value::as_bool) != Some(false))
+        .filter_map(|v| {
+            let version = v.get("name")?.as_str()?;
+            let mut info = ResourceInfo::new(group, version, kind, plural, namespaced);
+            info.singular = singular.clone();
+            info.short_names = short_names.clone();
+            info.categories = strings(names.get("categories"));
+            info.storage_version.clone_from(&storage_version);
+            info.status_subresource = v.pointer("/subresources/status").is_some();
+            if v.pointer("/subresources/scale").is_some() {
+                info.subresources.push(Subresource {
+                    name: "scale".into(),
+                    kind: "Scale".into(),
+                    group: Some("autoscaling".into()),
+                    version: Some("v1".into()),
+                    verbs: vec!["get".into(), "patch".into(), "update".into()],
+                });
+            }
+            Some(info)
+        })
+        .collect())
+}
+
+/// What the CRD strategy does before it validates a CRD: v1's
+/// defaults, the stored versions (the old ones and the new storage
+/// version); then the CRD's own checks, a 422 when they fail.
+pub(crate) fn prepare(
+    crd: &mut Value,
+    old: Option<&Value>,
+    opts: &WriteOptions,
+) -> Result<(), Status> {
+    // Decoding: a caBundle that is not base64 fails it; the fields v1
+    // does not know are dropped and reported as fieldValidation says.
+    if let Some(why) = crd
+        .pointer("/spec/conversion/webhook/clientConfig/caBundle")
+        .and_then(Value::as_str)
+        .and_then(go_base64_error)
+    {
+        return Err(Status::cannot_handle(
+            "CustomResourceDefinition",
+            "v1",
+            &why,
+        ));
+    }
+    opts.report_dropped(
+        "CustomResourceDefinition",
+        "v1",
+        &drop_unknown_crd_fields(crd),
+    )?;
+    default_crd(crd);
+    let stored = stored_versions(crd, old);
+    if let Some(m) = crd.as_object_mut() {
+        let status = m.entry("status").or_insert_with(|| json!({}));
+        if let Some(status) = status.as_object_mut() {
+            status.insert("storedVersions".into(), json!(stored));
+        }
+    }
+    let errors = validate_crd(crd, old);
+    if errors.is_empty() {
+        for warning in warnings(crd, old) {
+            opts.warnings.add(warning);
+        }
+        return Ok(());
+    }
+    let name = meta(crd, "name").unwrap_or_default();
+    Err(Status::from_field_errors(
+        "apiextensions.k8s.io",
+        "CustomResourceDefinition",
+        &name,
+        &errors,
+    ))
+}
+
+/// The status of a CRD just created, before it is established (what
+/// the real server answers a create with).
+pub(crate) fn initial_status(mut crd: Value) -> Value {
+    let stored = stored_versions(&crd, None);
+    if let Some(m) = crd.as_object_mut() {
+        m.insert(
+            "status".into(),
+            json!({
+                "conditions": null,
+                "acceptedNames": {"plural": "", "kind": ""},
+                "storedVersions": stored,
+            }),
+        );
+    }
+    crd
+}
+
+/// The status a CRD gets once stored: its names accepted, established, and
+/// the stored versions a write gave (or its storage version).
+pub(crate) fn status(mut crd: Value, old: Option<&Value>) -> Value {
+    let names = crd
+        .pointer("/spec/names")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let mut accepted = names.clone();
+    if let Some(m) = accepted.as_object_mut()
+        && !m.contains_key("singular")
+        && let Some(k) = names.get("kind").and_then(Value::as_str)
+    {
+        m.insert("singular".into(), json!(k.to_ascii_lowercase()));
+    }
+    // The stored versions the write gave (a status write may set them,
+    // as a storage migration does), or, when none, the storage version
+    // (v1's default).
+    let given = strings(crd.pointer("/status/storedVersions"));
+    let stored = if given.is_empty() {
+        stored_versions(&crd, None)
+    } else {
+        given
+    };
+    let t = old
+        .and_then(|o| o.pointer("/status/conditions/0/lastTransitionTime"))
+        .and_then(Value::as_str)
+        .map_or_else(now, str::to_string);
+    if let Some(m) = crd.as_object_mut() {
+        m.insert(
+            "status".into(),
+            json!({
+                "conditions": [
+                    {"type": "NamesAccepted", "status": "True", "lastTransitionTime": t, "reason": "NoConflicts", "message": "no conflicts found"},
+                    {"type": "Established", "status": "True", "lastTransitionTime": t, "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"}
+                ],
+                "acceptedNames": accepted,
+                "storedVersions": stored,
+            }),
+        );
+    }
+    crd
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::types::{FieldValidation, PatchType};
+    use crate::{Store, StoreConfig};
+
+    fn crd() -> Value {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "gadgets.example.org"},
+            "spec": {"group": "example.org", "scope": "Namespaced",
+                "names": {"kind": "Gadget", "plural": "gadgets"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object"}}}]}
+        })
+    }
+
+    fn crds(store: &Store) -> ResourceInfo {
+        store
+            .resource_for_plural("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            .unwrap()
+    }
+
+    #[test]
+    fn a_status_write_sets_the_stored_versions_it_gives() {
+        let store = Store::new(StoreConfig::default());
+        let res = crds(&store);
+        store
+            .create(&res, None, crd(), &WriteOptions::default())
+            .unwrap();
+        let status = WriteOptions {
+            subresource: Some("status".into()),
+            ..WriteOptions::default()
+        };
+        let name = "gadgets.example.org";
+        let written = store
+            .patch(
+                &res,
+                None,
+                name,
+                &PatchType::Merge,
+                br#"{"status":{"storedVersions":["v0","v1"]}}"#,
+                &status,
+            )
+            .unwrap();
+        assert_eq!(written["status"]["storedVersions"], json!(["v0", "v1"]));
+        // None given: v1's default, the storage version.
+        let written = store
+            .patch(
+                &res,
+                None,
+                name,
+                &PatchType::Merge,
+                br#"{"status":{"storedVersions":[]}}"#,
+                &status,
+            )
+            .unwrap();
+        assert_eq!(written["status"]["storedVersions"], json!(["v1"]));
+    }
+
+    #[test]
+    fn fields_v1_does_not_know_are_dropped_and_reported() {
+        let store = Store::new(StoreConfig::default());
+        let res = crds(&store);
+        let mut body = crd();
+        body["spec"]["subresources"] = json!({"status": {}});
+        body["spec"]["versions"][0]["validation"] = json!({});
+        let strict = WriteOptions {
+            field_validation: FieldValidation::Strict,
+            ..WriteOptions::default()
+        };
+        let refused = store.create(&res, None, body.clone(), &strict).unwrap_err();
+        assert_eq!(refused.code, 400);
+        assert_eq!(
+            refused.message,
+            "CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: strict decoding error: unknown field \"spec.subresources\", unknown field \"spec.versions[0].validation\""
+        );
+        let warn = WriteOptions::default();
+        let created = store.create(&res, None, body, &warn).unwrap();
+        assert!(created["spec"].get("subresources").is_none());
+        assert_eq!(
+            warn.warnings.list(),
+            [
+                "unknown field \"spec.subresources\"",
+                "unknown field \"spec.versions[0].validation\""
+            ]
+        );
+    }
+
+    #[test]
+    fn a_ca_bundle_that_is_not_base64_cannot_be_decoded() {
+        assert_eq!(go_base64_error("Y2VydGlmaWNhdGU="), None);
+        assert_eq!(go_base64_error("Y2Vy\ndGlm"), None);
+        assert_eq!(
+            go_base64_error("not base64!").as_deref(),
+            Some("illegal base64 data at input byte 3")
+        );
+        assert_eq!(
+            go_base64_error("abc").as_deref(),
+            Some("illegal base64 data at input byte 0")
+        );
+        assert_eq!(
+            go_base64_error("ab=").as_deref(),
+            Some("illegal base64 data at input byte 3")
+        );
+        let store = Store::new(StoreConfig::default());
+        let mut body = crd();
+        body["spec"]["versions"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"name": "v2", "served": true, "storage": false,
+            "schema": {"openAPIV3Schema": {"type": "object"}}}));
+        body["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+            "clientConfig": {"url": "https://hook.example.org", "caBundle": "not base64!"}}});
+        let refused = store
+            .create(&crds(&store), None, body, &WriteOptions::default())
+            .unwrap_err();
+        assert_eq!(
+            refused.message,
+            "CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: illegal base64 data at input byte 3"
+        );
+    }
+}

@@ -1,0 +1,280 @@
+//! Pods and PodTemplates (v1), and the PodSpec and PodTemplateSpec every
+//! workload holds: their defaults (`defaults.rs`), their checks
+//! (`validation.rs`; containers in `containers.rs`, their environment in
+//! `env.rs` and probes in `probes.rs`, scheduling directives in
+//! `scheduling.rs`, security contexts in `security.rs`), their warnings
+//! (`warnings.rs`), and what a new Pod gets besides (its status, and what
+//! the default admission plugins set: the service account's name, the
+//! not-ready and unreachable tolerations, the priority).
+
+mod containers;
+mod defaults;
+mod env;
+mod image;
+mod internal;
+mod probes;
+mod scheduling;
+mod security;
+mod validation;
+mod warnings;
+
+use serde_json::{Value, json};
+
+pub(crate) use containers::{NEGATIVE, nonnegative};
+pub(crate) use defaults::{default_claim_spec, object_at, or_default, or_pointer, spec_of};
+pub(crate) use internal::go_internal_pod_spec;
+pub(crate) use validation::{one_of, validate_pod_spec, validate_template};
+
+/// The warnings a write of the pod template at `pointer` in `obj` gets:
+/// on create, and on an update that raised the generation.
+pub(crate) fn template_warnings(obj: &Value, old: Option<&Value>, pointer: &str) -> Vec<String> {
+    let generation = |o: &Value| o.pointer("/metadata/generation").cloned();
+    if old.is_some_and(|o| generation(o) == generation(obj)) {
+        return Vec::new();
+    }
+    template_warnings_at(obj, pointer)
+}
+
+/// The warnings of the pod template at `pointer` in `obj`.
+pub(crate) fn template_warnings_at(obj: &Value, pointer: &str) -> Vec<String> {
+    let template = obj.pointer(pointer);
+    let path = Path::new(pointer.trim_start_matches('/').split('/'));
+    let spec = template.and_then(|t| t.get("spec")).unwrap_or(&Value::Null);
+    warnings::spec_warnings(spec, &path.child("spec"))
+}
+
+/// The warnings a write of a Pod gets.
+pub(crate) fn pod_warnings(pod: &Value) -> Vec<String> {
+    let spec = pod.get("spec").unwrap_or(&Value::Null);
+    warnings::spec_warnings(spec, &Path::new(["spec"]))
+}
+
+use super::resources;
+use crate::apis::strategy::Rules;
+use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::names::name_is_dns_subdomain;
+use crate::machinery::quantity::Quantity;
+
+pub(crate) static RULES: Rules = Rules {
+    name: name_is_dns_subdomain,
+    default,
+    validate,
+    validate_update,
+    validate_status: None,
+};
+
+/// The rules of a PodTemplate (v1): its template's defaults and checks
+/// (`ValidatePodTemplate`, `ValidatePodTemplateUpdate`).
+pub(crate) static TEMPLATE_RULES: Rules = Rules {
+    name: name_is_dns_subdomain,
+    default: default_pod_template,
+    validate: validate_pod_template,
+    validate_update: validate_pod_template_update,
+    validate_status: None,
+};
+
+fn default_pod_template(pod_template: &mut Value) {
+    if let Some(map) = pod_template.as_object_mut() {
+        default_template(map.entry("template").or_insert_with(|| json!({})));
+    }
+}
+
+fn validate_pod_template(pod_template: &Value) -> ErrorList {
+    let empty = json!({});
+    validate_template(
+        pod_template.get("template").unwrap_or(&empty),
+        &Path::new(["template"]),
+    )
+}
+
+fn validate_pod_template_update(new: &Value, _old: &Value) -> ErrorList {
+    validate_pod_template(new)
+}
+
+/// The defaults of a PodTemplateSpec: its metadata (a struct, always
+/// written) and its spec's.
+pub(crate) fn default_template(template: &mut Value) {
+    let Some(map) = template.as_object_mut() else {
+        return;
+    };
+    object_at(map, "spec");
+    // A template's creation time is never set: the real server drops a null one.
+    if let Some(metadata) = object_at(map, "metadata")
+        && metadata
+            .get("creationTimestamp")
+            .is_some_and(Value::is_null)
+    {
+        metadata.remove("creationTimestamp");
+    }
+    if let Some(spec) = map.get_mut("spec") {
+        defaults::default_pod_spec(spec);
+    }
+}
+
+/// Why the containers of the pod spec at `pointer` cannot be decoded: a
+/// resource quantity that does not parse (`400 BadRequest`).
+pub(crate) fn decode_spec(obj: &Value, pointer: &str) -> Option<String> {
+    let spec = obj.pointer(pointer)?;
+    let field = pointer.trim_start_matches('/').replace('/', ".");
+    ["containers", "initContainers"].iter().find_map(|key| {
+        let containers = spec.get(*key).and_then(Value::as_array)?;
+        containers.iter().find_map(|container| {
+            ["limits", "requests"].iter().find_map(|list| {
+                resources::list_decode_error(
+                    container,
+                    &format!("/resources/{list}"),
+                    &format!("ResourceRequirements.{field}.{key}.resources.{list}"),
+                )
+            })
+        })
+    })
+}
+
+/// `SetObjectDefaults_Pod`.
+fn default(pod: &mut Value) {
+    if let Some(spec) = pod.get_mut("spec") {
+        defaults::default_pod_spec(spec);
+        defaults::default_pod_only(spec);
+    }
+}
+
+/// What a new Pod gets once its defaults are set: the admission plugins'
+/// fields (ServiceAccount, DefaultTolerationSeconds, Priority) and the
+/// status `PrepareForCreate` starts it with.
+pub(crate) fn prepare_create(pod: &mut Value) {
+    if let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) {
+        if spec
+            .get("serviceAccountName")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            spec.insert("serviceAccountName".into(), json!("default"));
+            spec.insert("serviceAccount".into(), json!("default"));
+        }
+        let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
+        if !tolerations.is_array() {
+            *tolerations = json!([]);
+        }
+        if let Some(list) = tolerations.as_array_mut() {
+            for key in [
+                "node.kubernetes.io/not-ready",
+                "node.kubernetes.io/unreachable",
+            ] {
+                let tolerated = list.iter().any(|t| {
+                    let k = t.get("key").and_then(Value::as_str).unwrap_or_default();
+                    let effect = t.get("effect").and_then(Value::as_str).unwrap_or_default();
+                    (k == key || k.is_empty()) && (effect == "NoExecute" || effect.is_empty())
+                });
+                if !tolerated {
+                    list.push(json!({
+                        "key": key,
+                        "operator": "Exists",
+                        "effect": "NoExecute",
+                        "tolerationSeconds": 300,
+                    }));
+                }
+            }
+        }
+        let class = spec
+            .get("priorityClassName")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let priority = match class {
+            "" => Some(0),
+            "system-cluster-critical" => Some(2_000_000_000),
+            "system-node-critical" => Some(2_000_001_000),
+            _ => None,
+        };
+        if let Some(priority) = priority {
+            spec.insert("priority".into(), json!(priority));
+            spec.entry("preemptionPolicy")
+                .or_insert_with(|| json!("PreemptLowerPriority"));
+        }
+    }
+    let qos = qos_class(pod.get("spec").unwrap_or(&Value::Null));
+    if let Some(map) = pod.as_object_mut() {
+        map.insert(
+            "status".into(),
+            json!({"phase": "Pending", "qosClass": qos}),
+        );
+    }
+}
+
+/// `GetPodQOS`: `Guaranteed` when every container limits CPU and memory
+/// to what it requests, `BestEffort` when none asks for either, else
+/// `Burstable`.
+fn qos_class(spec: &Value) -> &'static str {
+    let containers = ["containers", "initContainers"]
+        .iter()
+        .flat_map(|k| spec.get(*k).and_then(Value::as_array).into_iter().flatten());
+    let mut any = false;
+    let mut guaranteed = true;
+    for container in containers {
+        let resources = container.get("resources");
+        let list = |name: &str| {
+            resources
+                .and_then(|r| r.get(name))
+                .and_then(Value::as_object)
+        };
+        let (requests, limits) = (list("requests"), list("limits"));
+        for resource in ["cpu", "memory"] {
+            let request = requests
+                .and_then(|r| r.get(resource))
+                .and_then(|q| Quantity::from_json(q).ok())
+                .filter(|q| !q.is_zero());
+            let limit = limits
+                .and_then(|l| l.get(resource))
+                .and_then(|q| Quantity::from_json(q).ok())
+                .filter(|q| !q.is_zero());
+            any |= request.is_some() || limit.is_some();
+            match (&request, &limit) {
+                (Some(r), Some(l)) if r == l => {}
+                _ => guaranteed = false,
+            }
+        }
+    }
+    match (any, guaranteed) {
+        (false, _) => "BestEffort",
+        (true, true) => "Guaranteed",
+        (true, false) => "Burstable",
+    }
+}
+
+/// `ValidatePodCreate`, as far as the spec goes.
+fn validate(pod: &Value) -> ErrorList {
+    let spec = pod.get("spec").unwrap_or(&Value::Null);
+    validate_pod_spec(spec, &Path::new(["spec"]))
+}
+
+/// `ValidatePodUpdate`: the spec again, and only images, the active
+/// deadline (shortened), tolerations (added) and scheduling gates
+/// (removed) may change. The real server's message adds a diff of the
+/// specs, left out here.
+fn validate_update(new: &Value, old: &Value) -> ErrorList {
+    let mut errors = validate(new);
+    let strip = |pod: &Value| {
+        let mut spec = pod.get("spec").cloned().unwrap_or(Value::Null);
+        for key in ["containers", "initContainers"] {
+            if let Some(list) = spec.get_mut(key).and_then(Value::as_array_mut) {
+                for container in list {
+                    if let Some(c) = container.as_object_mut() {
+                        c.remove("image");
+                    }
+                }
+            }
+        }
+        if let Some(s) = spec.as_object_mut() {
+            for key in ["activeDeadlineSeconds", "tolerations", "schedulingGates"] {
+                s.remove(key);
+            }
+        }
+        spec
+    };
+    if strip(new) != strip(old) {
+        errors.push(FieldError::forbidden(
+            &Path::new(["spec"]),
+            "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+        ));
+    }
+    errors
+}

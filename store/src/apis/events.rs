@@ -1,0 +1,72 @@
+//! Events: core/v1 and events.k8s.io/v1 are one set of objects, fields renamed between the two.
+
+use serde_json::{Map, Value, json};
+
+use super::core::event::shape;
+
+/// Fields core/v1 Events and events.k8s.io/v1 Events name differently:
+/// (core/v1, events.k8s.io/v1). The others are the same.
+pub(crate) const EVENT_FIELDS: [(&str, &str); 7] = [
+    ("involvedObject", "regarding"),
+    ("message", "note"),
+    ("source", "deprecatedSource"),
+    ("firstTimestamp", "deprecatedFirstTimestamp"),
+    ("lastTimestamp", "deprecatedLastTimestamp"),
+    ("count", "deprecatedCount"),
+    ("reportingComponent", "reportingController"),
+];
+
+/// A stored (core/v1) Event as events.k8s.io/v1 shows it: fields renamed,
+/// empty optional ones left out, and the deprecated ones as upstream writes
+/// them (`deprecatedSource: {}`, timestamps `null`).
+pub(crate) fn event_view(core: &Value) -> Value {
+    let Some(fields) = core.as_object() else {
+        return core.clone();
+    };
+    let mut out = Map::new();
+    for (key, value) in fields {
+        let key = EVENT_FIELDS
+            .iter()
+            .find(|(c, _)| c == key)
+            .map_or(key.as_str(), |(_, e)| e);
+        let empty = match key {
+            "reportingController" | "reportingInstance" => value == "",
+            "deprecatedCount" => value == 0 || value.is_null(),
+            _ => false,
+        };
+        if !empty {
+            out.insert(key.to_string(), value.clone());
+        }
+    }
+    for (key, default) in [
+        ("eventTime", Value::Null),
+        ("deprecatedSource", json!({})),
+        ("deprecatedFirstTimestamp", Value::Null),
+        ("deprecatedLastTimestamp", Value::Null),
+    ] {
+        out.entry(key).or_insert(default);
+    }
+    Value::Object(out)
+}
+
+/// An events.k8s.io/v1 Event as it is stored (core/v1 field names). A core
+/// one is left as it is.
+pub(crate) fn event_stored(view: Value) -> Value {
+    let Value::Object(fields) = view else {
+        return view;
+    };
+    let mut stored = Value::Object(
+        fields
+            .into_iter()
+            .map(|(key, value)| {
+                let key = EVENT_FIELDS
+                    .iter()
+                    .find(|(_, e)| *e == key)
+                    .map_or(key, |(c, _)| c.to_string());
+                (key, value)
+            })
+            .collect(),
+    );
+    shape(&mut stored);
+    stored
+}

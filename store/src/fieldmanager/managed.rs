@@ -1,0 +1,193 @@
+//! managedFields: who owns which fields, tracked on every write.
+
+use serde_json::{Map, Value, json};
+
+use super::compare::compare;
+use super::fieldpath;
+use super::fieldpath::{FieldPath, FieldSet};
+use super::typed::Ty;
+use crate::machinery::object::{meta_mut, now};
+use crate::resource::info::ResourceInfo;
+
+pub(crate) struct ManagedEntry {
+    pub(crate) manager: String,
+    pub(crate) operation: String,
+    pub(crate) api_version: String,
+    pub(crate) time: String,
+    pub(crate) subresource: Option<String>,
+    pub(crate) fields: FieldSet,
+}
+
+pub(crate) fn read_managed(o: &Value) -> Vec<ManagedEntry> {
+    o.pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|e| ManagedEntry {
+                    manager: e
+                        .get("manager")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .into(),
+                    operation: e
+                        .get("operation")
+                        .and_then(Value::as_str)
+                        .unwrap_or("Update")
+                        .into(),
+                    api_version: e
+                        .get("apiVersion")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .into(),
+                    time: e.get("time").and_then(Value::as_str).unwrap_or("").into(),
+                    subresource: e
+                        .get("subresource")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    fields: e
+                        .get("fieldsV1")
+                        .map(fieldpath::parse_fields_v1)
+                        .unwrap_or_default(),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub(crate) fn write_managed(o: &mut Value, entries: &[ManagedEntry]) {
+    let arr: Vec<Value> = entries
+        .iter()
+        .filter(|e| !e.fields.is_empty())
+        .map(|e| {
+            let mut m = Map::new();
+            m.insert("manager".into(), json!(e.manager));
+            m.insert("operation".into(), json!(e.operation));
+            m.insert("apiVersion".into(), json!(e.api_version));
+            m.insert("time".into(), json!(e.time));
+            m.insert("fieldsType".into(), json!("FieldsV1"));
+            m.insert("fieldsV1".into(), fieldpath::fields_v1(&e.fields));
+            if let Some(s) = &e.subresource {
+                m.insert("subresource".into(), json!(s));
+            }
+            Value::Object(m)
+        })
+        .collect();
+    let md = meta_mut(o);
+    if arr.is_empty() {
+        md.remove("managedFields");
+    } else {
+        md.insert("managedFields".into(), Value::Array(arr));
+    }
+}
+
+/// The type apply gives objects of `res`: the CRD's schema of the
+/// version written, for a custom resource.
+pub(crate) fn root_type(res: &ResourceInfo) -> Ty<'_> {
+    match &res.custom {
+        Some(custom) => Ty::Root(custom.schema(&res.version)),
+        None => Ty::builtin(&res.group, &res.kind),
+    }
+}
+
+/// What of `o` a write through the main resource or through `/status`
+/// may own: no apiVersion, kind, nor metadata but its labels,
+/// annotations, finalizers and ownerReferences (the real server strips
+/// the rest); only the status through `/status`, no status through the
+/// main resource when there is a status subresource.
+pub(crate) fn ownable(res: &ResourceInfo, o: &Value, subresource: Option<&str>) -> Value {
+    let mut out = Map::new();
+    for (key, value) in o.as_object().into_iter().flatten() {
+        let is_status = key == "status";
+        let kept = if subresource == Some("status") {
+            is_status
+        } else {
+            !(res.status_subresource && is_status) && key != "apiVersion" && key != "kind"
+        };
+        if !kept {
+            continue;
+        }
+        if key == "metadata" {
+            let md: Map<String, Value> = value
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(k, _)| {
+                    matches!(
+                        k.as_str(),
+                        "labels" | "annotations" | "finalizers" | "ownerReferences"
+                    )
+                })
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            if !md.is_empty() {
+                out.insert(key.clone(), Value::Object(md));
+            }
+            continue;
+        }
+        out.insert(key.clone(), value.clone());
+    }
+    Value::Object(out)
+}
+
+/// A field set without the paths the real server never records
+/// (`metadata` itself).
+pub(crate) fn strip_meta(mut set: FieldSet) -> FieldSet {
+    set.remove(&vec![fieldpath::field("metadata")]);
+    set
+}
+
+/// Records an Update by `manager` from `old` to `new` in `new`'s
+/// managedFields, as the real server's field manager does: the manager
+/// owns what it added or changed; the others lose it, and what it
+/// removed.
+pub(crate) fn track_update(
+    res: &ResourceInfo,
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    subresource: Option<&str>,
+) {
+    let mut entries = read_managed(old.unwrap_or(&Value::Null));
+    let ty = root_type(res);
+    let before = old.map(|o| ownable(res, o, subresource));
+    let after = ownable(res, new, subresource);
+    let changes = compare(before.as_ref(), Some(&after), ty);
+    let changed: FieldSet = strip_meta(changes.added.union(&changes.modified).cloned().collect());
+    let removed = strip_meta(changes.removed);
+    let sub = subresource.map(str::to_string);
+    let api_version = res.api_version();
+    let is_self = |e: &ManagedEntry| {
+        e.manager == manager
+            && e.operation == "Update"
+            && e.subresource == sub
+            && e.api_version == api_version
+    };
+    for e in entries.iter_mut().filter(|e| !is_self(e)) {
+        e.fields
+            .retain(|p| !changed.contains(p) && !removed.contains(p));
+    }
+    match entries.iter_mut().find(|e| is_self(e)) {
+        Some(e) => {
+            e.fields.retain(|p| !removed.contains(p));
+            if !changed.is_empty() {
+                e.fields.extend(changed);
+                e.time = now();
+            }
+        }
+        None if !changed.is_empty() => entries.push(ManagedEntry {
+            manager: manager.into(),
+            operation: "Update".into(),
+            api_version,
+            time: now(),
+            subresource: sub,
+            fields: changed,
+        }),
+        None => {}
+    }
+    write_managed(new, &entries);
+}
+
+/// A path as the real server prints it in a conflict.
+pub(crate) fn path_display(p: &FieldPath) -> String {
+    fieldpath::display(p)
+}

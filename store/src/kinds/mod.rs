@@ -1,7 +1,0 @@
-//! The kinds with rules of their own, one file each.
-
-pub(crate) mod crd;
-pub(crate) mod custom;
-pub(crate) mod event;
-pub(crate) mod namespace;
-pub(crate) mod review;

@@ -1,0 +1,254 @@
+//! Server-side apply: the applied configuration merged into the live
+//! object, what the manager no longer applies removed, and the conflicts
+//! with other managers.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::registry::Registry;
+use super::storage::view;
+use crate::api::status::Status;
+use crate::api::types::WriteOptions;
+use crate::apis::fields::undeclared;
+use crate::fieldmanager::compare::Comparison;
+use crate::fieldmanager::fieldpath::{FieldPath, FieldSet};
+use crate::fieldmanager::managed::{
+    ManagedEntry, ownable, path_display, read_managed, root_type, strip_meta, write_managed,
+};
+use crate::fieldmanager::{compare, fieldpath, merge, set};
+use crate::go::strconv::go_quote;
+use crate::machinery::object::{meta, now};
+use crate::resource::info::ResourceInfo;
+
+impl Registry {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn apply(
+        &mut self,
+        res: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        config: Value,
+        manager: &str,
+        force: bool,
+        opts: &WriteOptions,
+    ) -> Result<Value, Status> {
+        if let Some(n) = meta(&config, "name").filter(|n| n != name) {
+            return Err(Status::bad_request(format!(
+                "the name of the object ({n}) does not match the name on the URL ({name})"
+            )));
+        }
+        // Fields the schema (or the built-in kind) does not know cannot be
+        // typed for apply.
+        let undeclared = match &res.custom {
+            Some(custom) => custom.undeclared(&res.version, &config),
+            None => undeclared(res, &config),
+        };
+        if let Some(unknown) = undeclared.first() {
+            return Err(Status {
+                code: 500,
+                reason: String::new(),
+                message: format!(
+                    "failed to create typed patch object (/{name}; {}/{}, Kind={}): .{unknown}: field not declared in schema",
+                    res.group, res.version, res.kind
+                ),
+                details: None,
+            });
+        }
+        let sub = opts.subresource.as_deref();
+        let ty = root_type(res);
+        let applied = ownable(res, &config, sub);
+        // Map and set lists need keys, each given once.
+        let untyped = set::check(&applied, ty);
+        if !untyped.is_empty() {
+            let why = if untyped.len() == 1 {
+                untyped[0].clone()
+            } else {
+                format!("errors:\n  {}", untyped.join("\n  "))
+            };
+            return Err(Status {
+                code: 500,
+                reason: String::new(),
+                message: format!(
+                    "failed to create typed patch object (/{name}; {}/{}, Kind={}): {why}",
+                    res.group, res.version, res.kind
+                ),
+                details: None,
+            });
+        }
+        let set = strip_meta(set::field_set(&applied, ty));
+        let stored = self.find_shared(res, ns, name);
+        let existing = stored.as_deref().map(|o| view(res, o));
+        let stub;
+        let live: &Value = match &existing {
+            Some(existing) => existing,
+            None => {
+                stub = json!({"metadata": {"name": name}});
+                &stub
+            }
+        };
+        let mut entries = read_managed(live);
+        let api_version = res.api_version();
+        let sub_owned = sub.map(str::to_string);
+        let is_self = |e: &ManagedEntry| {
+            e.manager == manager && e.operation == "Apply" && e.subresource == sub_owned
+        };
+        // The applied object merged into the live one, as
+        // structured-merge-diff merges them (map and set lists item by item).
+        let mut merged =
+            merge::merge(Some(live), Some(&applied), ty).unwrap_or_else(|| live.clone());
+        // What this manager applied last time and no longer does, owned by
+        // nobody else, goes away.
+        let last: FieldSet = entries
+            .iter()
+            .filter(|e| is_self(e))
+            .flat_map(|e| e.fields.iter().cloned())
+            .collect();
+        // (Nothing is gone when it applies all it applied before.)
+        if !last.is_empty() && !last.is_subset(&set) {
+            let owned: FieldSet = entries
+                .iter()
+                .filter(|e| !is_self(e))
+                .flat_map(|e| e.fields.iter().cloned())
+                .chain(set.iter().cloned())
+                .collect();
+            let owned = set::with_named_fields(&owned, ty);
+            let gone: FieldSet = set::with_named_fields(&last, ty)
+                .difference(&owned)
+                .cloned()
+                .collect();
+            if !gone.is_empty() {
+                merged = merge::remove(&merged, &gone, ty);
+            }
+        }
+        // Conflicts: another manager owns a field this apply adds or changes.
+        let changes = if merged == *live {
+            Comparison::default()
+        } else {
+            compare::compare(
+                Some(&ownable(res, live, sub)),
+                Some(&ownable(res, &merged, sub)),
+                ty,
+            )
+        };
+        let touched: FieldSet = changes.added.union(&changes.modified).cloned().collect();
+        let mut conflicts: Vec<(FieldPath, String)> = Vec::new();
+        let mut conflicting: Vec<FieldSet> = Vec::new();
+        for e in entries.iter() {
+            let theirs: FieldSet = if is_self(e) {
+                FieldSet::new()
+            } else {
+                e.fields.intersection(&touched).cloned().collect()
+            };
+            let who = conflict_manager(e);
+            for p in fieldpath::ordered(&theirs) {
+                conflicts.push((p, who.clone()));
+            }
+            conflicting.push(theirs);
+        }
+        if !conflicts.is_empty() && !force {
+            return Err(conflict_status(res, name, &conflicts));
+        }
+        // Forced: the others lose what conflicted; everyone loses what is gone.
+        let removed = strip_meta(changes.removed);
+        for (e, lost) in entries.iter_mut().zip(&conflicting) {
+            if !is_self(e) {
+                e.fields
+                    .retain(|p| !lost.contains(p) && !removed.contains(p));
+            }
+        }
+        let live = merged;
+        entries.retain(|e| !is_self(e));
+        entries.push(ManagedEntry {
+            manager: manager.into(),
+            operation: "Apply".into(),
+            api_version,
+            time: now(),
+            subresource: sub_owned,
+            fields: set,
+        });
+        match existing {
+            None => {
+                if sub == Some("status") {
+                    return Err(Status::not_found(res, name));
+                }
+                let mut live = live;
+                write_managed(&mut live, &entries);
+                self.create(res, Some(ns).filter(|n| !n.is_empty()), live, opts)
+            }
+            Some(existing) => {
+                if let Some(rv) = meta(&config, "resourceVersion")
+                    && Some(&rv) != meta(&existing, "resourceVersion").as_ref()
+                {
+                    return Err(Status::conflict(res, name));
+                }
+                // The merged object is decoded as a body is (the schema's
+                // defaults for the items it gained).
+                let mut live = live;
+                self.decode_body(res, &mut live, Some(&existing), opts)?;
+                self.update(res, &existing, live, opts, Some(entries))
+            }
+        }
+    }
+}
+
+/// A manager as a conflict names it: `"m"`, `"m" with subresource "status"`,
+/// `"m" using v1` for an Update.
+fn conflict_manager(e: &ManagedEntry) -> String {
+    let mut who = go_quote(&e.manager);
+    if let Some(sub) = e.subresource.as_deref().filter(|s| !s.is_empty()) {
+        who.push_str(&format!(" with subresource {}", go_quote(sub)));
+    }
+    // The manager's identifier has no time: none is printed.
+    if e.operation == "Update" {
+        who.push_str(&format!(" using {}", e.api_version));
+    }
+    who
+}
+
+/// The 409 of an apply's conflicts (`NewConflictError`): one conflict in
+/// the message, or each manager's, by name.
+fn conflict_status(res: &ResourceInfo, name: &str, conflicts: &[(FieldPath, String)]) -> Status {
+    let causes: Vec<Value> = conflicts
+        .iter()
+        .map(|(p, who)| {
+            json!({"reason": "FieldManagerConflict", "message": format!("conflict with {who}"), "field": path_display(p)})
+        })
+        .collect();
+    let message = if let [(path, who)] = conflicts {
+        format!(
+            "Apply failed with 1 conflict: conflict with {who}: {}",
+            path_display(path)
+        )
+    } else {
+        let mut by_manager: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for (p, who) in conflicts {
+            by_manager
+                .entry(who.as_str())
+                .or_default()
+                .push(path_display(p));
+        }
+        let lines: Vec<String> = by_manager
+            .iter()
+            .flat_map(|(who, paths)| {
+                std::iter::once(format!("conflicts with {who}:"))
+                    .chain(paths.iter().map(|p| format!("- {p}")))
+            })
+            .collect();
+        format!(
+            "Apply failed with {} conflicts: {}",
+            conflicts.len(),
+            lines.join("\n")
+        )
+    };
+    let mut d = Status::details_for(res, name);
+    if let Some(m) = d.as_object_mut() {
+        m.insert("causes".into(), Value::Array(causes));
+    }
+    Status {
+        code: 409,
+        reason: "Conflict".into(),
+        message,
+        details: Some(d),
+    }
+}

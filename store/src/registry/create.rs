@@ -1,0 +1,147 @@
+//! Create, with the strategy's defaults, allocation and checks, the
+//! system fields and managedFields.
+
+use serde_json::{Value, json};
+
+use super::allocate::allocate;
+use super::registry::Registry;
+use super::storage::check_stored;
+use crate::api::status::Status;
+use crate::api::types::{EventType, WriteOptions};
+use crate::apis::apiextensions::customresource::Write;
+use crate::apis::apiextensions::customresourcedefinition::{self, is_crd};
+use crate::apis::builtin::{
+    decode, default, prepare_create, rules, validate_create, validate_generic, warnings,
+};
+use crate::fieldmanager::managed::track_update;
+use crate::machinery::names::generate_name;
+use crate::machinery::object::{meta, meta_mut, now};
+use crate::resource::info::ResourceInfo;
+
+impl Registry {
+    pub(crate) fn create(
+        &mut self,
+        res: &ResourceInfo,
+        namespace: Option<&str>,
+        mut obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value, Status> {
+        if !obj.is_object() {
+            return Err(Status::bad_request(format!(
+                "the body of the request was not a {} object",
+                res.kind
+            )));
+        }
+        self.decode_body(res, &mut obj, None, opts)?;
+        decode(res, &obj)?;
+        default(res, &mut obj);
+        let mut name = meta(&obj, "name").unwrap_or_default();
+        if name.is_empty() {
+            match meta(&obj, "generateName").filter(|g| !g.is_empty()) {
+                Some(prefix) => {
+                    name = generate_name(&prefix);
+                }
+                // Custom resources and CRDs are refused by their own checks,
+                // with their other errors.
+                None if res.custom.is_some() || is_crd(res) || rules(res).is_some() => {}
+                None => {
+                    return Err(Status::invalid(
+                        res,
+                        "",
+                        "metadata.name",
+                        "FieldValueRequired",
+                        "Required value: name or generateName is required",
+                    ));
+                }
+            }
+        }
+        let ns = self.resolve_ns(res, namespace, &obj, &name)?;
+        if res.custom.is_none() {
+            validate_generic(res, &obj, &name)?;
+        }
+        self.check_namespace(res, &ns, &name)?;
+        // Storage refuses an object that names a version (after validation).
+        let given_version = meta(&obj, "resourceVersion")
+            .and_then(|rv| rv.parse::<u64>().ok())
+            .filter(|rv| *rv != 0);
+        {
+            let md = meta_mut(&mut obj);
+            md.insert("name".into(), json!(name));
+            if res.namespaced {
+                md.insert("namespace".into(), json!(ns));
+            } else {
+                md.remove("namespace");
+            }
+            md.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
+            md.insert("creationTimestamp".into(), json!(now()));
+            md.remove("deletionTimestamp");
+            md.remove("deletionGracePeriodSeconds");
+            md.remove("resourceVersion");
+            md.remove("selfLink");
+            if res.has_generation() {
+                md.insert("generation".into(), json!(1));
+            } else {
+                md.remove("generation");
+            }
+            if md
+                .get("managedFields")
+                .is_some_and(|v| v.as_array().is_some_and(|a| a.is_empty()))
+            {
+                md.remove("managedFields");
+            }
+        }
+        if res.status_subresource
+            && let Some(m) = obj.as_object_mut()
+        {
+            m.remove("status");
+        }
+        prepare_create(res, &mut obj);
+        allocate(self, res, &mut obj, None)?;
+        if !opts.skip_validation {
+            validate_create(res, &obj)?;
+            for warning in warnings(res, &obj, None) {
+                opts.warnings.add(warning);
+            }
+            self.validate_custom(res, &obj, None, Write::Create, opts)?;
+        }
+        if obj.pointer("/metadata/managedFields").is_none() {
+            let manager = opts
+                .field_manager
+                .clone()
+                .unwrap_or_else(|| "unknown".into());
+            track_update(res, None, &mut obj, &manager, None);
+        }
+        let mut full = obj;
+        if let Some(m) = full.as_object_mut() {
+            m.insert("apiVersion".into(), json!(res.api_version()));
+            m.insert("kind".into(), json!(res.kind));
+        }
+        if is_crd(res) {
+            customresourcedefinition::prepare(&mut full, None, opts)?;
+        }
+        if given_version.is_some() && !opts.dry_run {
+            return Err(Status::version_set_on_create());
+        }
+        if self.find(res, &ns, &name).is_some() {
+            return Err(Status::already_exists(res, &name));
+        }
+        if opts.dry_run {
+            return Ok(full);
+        }
+        if is_crd(res) {
+            // Stored as the real server stores it, then established by
+            // its controller: ADDED, then MODIFIED with the conditions.
+            self.register_crd(&full, None)?;
+            let created = self.commit(
+                res,
+                EventType::Added,
+                customresourcedefinition::initial_status(full),
+            );
+            let established = customresourcedefinition::status(created.clone(), None);
+            self.commit(res, EventType::Modified, established);
+            return Ok(created);
+        }
+        check_stored(res, &full)?;
+        Ok(self.commit(res, EventType::Added, full))
+    }
+}

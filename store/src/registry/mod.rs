@@ -1,0 +1,31 @@
+//! The generic registry, as Kubernetes' `apiserver/pkg/registry/generic`
+//! keeps one for every resource: the objects and the commit of a change at
+//! a new resourceVersion ([`registry`]); the write path: create
+//! ([`create`]), replace and update ([`update`]), merge, JSON and strategic
+//! merge patches ([`patch`], [`strategic`]) and server-side apply
+//! ([`apply`]); deletion with finalizers and propagation ([`delete`]) and
+//! the garbage collector ([`gc`]); the watch history ([`watch`]). Each
+//! write asks the resource's strategy ([`strategy`]: a built-in kind's
+//! rules, or a custom resource's schemas) and the storage form
+//! ([`storage`]: versions, conversion), keeps the Service allocators' state
+//! ([`allocate`]), the resources CRDs add ([`crds`]), the converter
+//! ([`conversion`]) and the namespace lifecycle ([`namespaces`]); what a
+//! client reads is laid out as the real server lays it out ([`present`]).
+
+pub(crate) mod allocate;
+pub(crate) mod apply;
+pub(crate) mod conversion;
+pub(crate) mod crds;
+pub(crate) mod create;
+pub(crate) mod delete;
+pub(crate) mod gc;
+pub(crate) mod namespaces;
+pub(crate) mod patch;
+pub(crate) mod present;
+#[allow(clippy::module_inception)]
+pub(crate) mod registry;
+pub(crate) mod storage;
+pub(crate) mod strategic;
+pub(crate) mod strategy;
+pub(crate) mod update;
+pub(crate) mod watch;

@@ -1,0 +1,199 @@
+//! Patches of an existing object: merge (RFC 7386), JSON (RFC 6902, as
+//! the real server applies it) and strategic merge; and the apply patch
+//! handed to server-side apply.
+
+use serde_json::{Value, json};
+
+use super::registry::Registry;
+use super::storage::view;
+use super::strategic::strategic_merge;
+use crate::api::status::Status;
+use crate::api::types::{PatchType, WriteOptions};
+use crate::apis::fields::Shape;
+use crate::go::fmt::go_print;
+use crate::go::json::duplicates::duplicate_fields;
+use crate::go::json::encode::{go_json, go_json_patched};
+use crate::machinery::field::{FieldError, Path};
+use crate::machinery::object::meta;
+use crate::resource::builtin::is_builtin;
+use crate::resource::info::ResourceInfo;
+
+/// A JSON patch applied as the real server applies it (evanphx/json-patch
+/// v4): operation by operation, and a `replace` of a key an object does not
+/// have adds it, where RFC 6902 refuses it.
+fn json_patch_as_the_server(doc: &mut Value, patch: json_patch::Patch) -> Result<(), Status> {
+    use json_patch::{AddOperation, PatchOperation};
+    for op in patch.0 {
+        let op = match op {
+            PatchOperation::Replace(replace)
+                if missing_key_of_object(doc, replace.path.as_str()) =>
+            {
+                PatchOperation::Add(AddOperation {
+                    path: replace.path,
+                    value: replace.value,
+                })
+            }
+            op => op,
+        };
+        json_patch::patch(doc, std::slice::from_ref(&op))
+            .map_err(|_| Status::json_patch_failed())?;
+    }
+    Ok(())
+}
+
+/// Whether `pointer` names a key its parent, an object, does not have.
+fn missing_key_of_object(doc: &Value, pointer: &str) -> bool {
+    let Some((parent, key)) = pointer.rsplit_once('/') else {
+        return false;
+    };
+    let key = key.replace("~1", "/").replace("~0", "~");
+    doc.pointer(parent)
+        .and_then(Value::as_object)
+        .is_some_and(|map| !map.contains_key(&key))
+}
+
+/// `existing` with `body` applied as a patch of type `ptype`.
+fn patched(
+    existing: &Value,
+    ptype: &PatchType,
+    body: &[u8],
+    res: &ResourceInfo,
+) -> Result<Value, Status> {
+    let mut doc = existing.clone();
+    match ptype {
+        PatchType::Merge => {
+            let p: Value = serde_json::from_slice(body)
+                .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")))?;
+            json_patch::merge(&mut doc, &p);
+        }
+        PatchType::Json => {
+            let p: json_patch::Patch = serde_json::from_slice(body)
+                .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")))?;
+            json_patch_as_the_server(&mut doc, p)?;
+        }
+        PatchType::StrategicMerge => {
+            if !is_builtin(res) {
+                return Err(Status::unsupported_patch());
+            }
+            let p: Value = serde_json::from_slice(body)
+                .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")))?;
+            strategic_merge(&mut doc, &p, Shape::of(res));
+        }
+        PatchType::Apply { .. } => {
+            let st = Status::bad_request("server-side apply is not a patch of an existing object");
+            return Err(st);
+        }
+    }
+    Ok(doc)
+}
+
+impl Registry {
+    pub(crate) fn patch(
+        &mut self,
+        res: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        ptype: &PatchType,
+        body: &[u8],
+        opts: &WriteOptions,
+    ) -> Result<Value, Status> {
+        let ns = res.namespace_of(namespace).to_string();
+        let force = match ptype {
+            PatchType::Apply { force } => *force,
+            other => return self.patch_existing(res, &ns, name, other, body, opts),
+        };
+        {
+            let Some(manager) = opts.field_manager.clone().filter(|m| !m.is_empty()) else {
+                return Err(Status {
+                    code: 422,
+                    reason: "Invalid".into(),
+                    message: "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch".into(),
+                    details: Some(json!({"group": "meta.k8s.io", "kind": "PatchOptions", "causes": [{"reason": "FieldValueRequired", "message": "Required value: is required for apply patch", "field": "fieldManager"}]})),
+                });
+            };
+            // JSON (what clients send) read as JSON; YAML, and JSON that
+            // repeats a field (which YAML refuses), as YAML.
+            let json = serde_json::from_slice::<Value>(body)
+                .ok()
+                .filter(|_| duplicate_fields(body).is_empty());
+            let config: Value = match json {
+                Some(config) => config,
+                None => serde_yaml::from_slice(body)
+                    .map_err(|e| Status::bad_request(format!("error decoding YAML: {e}")))?,
+            };
+            if !config.is_object() {
+                return Err(Status::bad_request(
+                    "error decoding YAML: the body is not an object",
+                ));
+            }
+            self.apply(res, &ns, name, config, &manager, force, opts)
+        }
+    }
+
+    /// Merge, JSON and strategic merge patches of an existing object.
+    pub(crate) fn patch_existing(
+        &mut self,
+        res: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        ptype: &PatchType,
+        body: &[u8],
+        opts: &WriteOptions,
+    ) -> Result<Value, Status> {
+        let stored = self
+            .find_shared(res, ns, name)
+            .ok_or_else(|| Status::not_found(res, name))?;
+        let existing = view(res, &stored);
+        let mut doc = patched(&existing, ptype, body, res)?;
+        if let Some(rv) = meta(&doc, "resourceVersion")
+            && Some(&rv) != meta(&existing, "resourceVersion").as_ref()
+        {
+            return Err(Status::conflict(res, name));
+        }
+        if meta(&doc, "name").as_deref() != Some(name) {
+            return Err(Status::bad_request(format!(
+                "the name of the object ({}) does not match the name on the URL ({name})",
+                meta(&doc, "name").unwrap_or_default()
+            )));
+        }
+        // The patched object is decoded as a body is: unknown fields are
+        // refused under Strict with the patched object in the message.
+        self.decode_body(res, &mut doc, Some(&existing), opts)
+            .map_err(|status| {
+                if status.code != 400 {
+                    return status;
+                }
+                // What the real server shows: a strategic merge patch as Go
+                // prints its map, the patched object (again, as it was
+                // before decoding) otherwise.
+                let value = match ptype {
+                    PatchType::StrategicMerge => {
+                        go_print(&serde_json::from_slice(body).unwrap_or_default())
+                    }
+                    _ => {
+                        let patched = patched(&existing, ptype, body, res).unwrap_or_default();
+                        if res.custom.is_some() {
+                            go_json(&patched)
+                        } else {
+                            go_json_patched(&patched, &existing)
+                        }
+                    }
+                };
+                let why = status
+                    .message
+                    .split_once("strict decoding error: ")
+                    .map_or(status.message.as_str(), |(_, why)| why);
+                Status::from_field_errors(
+                    "",
+                    "",
+                    "",
+                    &[FieldError::invalid(
+                        &Path::new(["patch"]),
+                        value.as_str(),
+                        format!("strict decoding error: {why}"),
+                    )],
+                )
+            })?;
+        self.update(res, &existing, doc, opts, None)
+    }
+}

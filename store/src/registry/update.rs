@@ -1,0 +1,326 @@
+//! Replace and update, with the strategy's defaults and checks, generation
+//! and status rules, and the write that removes the last finalizer.
+
+use serde_json::{Map, Value, json};
+
+use super::allocate::allocate;
+use super::registry::Registry;
+use super::storage::{check_stored, omit_empty_metadata, view};
+use crate::api::status::Status;
+use crate::api::types::{EventType, WriteOptions};
+use crate::apis::apiextensions::customresource::Write;
+use crate::apis::apiextensions::customresourcedefinition::{self, is_crd};
+use crate::apis::builtin::{
+    allow_create_on_update, decode, default, prepare_update, validate_generic, validate_update,
+    warnings,
+};
+use crate::fieldmanager::managed::{ManagedEntry, track_update, write_managed};
+use crate::machinery::field::{FieldError, Path};
+use crate::machinery::object::{finalizers, is_deleting, meta, meta_mut};
+use crate::resource::info::ResourceInfo;
+
+impl Registry {
+    pub(crate) fn replace(
+        &mut self,
+        res: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        mut obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value, Status> {
+        if !obj.is_object() {
+            return Err(Status::bad_request(format!(
+                "the body of the request was not a {} object",
+                res.kind
+            )));
+        }
+        self.decode_body(res, &mut obj, None, opts)?;
+        if let Some(n) = meta(&obj, "name").filter(|n| !n.is_empty())
+            && n != name
+        {
+            return Err(Status::bad_request(format!(
+                "the name of the object ({n}) does not match the name on the URL ({name})"
+            )));
+        }
+        let ns = self.resolve_ns(res, namespace, &obj, name)?;
+        let given = meta(&obj, "resourceVersion").filter(|s| !s.is_empty());
+        let stored = self.find_shared(res, &ns, name);
+        let Some(existing) = stored.as_deref().map(|o| view(res, o)) else {
+            // Some kinds are created by an update of a missing object
+            // (`AllowCreateOnUpdate`), when it names no version.
+            if given.is_none() && opts.subresource.is_none() && allow_create_on_update(res) {
+                if let Some(md) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                    md.insert("name".into(), json!(name));
+                }
+                return self.create(res, Some(ns.as_str()).filter(|n| !n.is_empty()), obj, opts);
+            }
+            return Err(Status::not_found(res, name));
+        };
+        if given.is_none() && res.custom.is_some() {
+            // Custom resources allow no unconditional update.
+            return Err(Status::from_field_errors(
+                &res.group,
+                &res.plural,
+                name,
+                &[FieldError::invalid(
+                    &Path::new(["metadata", "resourceVersion"]),
+                    0i64,
+                    "must be specified for an update",
+                )],
+            ));
+        }
+        if let Some(rv) = given {
+            if rv.parse::<u64>().is_err() {
+                return Err(Status::internal(format!(
+                    "strconv.ParseUint: parsing \"{rv}\": invalid syntax"
+                )));
+            }
+            if Some(rv) != meta(&existing, "resourceVersion") {
+                return Err(Status::conflict(res, name));
+            }
+        }
+        self.update(res, &existing, obj, opts, None)
+    }
+
+    /// The update path shared by replace and patch: `incoming` becomes the
+    /// object, keeping system metadata (and status or spec, by subresource).
+    pub(crate) fn update(
+        &mut self,
+        res: &ResourceInfo,
+        existing: &Value,
+        incoming: Value,
+        opts: &WriteOptions,
+        managed: Option<Vec<ManagedEntry>>,
+    ) -> Result<Value, Status> {
+        let name = meta(existing, "name").unwrap_or_default();
+        let subresource = opts.subresource.as_deref();
+        if subresource.is_some_and(|s| s != "status")
+            || (subresource == Some("status") && !res.status_subresource)
+        {
+            return Err(Status::not_found(res, &name));
+        }
+        decode(res, &incoming)?;
+        if res.custom.is_none() {
+            validate_generic(res, &incoming, &name)?;
+        }
+        // What the client did with managedFields: kept them, cleared them
+        // (an empty list), or wrote others.
+        let incoming_mf = incoming.pointer("/metadata/managedFields");
+        let rewrites_mf =
+            incoming_mf.is_some() && incoming_mf != existing.pointer("/metadata/managedFields");
+        let clears_mf = incoming_mf
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.is_empty());
+        let mut new = if subresource == Some("status") {
+            let mut n = existing.clone();
+            if let Some(m) = n.as_object_mut() {
+                let mut incoming = incoming;
+                match incoming.as_object_mut().and_then(|i| i.remove("status")) {
+                    Some(s) => {
+                        m.insert("status".into(), s);
+                    }
+                    None => {
+                        m.remove("status");
+                    }
+                }
+            }
+            n
+        } else {
+            let mut n = incoming;
+            if res.status_subresource
+                && let Some(m) = n.as_object_mut()
+            {
+                match existing.get("status") {
+                    Some(s) => {
+                        m.insert("status".into(), s.clone());
+                    }
+                    None => {
+                        m.remove("status");
+                    }
+                }
+            }
+            let empty = Map::new();
+            let old_md = existing
+                .get("metadata")
+                .and_then(Value::as_object)
+                .unwrap_or(&empty);
+            let md = meta_mut(&mut n);
+            for k in [
+                "name",
+                "namespace",
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "generation",
+            ] {
+                match old_md.get(k) {
+                    Some(v) => {
+                        md.insert(k.into(), v.clone());
+                    }
+                    None => {
+                        md.remove(k);
+                    }
+                }
+            }
+            if md.get("managedFields").is_none()
+                && let Some(mf) = old_md.get("managedFields")
+            {
+                md.insert("managedFields".into(), mf.clone());
+            }
+            n
+        };
+        if let Some(m) = new.as_object_mut() {
+            m.insert("apiVersion".into(), json!(res.api_version()));
+            m.insert("kind".into(), json!(res.kind));
+        }
+        default(res, &mut new);
+        if subresource.is_none() {
+            prepare_update(res, &mut new, existing);
+            allocate(self, res, &mut new, Some(existing))?;
+        }
+        if is_deleting(existing) {
+            let old_f = finalizers(existing);
+            let added: Vec<String> = finalizers(&new)
+                .into_iter()
+                .filter(|f| !old_f.contains(f))
+                .collect();
+            if !added.is_empty() {
+                let quoted: Vec<String> = added.iter().map(|f| format!("\"{f}\"")).collect();
+                let msg = format!(
+                    "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+                    quoted.join(", ")
+                );
+                return Err(Status::invalid_causes(
+                    res,
+                    &name,
+                    &[
+                        ("metadata.finalizers", "FieldValueForbidden", &msg),
+                        ("metadata.finalizers", "FieldValueForbidden", &msg),
+                    ],
+                ));
+            }
+        }
+        // managedFields: explicitly rewritten by the client, computed by apply, or tracked.
+        match managed {
+            Some(entries) => write_managed(&mut new, &entries),
+            None if rewrites_mf => {
+                if clears_mf {
+                    meta_mut(&mut new).remove("managedFields");
+                }
+            }
+            None => {
+                let manager = opts
+                    .field_manager
+                    .clone()
+                    .unwrap_or_else(|| "unknown".into());
+                track_update(res, Some(existing), &mut new, &manager, subresource);
+            }
+        }
+        omit_empty_metadata(&mut new);
+        if same_object(&new, existing) {
+            return Ok(existing.clone());
+        }
+        if res.has_generation() && spec_differs(&new, existing) {
+            let g = existing
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            meta_mut(&mut new).insert("generation".into(), json!(g + 1));
+        }
+        if !opts.skip_validation {
+            let write = if subresource == Some("status") {
+                Write::Status
+            } else {
+                Write::Update
+            };
+            validate_update(res, &new, existing, subresource == Some("status"))?;
+            if subresource.is_none() {
+                for warning in warnings(res, &new, Some(existing)) {
+                    opts.warnings.add(warning);
+                }
+            }
+            self.validate_custom(res, &new, Some(existing), write, opts)?;
+        }
+        if is_crd(res) && subresource.is_none() {
+            customresourcedefinition::prepare(&mut new, Some(existing), opts)?;
+        }
+        if opts.dry_run {
+            return Ok(new);
+        }
+        if is_crd(res) {
+            self.register_crd(&new, Some(existing))?;
+            new = customresourcedefinition::status(new, Some(existing));
+        }
+        if is_deleting(&new) && finalizers(&new).is_empty() {
+            // The write that removes the last finalizer deletes the object;
+            // like the real server, it answers with the previous version
+            // while the DELETED event carries a new one.
+            let previous = existing.pointer("/metadata/resourceVersion").cloned();
+            let mut out = self.finish_delete(res, new);
+            if let Some(rv) = previous {
+                meta_mut(&mut out).insert("resourceVersion".into(), rv);
+            }
+            self.collect_garbage();
+            return Ok(out);
+        }
+        check_stored(res, &new)?;
+        let out = self.commit(res, EventType::Modified, new);
+        if is_deleting(&out) {
+            self.collect_garbage();
+        }
+        Ok(out)
+    }
+}
+
+/// Whether `a` and `b` differ outside `metadata` and `status` (what
+/// raises the generation).
+pub(crate) fn spec_differs(a: &Value, b: &Value) -> bool {
+    !equal_except(
+        a,
+        b,
+        &["metadata", "status", "apiVersion", "kind"],
+        |_, _, _| None,
+    )
+}
+
+/// Whether `a` and `b` are the same object but for resourceVersion and
+/// managedFields times (a write that changes nothing).
+pub(crate) fn same_object(a: &Value, b: &Value) -> bool {
+    equal_except(a, b, &["apiVersion", "kind"], |key, a, b| {
+        (key == "metadata").then(|| {
+            equal_except(a, b, &["resourceVersion"], |key, a, b| {
+                (key == "managedFields").then(|| match (a.as_array(), b.as_array()) {
+                    (Some(a), Some(b)) => {
+                        a.len() == b.len()
+                            && a.iter()
+                                .zip(b)
+                                .all(|(a, b)| equal_except(a, b, &["time"], |_, _, _| None))
+                    }
+                    _ => a == b,
+                })
+            })
+        })
+    })
+}
+
+/// Whether objects `a` and `b` have the same fields, those named in `skip`
+/// left out; `field` compares a field its own way when it answers.
+fn equal_except(
+    a: &Value,
+    b: &Value,
+    skip: &[&str],
+    field: impl Fn(&str, &Value, &Value) -> Option<bool>,
+) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    let kept = |m: &Map<String, Value>| m.keys().filter(|k| !skip.contains(&k.as_str())).count();
+    kept(a) == kept(b)
+        && a.iter()
+            .filter(|(k, _)| !skip.contains(&k.as_str()))
+            .all(|(k, va)| {
+                b.get(k)
+                    .is_some_and(|vb| field(k, va, vb).unwrap_or_else(|| va == vb))
+            })
+}
