@@ -31,7 +31,7 @@ pub struct CallRecord {
 
 impl CallRecord {
     /// Parses an answer recorded as text
-    /// ([`DispatchOptions::answers_as_text`](crate::DispatchOptions::answers_as_text))
+    /// (`DispatchOptions::answers_as_text`)
     /// into JSON, as it is recorded otherwise.
     pub fn parse_answer(&mut self) {
         if let Some(ok) = self.result.get_mut("ok") {

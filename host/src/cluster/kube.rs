@@ -22,7 +22,7 @@ use crate::names::{Resolved, display_kind};
 const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Serves host calls from the informer caches and the API server; Events
-/// go to the background [`Recorder`]. (Each module's controller fences its
+/// go to the background `Recorder`. (Each module's controller fences its
 /// writes by its leadership.)
 #[derive(Clone)]
 pub struct KubeCluster {

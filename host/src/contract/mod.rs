@@ -5,12 +5,12 @@
 //! The host works in the current version of the package, in which a module
 //! exports one of three worlds: `reconciler`, `webhook` or `operator` (both).
 //! Components built for an earlier one are served through:
-//! - [`v0_3`]: the worlds' exports as 0.3.0 wrote them. 0.4.0 only added
+//! - `v0_3`: the worlds' exports as 0.3.0 wrote them. 0.4.0 only added
 //!   the export `crds`, which the host looks up by name, so these typed
 //!   exports serve 0.2.0, 0.3.0 and 0.4.0 components alike (0.2.0's
 //!   `reconciler` is 0.3.0's). Their imports differ only in name
 //!   (`@0.2.0`, `@0.3.0`) and are served by the current calls.
-//! - [`v0_1`], which converts its types to and from the current ones (what
+//! - `v0_1`, which converts its types to and from the current ones (what
 //!   0.1.0 could not say takes the value that behaves as 0.1.0 did).
 
 /// The current version: its types and imports (`@0.4.0`).

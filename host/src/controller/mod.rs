@@ -1,9 +1,9 @@
 //! Controller: one per module, informer changes in, reconciles out.
 //! May call: runtime, informer, cluster (fenced), ha, telemetry.
 //!
-//! Changes become requests for primary objects ([`triggers`]), queued
-//! ([`queue`]) and dispatched into the module on a fresh instance
-//! ([`reconcile`]), counted ([`metrics`]); [`resync`] queues every primary
+//! Changes become requests for primary objects (`triggers`), queued
+//! (`queue`) and dispatched into the module on a fresh instance
+//! (`reconcile`), counted (`metrics`); `resync` queues every primary
 //! again now and then, if the module asks.
 
 pub(crate) mod metrics;

@@ -2,17 +2,17 @@
 //! version, with the layers the operator asked for around it.
 //! May call: replay (traces), runtime, cluster, telemetry (and contract, names).
 //!
-//! The serving version ([`serving`]: a module version or a reconciler
+//! The serving version (`serving`: a module version or a reconciler
 //! compiled into the host) runs each request; around it, in this order:
-//! - the canary ([`canary`]): an object in the canary share of a shadow
+//! - the canary (`canary`): an object in the canary share of a shadow
 //!   version is served by that version, live;
 //! - recording: each reconcile kept as a trace (`replay`);
-//! - the shadow ([`shadow`]): the request reconciled again by the shadow
+//! - the shadow (`shadow`): the request reconciled again by the shadow
 //!   version, its writes dry runs, and the two versions' writes compared
-//!   ([`compare`]).
+//!   (`compare`).
 //!
 //! Which shadow runs, and what becomes of a comparison, is the module's
-//! rollout's to say: the rollout room above implements [`Shadowing`].
+//! rollout's to say: the rollout room above implements `Shadowing`.
 
 pub(crate) mod canary;
 pub(crate) mod compare;

@@ -1,9 +1,9 @@
 //! Kubernetes Events, recorded in the background the way client-go's
 //! EventRecorder does: a guest (or the host) hands an Event over and goes
-//! on at once; the [`Recorder`] writes it, folds repeats into one Event
+//! on at once; the `Recorder` writes it, folds repeats into one Event
 //! series, rate-limits per object, and drops what the API server refuses.
 //!
-//! - **Never in the way.** [`Recorder::record`] only puts the Event in a
+//! - **Never in the way.** `Recorder::record` only puts the Event in a
 //!   bounded queue ([`QUEUE_CAPACITY`]); when the queue is full the Event is
 //!   dropped. One task writes, with a timeout per request ([`WRITE_TIMEOUT`]),
 //!   so a slow API server slows nothing but the Events.

@@ -1,8 +1,8 @@
 //! HA: who reconciles what when several replicas run.
 //! May call: the API server (Leases), telemetry.
 //!
-//! Leader election on one Lease ([`leader`]), or modules spread over the
-//! replicas with one Lease each ([`scaleout`]).
+//! Leader election on one Lease (`leader`), or modules spread over the
+//! replicas with one Lease each (`scaleout`).
 
 pub(crate) mod leader;
 pub(crate) mod leases;

@@ -154,7 +154,7 @@ impl Host {
     }
 
     /// Stops taking work, lets reconciles in flight finish (for at most
-    /// [`SHUTDOWN_GRACE`]), writes the Events still pending, releases the
+    /// `SHUTDOWN_GRACE`), writes the Events still pending, releases the
     /// leader Lease, and returns.
     ///
     /// What the replicas publish together stays: the webhook

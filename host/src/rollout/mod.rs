@@ -15,7 +15,7 @@
 //! the metrics port ([`Admin`]: `/rollout/<module>`, its `promote` and
 //! `abort`, `/recordings/<module>`); running the shadow and comparing is
 //! the dispatch's ([`crate::dispatch`]), which this room tells what runs
-//! through [`Shadowing`](crate::dispatch::Shadowing).
+//! through `Shadowing`.
 //!
 //! What the user sees: `/rollout/<module>` (`rekon rollout status
 //! MODULE`), the metrics `rekon_shadow_reconciles_total`,

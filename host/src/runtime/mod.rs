@@ -1,11 +1,11 @@
 //! Runtime: modules compiled, validated, and run one reconcile per fresh instance.
 //! May call: bindings (the host imports).
 //!
-//! The wasmtime engine with its compile cache ([`engine`]), a loaded and
-//! validated module version ([`module`]), one reconcile on a fresh
-//! instance of it ([`instance`]), the world of each contract version it may
-//! be built for ([`world`]), its admission and conversion reviews
-//! ([`webhooks`]).
+//! The wasmtime engine with its compile cache (`engine`), a loaded and
+//! validated module version (`module`), one reconcile on a fresh
+//! instance of it (`instance`), the world of each contract version it may
+//! be built for (`world`), its admission and conversion reviews
+//! (`webhooks`).
 
 mod cache;
 mod config;

@@ -11,7 +11,7 @@
 //! field manager `rekon-webhooks`) when a module starts serving or a new
 //! version changes them, and again at once when it sees them changed or
 //! deleted (it watches them); it withdraws a module's configurations only
-//! once no live replica serves the module ([`super::members`]). Every write
+//! once no live replica serves the module (`super::members`). Every write
 //! is fenced by leadership and idempotent. Uninstalling is
 //! [`uninstall`](crate::webhook::uninstall)'s.
 
