@@ -10,6 +10,15 @@ use std::time::{Duration, Instant};
 use rekon_apiserver::{ApiServer, ResourceInfo, RunningServer, Store};
 use serde_json::Value;
 
+mod command;
+mod offline;
+
+// Each test binary uses a part of these, as of the rest of this module.
+#[allow(unused_imports)]
+pub use command::{dev_kubectl, kubectl, rekon, sigterm_and_wait, stderr, stdout, write};
+#[allow(unused_imports)]
+pub use offline::cluster_with;
+
 /// Short election timings for tests (the defaults stay 15 s / 10 s / 2 s).
 pub const LEASE: &[&str] = &[
     "--leader-elect",
