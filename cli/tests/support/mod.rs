@@ -11,11 +11,14 @@ use rekon_apiserver::{ApiServer, ResourceInfo, RunningServer, Store};
 use serde_json::Value;
 
 mod command;
+mod objects;
 mod offline;
 
 // Each test binary uses a part of these, as of the rest of this module.
 #[allow(unused_imports)]
 pub use command::{dev_kubectl, kubectl, rekon, sigterm_and_wait, stderr, stdout, write};
+#[allow(unused_imports)]
+pub use objects::{configmap, namespace};
 #[allow(unused_imports)]
 pub use offline::cluster_with;
 
