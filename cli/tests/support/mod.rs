@@ -11,6 +11,7 @@ use rekon_apiserver::{ApiServer, ResourceInfo, RunningServer, Store};
 use serde_json::Value;
 
 mod command;
+mod dev;
 mod objects;
 mod offline;
 
@@ -18,7 +19,9 @@ mod offline;
 #[allow(unused_imports)]
 pub use command::{dev_kubectl, kubectl, rekon, sigterm_and_wait, stderr, stdout, write};
 #[allow(unused_imports)]
-pub use objects::{configmap, namespace};
+pub use dev::{Dev, fresh};
+#[allow(unused_imports)]
+pub use objects::{app_yaml, configmap, namespace};
 #[allow(unused_imports)]
 pub use offline::cluster_with;
 
