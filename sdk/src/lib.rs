@@ -120,6 +120,8 @@ pub mod api;
 #[allow(unsafe_code)]
 pub mod arena;
 pub mod conditions;
+#[cfg(target_arch = "wasm32")]
+mod convert;
 pub mod crd;
 mod manifest;
 pub mod raw;

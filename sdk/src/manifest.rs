@@ -2,7 +2,7 @@
 
 use std::ops::BitOr;
 
-use crate::Gvk;
+use crate::types::Gvk;
 
 /// How an event on a watched (not owned) kind is turned into requests for
 /// primary objects.

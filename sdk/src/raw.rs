@@ -13,7 +13,7 @@ use crate::{ApiError, EventType, Gvk, Level, ObjectRef, PatchType, Propagation};
 #[cfg(target_arch = "wasm32")]
 use crate::bindings::rekon::reconciler::{cluster as host, log as host_log};
 #[cfg(target_arch = "wasm32")]
-use crate::export::convert as c;
+use crate::convert as c;
 
 #[cfg(not(target_arch = "wasm32"))]
 use crate::backend::call_backend;

@@ -362,5 +362,5 @@ impl From<serde_json::Error> for Error {
 /// `Policy` -> `policies`, `Ingress` -> `ingresses`); one rule with
 /// `#[derive(CustomResource)]`'s, in [`crate::crd::plural`].
 pub(crate) fn plural(kind: &str) -> String {
-    crate::crd::plural(kind)
+    crate::crd::names::plural(kind)
 }

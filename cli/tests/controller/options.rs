@@ -4,7 +4,9 @@
 use super::support;
 
 mod predicates {
-    use super::super::*;
+    use serde_json::{Value, json};
+
+    use crate::support::{Env, app, path};
 
     /// The reconcile reasons of App `web` after a foreign status write, a
     /// label change, then a spec change, each let settle.
@@ -88,7 +90,9 @@ mod predicates {
 }
 
 mod priority {
-    use super::super::*;
+    use serde_json::json;
+
+    use crate::support::{Env, configmap, namespace};
 
     /// Under a backlog of 10,000 objects (the initial list, low priority),
     /// an object a user edits is reconciled next, long before the backlog
@@ -151,8 +155,10 @@ fn run_misbehave_with(env: &mut support::Env, settings: &str) {
 }
 
 mod resync {
-    use super::super::*;
+    use serde_json::json;
+
     use super::run_misbehave_with;
+    use crate::support::{Env, configmap, namespace};
 
     /// With a resync period (here set by the operator), every primary is
     /// reconciled again with reason `resync`, with nothing changed.
@@ -188,7 +194,10 @@ mod resync {
 }
 
 mod selector {
-    use super::super::*;
+    use serde_json::json;
+
+    use crate::support;
+    use crate::support::{Env, configmap, namespace};
 
     /// A label selector on the primary (here the operator's): only the
     /// matching objects are cached and reconciled; an object that comes to
@@ -255,7 +264,9 @@ mod selector {
 }
 
 mod reads {
-    use super::super::*;
+    use serde_json::json;
+
+    use crate::support::{Env, configmap, namespace};
     use misbehave::{MODE_KEY, READABLE_SECRETS, SCRIPT_KEY};
 
     /// Guests reading a kind no controller follows, in the one namespace
@@ -304,8 +315,10 @@ mod reads {
 }
 
 mod namespaces {
-    use super::super::*;
+    use serde_json::json;
+
     use super::run_misbehave_with;
+    use crate::support::{Env, configmap, namespace};
 
     /// Primaries scoped to namespaces (here by the operator): only those
     /// are listed, watched (namespaced requests, as namespaced RBAC allows)
@@ -347,7 +360,9 @@ mod namespaces {
 }
 
 mod indexes {
-    use super::super::*;
+    use serde_json::{Value, json};
+
+    use crate::support::{Env, configmap, namespace};
     use misbehave::{MODE_KEY, SCRIPT_KEY, TEAM_INDEX};
 
     /// A module's declared index answers `list-by-index` from the host's
