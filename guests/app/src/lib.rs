@@ -17,7 +17,9 @@ use rekon_sdk::conditions::{Condition, set_condition};
 use rekon_sdk::crd::CustomResource;
 use rekon_sdk::k8s_openapi::api::apps::v1::Deployment;
 use rekon_sdk::k8s_openapi::api::core::v1::Service;
-use rekon_sdk::prelude::*;
+use rekon_sdk::prelude::{
+    Action, Error, EventType, Gvk, Manifest, Reconciler, Request, Value, json,
+};
 use rekon_sdk::schemars::{self, JsonSchema};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};

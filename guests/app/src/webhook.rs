@@ -6,7 +6,7 @@
 //! where `v1` has `spec.image` and `spec.port`; `spec.replicas` stays.
 //! Converting either way loses nothing.
 
-use rekon_sdk::prelude::*;
+use rekon_sdk::prelude::{Value, json};
 use rekon_sdk::webhook::{
     AdmissionRequest, Denied, Validation, Warnings, Webhook, WebhookSpec, Webhooks,
 };

@@ -18,7 +18,10 @@
 //! would double the component's size for no gain here.
 
 use rekon_sdk::k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use rekon_sdk::prelude::*;
+use rekon_sdk::prelude::{
+    Action, Error, EventType, Gvk, Level, Manifest, Mapping, Reconciler, Request, Value, Verbs,
+    Watch, api, json,
+};
 
 /// The label marking a source ConfigMap (value `true`).
 pub const SYNC_LABEL: &str = "rekon.dev/sync";
@@ -169,7 +172,7 @@ fn delete_copies(ns: &str, name: &str, keep: &[&str]) -> Result<usize, Error> {
 /// The webhook: a source must name the namespaces it is copied to.
 pub mod webhook {
     use rekon_sdk::k8s_openapi::api::core::v1::ConfigMap;
-    use rekon_sdk::prelude::*;
+    use rekon_sdk::prelude::Gvk;
     use rekon_sdk::webhook::{
         AdmissionRequest, Denied, FailurePolicy, Operation, Validation, Webhook, WebhookSpec,
         Webhooks,

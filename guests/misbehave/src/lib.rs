@@ -4,7 +4,10 @@
 //! or else the ConfigMap's name) picks what it does — see [`Mode`].
 
 use rekon_sdk::k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use rekon_sdk::prelude::*;
+use rekon_sdk::prelude::{
+    Action, ApiError, Error, Gvk, IndexKey, Level, Manifest, ObjectRef, PatchType, Reconciler,
+    Request, Value, Verbs, api, json,
+};
 use rekon_sdk::raw;
 
 pub mod webhook;

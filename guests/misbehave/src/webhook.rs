@@ -13,7 +13,7 @@
 //! anything else allows.
 
 use rekon_sdk::k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use rekon_sdk::prelude::*;
+use rekon_sdk::prelude::{Gvk, ObjectRef, PatchType, api, json};
 use rekon_sdk::webhook::{
     AdmissionRequest, Denied, FailurePolicy, Operation, Validation, Webhook, WebhookSpec, Webhooks,
 };

@@ -21,7 +21,9 @@ use rekon_sdk::k8s_openapi::api::apps::v1::StatefulSet;
 use rekon_sdk::k8s_openapi::api::batch::v1::Job;
 use rekon_sdk::k8s_openapi::api::core::v1::{Namespace, ResourceQuota};
 use rekon_sdk::k8s_openapi::api::rbac::v1::RoleBinding;
-use rekon_sdk::prelude::*;
+use rekon_sdk::prelude::{
+    Action, ApiError, Error, EventType, Gvk, Manifest, Reconciler, Request, Value, json,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
