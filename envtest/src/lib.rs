@@ -13,11 +13,14 @@
 //! one request can be sent to both and the answers compared.
 #![deny(missing_docs)]
 
+mod certs;
 pub mod http;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use base64::Engine as _;
 
 /// Why a real cluster could not start.
 #[derive(Debug, thiserror::Error)]
@@ -47,7 +50,7 @@ pub enum EnvtestError {
     },
 }
 
-fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> EnvtestError {
+pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> EnvtestError {
     let what = what.into();
     move |source| EnvtestError::Io { what, source }
 }
@@ -195,39 +198,7 @@ impl RealCluster {
         let write = |name: &str, text: &str| {
             std::fs::write(d.join(name), text).map_err(io(format!("cannot write {name}")))
         };
-        // Certificates: a CA, the serving certificate, the ServiceAccount
-        // token keys.
-        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new())?;
-        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        ca_params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "rekon-envtest-ca");
-        ca_params.key_usages = vec![
-            rcgen::KeyUsagePurpose::KeyCertSign,
-            rcgen::KeyUsagePurpose::CrlSign,
-            rcgen::KeyUsagePurpose::DigitalSignature,
-        ];
-        let ca_key = rcgen::KeyPair::generate()?;
-        let ca = ca_params.self_signed(&ca_key)?;
-        let mut serving = rcgen::CertificateParams::new(vec![
-            "127.0.0.1".to_string(),
-            "localhost".to_string(),
-            "kubernetes".to_string(),
-            "kubernetes.default.svc".to_string(),
-        ])?;
-        serving
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "kube-apiserver");
-        serving.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
-        let serving_key = rcgen::KeyPair::generate()?;
-        let serving = serving.signed_by(&serving_key, &ca, &ca_key)?;
-        let sa_key = rcgen::KeyPair::generate()?;
-        write("ca.crt", &ca.pem())?;
-        write("ca.key", &ca_key.serialize_pem())?;
-        write("apiserver.crt", &serving.pem())?;
-        write("apiserver.key", &serving_key.serialize_pem())?;
-        write("sa.key", &sa_key.serialize_pem())?;
-        write("sa.pub", &sa_key.public_key_pem())?;
+        let ca_pem = certs::write(d)?;
         let token = format!("{:032x}", {
             let mut x = Instant::now().elapsed().as_nanos() ^ u128::from(std::process::id());
             x ^= std::time::SystemTime::now()
@@ -250,7 +221,7 @@ impl RealCluster {
             watchdog: watchdog(std::process::id(), dir.path()),
             port,
             token: token.clone(),
-            ca_pem: ca.pem(),
+            ca_pem,
             dir,
         };
         let d = cluster.dir.path().to_path_buf();
@@ -397,7 +368,7 @@ impl RealCluster {
     }
 
     fn kubeconfig_for(&self, token: &str) -> String {
-        let ca = base64(self.ca_pem.as_bytes());
+        let ca = base64::engine::general_purpose::STANDARD.encode(self.ca_pem.as_bytes());
         format!(
             "apiVersion: v1\nkind: Config\nclusters:\n- name: envtest\n  cluster:\n    server: {url}\n    \
              certificate-authority-data: {ca}\nusers:\n- name: envtest\n  user:\n    token: {token}\n\
@@ -420,36 +391,9 @@ impl RealCluster {
 }
 
 /// Standard base64 with padding (no dependency for one use).
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = (u32::from(chunk[0]) << 16)
-            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*chunk.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_pads_as_the_standard_says() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
-    }
 
     #[test]
     fn a_real_cluster_starts_answers_and_stops() {
