@@ -10,7 +10,7 @@ use tracing::Instrument as _;
 use super::call::{call_span, value_of};
 use super::state::HostState;
 use super::{MAX_CALL_PAYLOAD, MAX_EVENT_REASON, MAX_MESSAGE};
-use crate::contract::rekon;
+use crate::contract::wit;
 use crate::contract::{
     ApiError, EventType, Gvk, ObjectRef, PatchType, Propagation, Verbs, api_error, api_error_json,
 };
@@ -52,11 +52,11 @@ fn too_large(body: &str) -> Option<ApiError> {
     })
 }
 
-impl rekon::reconciler::types::Host for HostState {}
+impl wit::reconciler::types::Host for HostState {}
 
-impl rekon::reconciler::webhook_types::Host for HostState {}
+impl wit::reconciler::webhook_types::Host for HostState {}
 
-impl rekon::reconciler::cluster::Host for HostState {
+impl wit::reconciler::cluster::Host for HostState {
     async fn get(&mut self, target: ObjectRef) -> Result<String, ApiError> {
         let (kind, ns, name) = (
             target.kind.clone(),

@@ -6,13 +6,13 @@ use serde_json::{Value, json};
 
 use super::MAX_MESSAGE;
 use super::state::HostState;
-use crate::contract::{Level, rekon};
+use crate::contract::{Level, wit};
 use crate::names::truncate;
 
 /// The prefix the SDK's panic hook puts before a panic message it logs.
 pub const PANIC_LOG_PREFIX: &str = "panic: ";
 
-impl rekon::reconciler::log::Host for HostState {
+impl wit::reconciler::log::Host for HostState {
     async fn log(&mut self, level: Level, message: String, fields: Vec<(String, String)>) {
         let message = truncate(message, MAX_MESSAGE);
         if level == Level::Error

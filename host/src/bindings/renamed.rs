@@ -3,10 +3,10 @@
 //! current one under the old import name.
 
 use super::state::HostState;
-use crate::contract::rekon::reconciler::types::{
+use crate::contract::wit::reconciler::types::{
     ApiError, EventType, Gvk, Level, ObjectRef, PatchType, Propagation,
 };
-use crate::contract::rekon::reconciler::{cluster as current, log as current_log};
+use crate::contract::wit::reconciler::{cluster as current, log as current_log};
 
 type Answer<T> = Result<T, ApiError>;
 
@@ -112,5 +112,5 @@ macro_rules! serve_as_current {
     };
 }
 
-serve_as_current!(crate::contract::v0_2::rekon::reconciler);
-serve_as_current!(crate::contract::v0_3::rekon::reconciler);
+serve_as_current!(crate::contract::v0_2::wit::reconciler);
+serve_as_current!(crate::contract::v0_3::wit::reconciler);

@@ -3,8 +3,8 @@
 //! back. One implementation of every call, whatever the version.
 
 use super::state::HostState;
-use crate::contract::rekon::reconciler::{cluster as current, log as current_log};
-use crate::contract::v0_1::{self as convert, rekon::reconciler as old};
+use crate::contract::v0_1::{self as convert, wit::reconciler as old};
+use crate::contract::wit::reconciler::{cluster as current, log as current_log};
 
 impl old::types::Host for HostState {}
 

@@ -37,16 +37,17 @@ pub use verbs::{
     REASONS, VERBS, operation_named, reason_name, reason_of, verb_name, verb_named, verb_names,
 };
 
+pub(crate) use generated::Operator;
 pub use generated::ReconcileError as GuestError;
+pub(crate) use generated::rekon as wit;
 pub use generated::{Action, Manifest, Request};
-pub(crate) use generated::{Operator, rekon};
 
-pub use rekon::reconciler::webhook_types::{
+pub use wit::reconciler::webhook_types::{
     AdmissionRequest, Conversion, ConversionRequest, FailurePolicy, Mutation, Operation, UserInfo,
     Verdict, Webhook, WebhookManifest, Webhooks,
 };
 
-pub use rekon::reconciler::types::{
+pub use wit::reconciler::types::{
     ApiError, ApplyOptions, EventType, Gvk, Index, IndexKey, Level, Mapping, ObjectRef, Owned,
     PatchType, Permission, Predicate, Propagation, Reason, Verbs, Watch,
 };

@@ -17,9 +17,10 @@ mod generated {
     });
 }
 
-pub(crate) use generated::{Reconciler, ReconcilerPre, rekon};
+pub(crate) use generated::rekon as wit;
+pub(crate) use generated::{Reconciler, ReconcilerPre};
 
-use rekon::reconciler::types as old;
+use wit::reconciler::types as old;
 
 use super::{
     Action, ApiError, ApplyOptions, EventType, GuestError, Gvk, Level, Manifest, Mapping,

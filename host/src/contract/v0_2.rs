@@ -12,9 +12,10 @@ mod generated {
         imports: { default: async },
         exports: { default: async },
         with: {
-            "rekon:reconciler/types": crate::contract::rekon::reconciler::types,
+            "rekon:reconciler/types": crate::contract::wit::reconciler::types,
         },
     });
 }
 
-pub(crate) use generated::{Reconciler, rekon};
+pub(crate) use generated::Reconciler;
+pub(crate) use generated::rekon as wit;

@@ -18,8 +18,8 @@ mod generated {
         imports: { default: async },
         exports: { default: async },
         with: {
-            "rekon:reconciler/types": crate::contract::rekon::reconciler::types,
-            "rekon:reconciler/webhook-types": crate::contract::rekon::reconciler::webhook_types,
+            "rekon:reconciler/types": crate::contract::wit::reconciler::types,
+            "rekon:reconciler/webhook-types": crate::contract::wit::reconciler::webhook_types,
         },
     });
 }
@@ -33,7 +33,7 @@ pub(crate) mod reconciler {
         imports: { default: async },
         exports: { default: async },
         with: {
-            "rekon:reconciler/types": crate::contract::rekon::reconciler::types,
+            "rekon:reconciler/types": crate::contract::wit::reconciler::types,
             "rekon:reconciler/cluster": super::generated::rekon::reconciler::cluster,
             "rekon:reconciler/log": super::generated::rekon::reconciler::log,
         },
@@ -49,12 +49,13 @@ pub(crate) mod webhook {
         imports: { default: async },
         exports: { default: async },
         with: {
-            "rekon:reconciler/types": crate::contract::rekon::reconciler::types,
-            "rekon:reconciler/webhook-types": crate::contract::rekon::reconciler::webhook_types,
+            "rekon:reconciler/types": crate::contract::wit::reconciler::types,
+            "rekon:reconciler/webhook-types": crate::contract::wit::reconciler::webhook_types,
             "rekon:reconciler/cluster": super::generated::rekon::reconciler::cluster,
             "rekon:reconciler/log": super::generated::rekon::reconciler::log,
         },
     });
 }
 
-pub(crate) use generated::{Operator, OperatorPre, rekon};
+pub(crate) use generated::rekon as wit;
+pub(crate) use generated::{Operator, OperatorPre};
