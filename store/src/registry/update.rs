@@ -28,13 +28,7 @@ impl Registry {
         mut obj: Value,
         opts: &WriteOptions,
     ) -> Result<Value, Status> {
-        if !obj.is_object() {
-            return Err(Status::bad_request(format!(
-                "the body of the request was not a {} object",
-                res.kind
-            )));
-        }
-        self.decode_body(res, &mut obj, None, opts)?;
+        self.decode_request(res, &mut obj, opts)?;
         if let Some(n) = meta(&obj, "name").filter(|n| !n.is_empty())
             && n != name
         {

@@ -5,6 +5,10 @@
 //! `ParseIPSloppy`, `ParseCIDRSloppy`: Go 1.16's parser, which took leading
 //! zeros in IPv4 fields). Every address check of the store asks here.
 
+mod cidr;
+#[cfg(test)]
+mod tests;
+
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::LazyLock;
 
@@ -60,7 +64,7 @@ pub(crate) fn parse_ip_sloppy(s: &str) -> Option<IpAddr> {
 
 /// `s` with the leading zeros of the fields of a trailing dotted quad (and
 /// of a CIDR's prefix length after it) removed.
-fn strip_zeros(s: &str) -> String {
+pub(super) fn strip_zeros(s: &str) -> String {
     static ZEROS: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
             r"(^|:)0*(0|[1-9][0-9]*)\.0*(0|[1-9][0-9]*)\.0*(0|[1-9][0-9]*)\.0*(0|[1-9][0-9]*)((/)0*(0|[1-9][0-9]*))?$",
@@ -70,118 +74,6 @@ fn strip_zeros(s: &str) -> String {
     ZEROS
         .replace_all(s, "${1}${2}.${3}.${4}.${5}${7}${8}")
         .into_owned()
-}
-
-/// A network: an address (not masked) and a prefix length.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Cidr {
-    /// The address as written.
-    pub addr: IpAddr,
-    /// The prefix length.
-    pub bits: u8,
-}
-
-impl Cidr {
-    /// The network's address: the bits past the prefix cleared.
-    pub(crate) fn network(&self) -> IpAddr {
-        mask(self.addr, self.bits)
-    }
-
-    /// Whether `ip` is in this network (`netip.Prefix.Contains`).
-    pub(crate) fn contains(&self, ip: &IpAddr) -> bool {
-        ip.is_ipv4() == self.addr.is_ipv4() && mask(*ip, self.bits) == self.network()
-    }
-
-    /// Whether `other`'s network address is in this network (Go's
-    /// `ipNet.Contains(other.IP)` of two parsed CIDRs).
-    pub(crate) fn contains_cidr(&self, other: &Cidr) -> bool {
-        self.contains(&other.network())
-    }
-
-    /// Whether the address has bits set past the prefix.
-    pub(crate) fn has_host_bits(&self) -> bool {
-        self.addr != self.network()
-    }
-
-    /// `a.b.c.d/n`, the address as Go writes it.
-    pub(crate) fn text(&self) -> String {
-        format!("{}/{}", self.addr, self.bits)
-    }
-}
-
-impl std::fmt::Display for Cidr {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text())
-    }
-}
-
-/// `addr` with the bits past the first `bits` cleared.
-pub(crate) fn mask(addr: IpAddr, bits: u8) -> IpAddr {
-    match addr {
-        IpAddr::V4(v4) => {
-            let m = u32::MAX.checked_shl(32 - u32::from(bits)).unwrap_or(0);
-            IpAddr::V4(Ipv4Addr::from(u32::from(v4) & m))
-        }
-        IpAddr::V6(v6) => {
-            let m = u128::MAX.checked_shl(128 - u32::from(bits)).unwrap_or(0);
-            IpAddr::V6(Ipv6Addr::from(u128::from(v6) & m))
-        }
-    }
-}
-
-/// `net.ParseCIDR`: an address without a zone, a slash, a prefix length of
-/// decimal digits not over the address's bits.
-pub(crate) fn parse_cidr(s: &str) -> Option<Cidr> {
-    let (addr, bits) = s.split_once('/')?;
-    let addr = parse_ip(addr)?;
-    let digits = bits.bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 || digits != bits.len() {
-        return None;
-    }
-    let mut n: u64 = 0;
-    for b in bits.bytes() {
-        n = n * 10 + u64::from(b - b'0');
-        if n >= 0xFF_FFFF {
-            return None;
-        }
-    }
-    let width = if addr.is_ipv4() { 32 } else { 128 };
-    (n <= width).then_some(Cidr {
-        addr,
-        bits: n as u8,
-    })
-}
-
-/// `netutils.ParseCIDRSloppy`: `net.ParseCIDR`, or again with the leading
-/// zeros of the dotted quad and of the prefix length removed.
-pub(crate) fn parse_cidr_sloppy(s: &str) -> Option<Cidr> {
-    parse_cidr(s).or_else(|| parse_cidr(&strip_zeros(s)))
-}
-
-/// `netip.ParsePrefix`, with its error words: no zone, a prefix length
-/// without leading zeros, within the address's bits.
-pub(crate) fn parse_prefix(raw: &str) -> Result<Cidr, String> {
-    let bad = |why: &str| format!("netip.ParsePrefix({raw:?}): {why}");
-    let (addr, bits) = raw.rsplit_once('/').ok_or_else(|| bad("no '/'"))?;
-    if addr.contains('%') {
-        return Err(bad("IPv6 zones cannot be present in a prefix"));
-    }
-    let addr =
-        parse_ip(addr).ok_or_else(|| bad(&format!("ParseAddr({addr:?}): unable to parse IP")))?;
-    if bits.len() > 1 && !(b'1'..=b'9').contains(&bits.as_bytes()[0]) {
-        return Err(bad(&format!("bad bits after slash: {bits:?}")));
-    }
-    let n: u32 = bits
-        .parse()
-        .map_err(|_| bad(&format!("bad bits after slash: {bits:?}")))?;
-    let width = if addr.is_ipv4() { 32 } else { 128 };
-    if n > width {
-        return Err(bad("prefix length out of range"));
-    }
-    Ok(Cidr {
-        addr,
-        bits: n as u8,
-    })
 }
 
 /// `netip.parseIPv4`: four decimal fields up to 255, no leading zero.
@@ -365,91 +257,4 @@ pub(crate) fn is_global_unicast(ip: &IpAddr) -> bool {
         || is_link_local_unicast(ip))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Go's `netip.ParseAddr` without zones reads what the standard
-    /// library's parser reads, to the address: strings of the characters
-    /// addresses are made of, every length up to 10, and some longer ones.
-    #[test]
-    fn parse_ip_reads_what_the_standard_library_reads() {
-        let alphabet = ['0', '1', '9', 'a', 'f', ':', '.', '%'];
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        let mut samples: Vec<String> = vec![
-            "::".into(),
-            "::1".into(),
-            "1::".into(),
-            "1:2:3:4:5:6:7::".into(),
-            "::1:2:3:4:5:6:7".into(),
-            "1:2:3:4:5:6:1.2.3.4".into(),
-            "::ffff:1.2.3.4".into(),
-            "::1.02.3.4".into(),
-            "1:2:3:4:5:6:7:1.2.3.4".into(),
-            "255.255.255.255".into(),
-            "256.1.1.1".into(),
-            "01.2.3.4".into(),
-            "fe80::1%eth0".into(),
-        ];
-        for _ in 0..200_000 {
-            let len = (next() % 16) as usize;
-            samples.push(
-                (0..len)
-                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
-                    .collect(),
-            );
-        }
-        for sample in samples {
-            assert_eq!(
-                parse_ip(&sample),
-                sample.parse::<IpAddr>().ok(),
-                "{sample:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn prefixes_parse_with_go_s_words() {
-        assert_eq!(
-            parse_prefix("10.0.0.0/8").map(|c| c.text()),
-            Ok("10.0.0.0/8".to_string())
-        );
-        assert_eq!(
-            parse_prefix("10.0.0.0/08"),
-            Err("netip.ParsePrefix(\"10.0.0.0/08\"): bad bits after slash: \"08\"".into())
-        );
-        assert_eq!(
-            parse_prefix("10.0.0.0"),
-            Err("netip.ParsePrefix(\"10.0.0.0\"): no '/'".into())
-        );
-        let net = parse_cidr_sloppy("010.0.0.0/08").expect("a sloppy CIDR");
-        assert_eq!(net.text(), "10.0.0.0/8");
-        assert!(net.contains(&"10.1.2.3".parse().expect("an address")));
-        assert_eq!(
-            mask("10.1.2.3".parse().expect("an address"), 0).to_string(),
-            "0.0.0.0"
-        );
-    }
-
-    #[test]
-    fn mac_follows_parse_mac() {
-        assert!(is_mac("00:11:22:33:44:55"));
-        assert!(is_mac("00-11-22-33-44-55-66-77"));
-        assert!(is_mac("0011.2233.4455"));
-        assert!(is_mac(&["00"; 20].join(":")));
-        assert!(is_mac("ABCDEF012345"));
-        assert!(is_mac("1234567890123456"));
-        assert!(!is_mac("41111111111111"));
-        assert!(!is_mac("ABCDEF01234G"));
-        assert!(!is_mac("00:11:22:33:44"));
-        assert!(!is_mac("00:11:22:33:44:55:66"));
-        assert!(!is_mac("00:11-22:33:44:55"));
-        assert!(!is_mac("0g:11:22:33:44:55"));
-    }
-}
+pub(crate) use cidr::{Cidr, mask, parse_cidr, parse_cidr_sloppy, parse_prefix};
