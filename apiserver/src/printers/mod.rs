@@ -5,15 +5,15 @@ use serde_json::{Map, Value, json};
 
 const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 
+mod builtin;
 mod column;
 mod events;
-mod printers;
 
 use column::{CREATED_DESCRIPTION, Cell, Column, age, col};
 use events::{event_cell, event_columns};
 
 /// The columns the real server prints for `res`: CRD printer columns, the
-/// built-in kinds' printers (see [`printers`]), or Name and Age.
+/// built-in kinds' printers (see [`builtin`]), or Name and Age.
 pub(crate) fn columns(store: &Store, res: &ResourceInfo) -> Vec<Column> {
     let name = col("Name", "string", NAME_DESCRIPTION, Cell::Name);
     let age = col(
@@ -83,7 +83,7 @@ pub(crate) fn columns(store: &Store, res: &ResourceInfo) -> Vec<Column> {
         ));
         return cols;
     }
-    match printers::builtin(&res.group, &res.kind) {
+    match builtin::builtin(&res.group, &res.kind) {
         Some(printed) => cols.extend(printed),
         None => cols.push(age),
     }

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::server::table::column::{CREATED_DESCRIPTION, Cell, Column, col};
+use crate::printers::column::{CREATED_DESCRIPTION, Cell, Column, col};
 
 pub(super) const CONTAINERS: &str = "Names of each container in the template.";
 pub(super) const IMAGES: &str = "Images referenced by each container in the template.";

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::cells::{budget, condition, int, items, len, selector, text_or};
 use super::columns::{age_column, column, created_at_column, wide};
-use crate::server::table::column::{Column, human_duration};
+use crate::printers::column::{Column, human_duration};
 
 pub(super) fn other(group: &str, kind: &str) -> Option<Vec<Column>> {
     Some(match (group, kind) {

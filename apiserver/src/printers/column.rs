@@ -3,8 +3,6 @@
 
 use serde_json::Value;
 
-use super::events::EventCell;
-
 /// The description of `metadata.creationTimestamp`.
 pub(super) const CREATED_DESCRIPTION: &str =
     "CreationTimestamp is a timestamp representing the server time when this object was created.";
@@ -77,4 +75,18 @@ pub(super) fn human_duration(s: i64) -> String {
         _ if h < 8 * 365 * 24 => with(d / 365, "y", d % 365, "d"),
         _ => format!("{}y", d / 365),
     }
+}
+
+/// The cells of an Event row, as kube-apiserver prints Events (both APIs).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum EventCell {
+    LastSeen,
+    Type,
+    Reason,
+    Object,
+    Subobject,
+    Source,
+    Message,
+    FirstSeen,
+    Count,
 }

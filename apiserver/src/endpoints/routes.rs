@@ -1,9 +1,6 @@
 //! Paths to routes: discovery, OpenAPI, and resources with their namespace, name and subresource.
 
-use http::Method;
 use rekon_store::{ResourceInfo, Store};
-
-use crate::server::respond::Query;
 
 /// What a request addresses.
 // One per request, built and matched at once: its size does not matter.
@@ -27,6 +24,7 @@ pub(crate) enum Route {
     NotFound,
 }
 
+/// The route of a path.
 pub(crate) fn route(store: &Store, path: &str) -> Route {
     let segs: Vec<&str> = path
         .trim_matches('/')
@@ -48,7 +46,9 @@ pub(crate) fn route(store: &Store, path: &str) -> Route {
     }
 }
 
-pub(crate) fn resource_route(store: &Store, group: &str, version: &str, rest: &[&str]) -> Route {
+/// The route of a path under a group-version: its resource list, or a
+/// resource with its namespace, name and subresource.
+fn resource_route(store: &Store, group: &str, version: &str, rest: &[&str]) -> Route {
     if !store.serves_group_version(group, version) {
         return Route::NotFound;
     }
@@ -92,20 +92,5 @@ pub(crate) fn resource_route(store: &Store, group: &str, version: &str, rest: &[
         namespace: ns.map(str::to_string),
         name: name.map(str::to_string),
         sub: sub.map(str::to_string),
-    }
-}
-
-pub(crate) fn verb_of(method: &Method, has_name: bool, query: &Query) -> &'static str {
-    match (method.as_str(), has_name) {
-        ("GET", false) if query.flag("watch") => "watch",
-        ("GET", false) => "list",
-        ("GET", true) if query.flag("watch") => "watch",
-        ("GET", true) => "get",
-        ("POST", _) => "create",
-        ("PUT", _) => "update",
-        ("PATCH", _) => "patch",
-        ("DELETE", false) => "deletecollection",
-        ("DELETE", true) => "delete",
-        _ => "unknown",
     }
 }

@@ -10,13 +10,13 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, RwLock};
 
-use http::{HeaderValue, Method, Response, header};
-use rekon_store::{FieldValidation, PatchType, ResourceInfo, Status, Store, WriteOptions};
-use serde_json::{Value, json};
+use http::Method;
+use rekon_store::{FieldValidation, ResourceInfo, Status, Store, WriteOptions};
+use serde_json::Value;
 
-use crate::server::respond::Query;
-use crate::server::rest::{default_manager, parse_json};
-use crate::server::{Body, State};
+use crate::handlers::body::parse_json;
+use crate::handlers::patch::patch_type;
+use crate::handlers::request::Request;
 
 /// What the admission chain sees of one write.
 #[derive(Clone, Debug)]
@@ -77,26 +77,15 @@ pub trait Admission: Send + Sync + 'static {
 pub(crate) struct Chain(RwLock<Option<Arc<dyn Admission>>>);
 
 impl Chain {
+    /// Installs a chain, or removes it.
     pub(crate) fn set(&self, admission: Option<Arc<dyn Admission>>) {
         *self.0.write().unwrap_or_else(|e| e.into_inner()) = admission;
     }
 
+    /// The chain installed, if any.
     pub(crate) fn get(&self) -> Option<Arc<dyn Admission>> {
         self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
-}
-
-/// A write of one object that the chain reviews.
-pub(crate) struct Write<'a> {
-    pub(crate) res: &'a ResourceInfo,
-    pub(crate) namespace: Option<&'a str>,
-    pub(crate) name: Option<&'a str>,
-    pub(crate) sub: Option<&'a str>,
-    pub(crate) method: &'a Method,
-    pub(crate) content_type: &'a str,
-    pub(crate) body: &'a [u8],
-    pub(crate) query: &'a Query,
-    pub(crate) ua: &'a str,
 }
 
 /// The answer to a reviewed write: the method and body to run instead
@@ -126,9 +115,8 @@ fn namespace_labels(store: &Store, namespace: Option<&str>) -> BTreeMap<String, 
 
 /// Runs the chain for a write, if it reviews it.
 pub(crate) async fn review(
-    state: &State,
     admission: &dyn Admission,
-    write: Write<'_>,
+    write: &Request<'_>,
 ) -> Result<Option<Reviewed>, Status> {
     let res = write.res;
     let operation = match (write.method.as_str(), write.name) {
@@ -143,12 +131,12 @@ pub(crate) async fn review(
     if !admission.reviews(&res.group, &res.kind) {
         return Ok(None);
     }
-    let store = &state.store;
+    let store = write.store;
     let old = write
         .name
         .and_then(|n| store.get(res, write.namespace, n).ok());
     let opts = WriteOptions {
-        field_manager: Some(default_manager(write.query, write.ua)),
+        field_manager: Some(write.field_manager()),
         subresource: write.sub.map(str::to_string),
         dry_run: true,
         // Webhooks see the object before the server validates it.
@@ -159,14 +147,14 @@ pub(crate) async fn review(
     // What the write would store.
     let (object, operation) = match (write.method.as_str(), write.name) {
         ("POST", _) => {
-            let obj = parse_json(write.body, res)?;
+            let obj = parse_json(&write.body, res)?;
             (
                 Some(store.create(res, write.namespace, obj, &opts)?),
                 operation,
             )
         }
         ("PUT", Some(n)) => {
-            let obj = parse_json(write.body, res)?;
+            let obj = parse_json(&write.body, res)?;
             let op = if old.is_some() { operation } else { "CREATE" };
             (
                 Some(store.replace(res, write.namespace, n, obj, &opts)?),
@@ -174,9 +162,9 @@ pub(crate) async fn review(
             )
         }
         ("PATCH", Some(n)) => {
-            let ptype = patch_type(write.content_type, write.query)?;
+            let ptype = patch_type(&write.content_type, write.query)?;
             let (out, created) =
-                store.patch_created(res, write.namespace, n, &ptype, write.body, &opts)?;
+                store.patch_created(res, write.namespace, n, &ptype, &write.body, &opts)?;
             (Some(out), if created { "CREATE" } else { operation })
         }
         _ => (None, operation),
@@ -209,7 +197,7 @@ pub(crate) async fn review(
     let admitted = admission.admit(attributes).await?;
     let (method, content_type, body) = match (admitted.object, object) {
         (Some(mutated), Some(before)) if mutated != before => {
-            mutated_write(&write, res, &before, mutated, old.as_ref())?
+            mutated_write(write, res, &before, mutated, old.as_ref())?
         }
         _ => (
             write.method.clone(),
@@ -229,7 +217,7 @@ pub(crate) async fn review(
 /// mutation applied to its body, or for a patch, a replace of the mutated
 /// object at the version the patch applied to.
 fn mutated_write(
-    write: &Write<'_>,
+    write: &Request<'_>,
     res: &ResourceInfo,
     before: &Value,
     mutated: Value,
@@ -238,7 +226,7 @@ fn mutated_write(
     let json = "application/json".to_string();
     match write.method.as_str() {
         "POST" | "PUT" => {
-            let mut body = parse_json(write.body, res)?;
+            let mut body = parse_json(&write.body, res)?;
             let patch = json_patch::diff(before, &mutated);
             json_patch::patch(&mut body, &patch).map_err(|e| {
                 Status::internal(format!("the admission webhook's patch does not apply: {e}"))
@@ -258,38 +246,4 @@ fn mutated_write(
             Ok((Method::PUT, json, object.to_string().into_bytes()))
         }
     }
-}
-
-/// The patch type of a PATCH request's content type.
-pub(crate) fn patch_type(content_type: &str, query: &Query) -> Result<PatchType, Status> {
-    let ct = content_type.split(';').next().unwrap_or("").trim();
-    Ok(match ct {
-        "application/merge-patch+json" => PatchType::Merge,
-        "application/json-patch+json" => PatchType::Json,
-        "application/strategic-merge-patch+json" => PatchType::StrategicMerge,
-        "application/apply-patch+yaml" => PatchType::Apply {
-            force: query.flag("force"),
-        },
-        _ => {
-            return Err(Status {
-                code: 415,
-                reason: "UnsupportedMediaType".into(),
-                message: "415: Unsupported Media Type".into(),
-                details: Some(json!({})),
-            });
-        }
-    })
-}
-
-/// Adds the chain's warnings to a response, as kube-apiserver does
-/// (`Warning: 299 - "text"`).
-pub(crate) fn with_warnings(mut response: Response<Body>, warnings: &[String]) -> Response<Body> {
-    for warning in warnings {
-        // The text quoted as Go quotes it; a header holds no line breaks.
-        let quoted = rekon_store::field::go_quote(warning);
-        if let Ok(value) = HeaderValue::from_str(&format!("299 - {quoted}")) {
-            response.headers_mut().append(header::WARNING, value);
-        }
-    }
-    response
 }

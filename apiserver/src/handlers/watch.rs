@@ -8,15 +8,16 @@ use futures::StreamExt as _;
 use http::{HeaderValue, Response, header};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
-use rekon_store::{ListOptions, ResourceInfo, Store, WatchEvent, WatchId};
+use rekon_store::{EventType, ListOptions, Store, WatchEvent, WatchId};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::server::respond::{Ctx, Query, audit_headers, status_response};
-use crate::server::{Body, State, table};
+use super::request::Request;
+use crate::printers::{columns, partial, table};
+use crate::respond::{Body, Ctx, audit_headers, status_response};
 
 /// One line of a watch stream, written straight from the object.
-pub(crate) fn event_line(event_type: &str, object: &Value) -> Bytes {
+fn event_line(event_type: &str, object: &Value) -> Bytes {
     let mut line = Vec::with_capacity(4096);
     line.extend_from_slice(b"{\"type\":");
     let written = serde_json::to_writer(&mut line, event_type).and_then(|()| {
@@ -30,9 +31,9 @@ pub(crate) fn event_line(event_type: &str, object: &Value) -> Bytes {
     Bytes::from(line)
 }
 
-pub(crate) struct WatchGuard {
-    pub(crate) store: Store,
-    pub(crate) id: Option<WatchId>,
+struct WatchGuard {
+    store: Store,
+    id: Option<WatchId>,
 }
 
 impl Drop for WatchGuard {
@@ -43,24 +44,21 @@ impl Drop for WatchGuard {
     }
 }
 
-pub(crate) struct WatchState {
-    pub(crate) rx: tokio::sync::mpsc::UnboundedReceiver<Bytes>,
-    pub(crate) guard: WatchGuard,
-    pub(crate) deadline: Instant,
-    pub(crate) next_bookmark: Instant,
-    pub(crate) final_bookmark: Option<Instant>,
-    pub(crate) bookmarks: bool,
-    pub(crate) interval: Duration,
+struct WatchState {
+    rx: tokio::sync::mpsc::UnboundedReceiver<Bytes>,
+    guard: WatchGuard,
+    deadline: Instant,
+    next_bookmark: Instant,
+    final_bookmark: Option<Instant>,
+    bookmarks: bool,
+    interval: Duration,
 }
 
-pub(crate) fn watch(
-    state: &State,
-    res: &ResourceInfo,
-    opts: ListOptions,
-    query: &Query,
-    shape: &Ctx,
-) -> Response<Body> {
-    let store = state.store.clone();
+/// A watch of the objects `opts` selects, as a stream of JSON lines (or
+/// Table rows, or metadata only, as the request asks).
+pub(crate) fn watch(req: &Request<'_>, opts: ListOptions) -> Response<Body> {
+    let (res, query, shape) = (req.res, req.query, req.ctx);
+    let store = req.store.clone();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Bytes>();
     let bookmarks = query.flag("allowWatchBookmarks");
     let send_initial = query.flag("sendInitialEvents");
@@ -68,24 +66,24 @@ pub(crate) fn watch(
     let legacy = rv.is_none() || rv == Some("0");
     let start_rv = if send_initial { None } else { rv };
     let sink_tx = tx.clone();
-    let cols = shape.table.then(|| table::columns(&store, res));
+    let cols = shape.table.then(|| columns(&store, res));
     let metadata_only = shape.metadata_only;
     let mut first = true;
     let sink = Box::new(move |ev: WatchEvent| {
         let kind = ev.event_type.as_str();
         let line = match &cols {
-            Some(cols) if ev.event_type != rekon_store::EventType::Bookmark => {
+            Some(cols) if ev.event_type != EventType::Bookmark => {
                 let rv = ev
                     .object
                     .pointer("/metadata/resourceVersion")
                     .and_then(Value::as_str)
                     .unwrap_or("");
-                let t = table::table(cols, rv, std::slice::from_ref(&*ev.object), first);
+                let t = table(cols, rv, std::slice::from_ref(&*ev.object), first);
                 first = false;
                 event_line(kind, &t)
             }
-            _ if metadata_only && ev.event_type != rekon_store::EventType::Bookmark => {
-                event_line(kind, &table::partial(&ev.object))
+            _ if metadata_only && ev.event_type != EventType::Bookmark => {
+                event_line(kind, &partial(&ev.object))
             }
             _ => event_line(kind, &ev.object),
         };
@@ -132,17 +130,17 @@ pub(crate) fn watch(
             id: Some(id),
         },
         deadline,
-        next_bookmark: now + state.bookmark_interval,
+        next_bookmark: now + req.bookmark_interval,
         final_bookmark: timeout
             .checked_sub(Duration::from_secs(2))
             .filter(|d| !d.is_zero())
             .map(|d| now + d),
         bookmarks,
-        interval: state.bookmark_interval,
+        interval: req.bookmark_interval,
     })
 }
 
-pub(crate) fn stream_response(st: WatchState) -> Response<Body> {
+fn stream_response(st: WatchState) -> Response<Body> {
     let stream = futures::stream::unfold(st, |mut st| async move {
         loop {
             let bookmark_at = match st.final_bookmark {

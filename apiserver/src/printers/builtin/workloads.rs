@@ -7,7 +7,7 @@ use super::cells::{
     text_or,
 };
 use super::columns::{CONTAINERS, IMAGES, age_column, column, wide};
-use crate::server::table::column::{Column, age, human_duration};
+use crate::printers::column::{Column, age, human_duration};
 
 /// Desired, Current, Ready (ReplicaSet, ReplicationController), with the
 /// selector printed by `selector`.

@@ -1,14 +1,18 @@
-//! Responses and requests: query strings, the request context, and JSON, Status and 404 responses.
+//! Responses and requests: query strings, headers, the request context,
+//! and JSON, Status and 404 responses with the headers a real server sends.
+
+use std::convert::Infallible;
 
 use bytes::Bytes;
-use http::{HeaderValue, Response, StatusCode, header};
+use http::{HeaderName, HeaderValue, Request, Response, StatusCode, header};
+use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use rekon_store::Status;
+use rekon_store::field::go_quote;
 use serde_json::Value;
 
-use crate::server::Body;
-
-pub(crate) fn percent_decode(s: &str) -> String {
+/// A query string's component decoded (`%XX` escapes, `+` as space).
+fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -29,9 +33,20 @@ pub(crate) fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// A request header as text (empty when missing or not text).
+pub(crate) fn header_text<B>(req: &Request<B>, name: HeaderName) -> String {
+    req.headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// A request's query parameters, in order.
 pub(crate) struct Query(pub(crate) Vec<(String, String)>);
 
 impl Query {
+    /// The parameters of a raw query string.
     pub(crate) fn parse(q: &str) -> Query {
         Query(
             q.split('&')
@@ -44,6 +59,7 @@ impl Query {
         )
     }
 
+    /// The first value of a parameter.
     pub(crate) fn get(&self, k: &str) -> Option<&str> {
         self.0
             .iter()
@@ -51,19 +67,25 @@ impl Query {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Whether a boolean parameter is set (`true`, `1`, or no value).
     pub(crate) fn flag(&self, k: &str) -> bool {
         matches!(self.get(k), Some("true" | "1" | ""))
     }
 }
 
+/// How to write an answer, from the request's headers and query.
 pub(crate) struct Ctx {
+    /// Indented JSON (`pretty=true`, or a browser or curl asking).
     pub(crate) pretty: bool,
+    /// YAML (`Accept: application/yaml`).
     pub(crate) yaml: bool,
+    /// A Table (`Accept: ...;as=Table`), as `kubectl get` asks.
     pub(crate) table: bool,
     /// `as=PartialObjectMetadata`: metadata-only objects (kube-rs metadata watches).
     pub(crate) metadata_only: bool,
 }
 
+/// The headers every answer of the real server carries (an audit id, no caching).
 pub(crate) fn audit_headers(resp: &mut Response<Body>) {
     let h = resp.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&uuid::Uuid::new_v4().to_string()) {
@@ -75,10 +97,12 @@ pub(crate) fn audit_headers(resp: &mut Response<Body>) {
     );
 }
 
+/// A whole body.
 pub(crate) fn body_of(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into()).boxed_unsync()
 }
 
+/// An answer with a JSON (or YAML) document.
 pub(crate) fn json_response(code: u16, v: &Value, ctx: &Ctx) -> Response<Body> {
     let (bytes, ctype) = if ctx.yaml {
         (
@@ -104,6 +128,7 @@ pub(crate) fn json_response(code: u16, v: &Value, ctx: &Ctx) -> Response<Body> {
     resp
 }
 
+/// An answer with a Status (with Retry-After for 429 and 504).
 pub(crate) fn status_response(st: &Status, ctx: &Ctx) -> Response<Body> {
     let mut resp = json_response(st.code, &st.to_json(), ctx);
     if st.code == 429 || st.code == 504 {
@@ -120,6 +145,7 @@ pub(crate) fn status_response(st: &Status, ctx: &Ctx) -> Response<Body> {
     resp
 }
 
+/// The plain-text 404 of a path the server does not serve.
 pub(crate) fn text_404() -> Response<Body> {
     let mut resp = Response::new(body_of("404 page not found\n"));
     *resp.status_mut() = StatusCode::NOT_FOUND;
@@ -134,4 +160,20 @@ pub(crate) fn text_404() -> Response<Body> {
     );
     audit_headers(&mut resp);
     resp
+}
+
+/// The body of every response: a whole body or a stream.
+pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// Adds warnings (the admission chain's, the store's) to a response, as kube-apiserver does
+/// (`Warning: 299 - "text"`).
+pub(crate) fn with_warnings(mut response: Response<Body>, warnings: &[String]) -> Response<Body> {
+    for warning in warnings {
+        // The text quoted as Go quotes it; a header holds no line breaks.
+        let quoted = go_quote(warning);
+        if let Ok(value) = HeaderValue::from_str(&format!("299 - {quoted}")) {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+    response
 }

@@ -8,7 +8,7 @@ use super::cells::{
 };
 use super::columns::{CONTAINERS, IMAGES, age_column, column, created_at_column, wide};
 use super::workloads::replicated;
-use crate::server::table::column::Column;
+use crate::printers::column::Column;
 
 pub(super) fn core(kind: &str) -> Option<Vec<Column>> {
     Some(match kind {

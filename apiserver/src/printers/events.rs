@@ -2,21 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::column::{Cell, Column, age};
-
-/// The cells of an Event row, as kube-apiserver prints Events (both APIs).
-#[derive(Clone, Copy, Debug)]
-pub(super) enum EventCell {
-    LastSeen,
-    Type,
-    Reason,
-    Object,
-    Subobject,
-    Source,
-    Message,
-    FirstSeen,
-    Count,
-}
+use super::column::{Cell, Column, EventCell, age};
 
 /// The columns of `kubectl get events` (the server prints all of them;
 /// kubectl shows those of priority 0 unless `-o wide`).

@@ -2,7 +2,7 @@ use serde_json::{Value, json};
 
 use super::builtin;
 use super::cells::selector;
-use crate::server::table::column::{Cell, human_duration};
+use crate::printers::column::{Cell, human_duration};
 
 fn row(group: &str, kind: &str, o: &Value) -> Vec<(String, Value)> {
     builtin(group, kind)
