@@ -6,10 +6,10 @@
 use serde_json::Value;
 
 use super::registry::Registry;
-use crate::api::status::Status;
-use crate::api::types::WriteOptions;
 use crate::apis::apiextensions::customresource::{self, Write};
 use crate::apis::builtin::decode_fields;
+use crate::meta::status::Status;
+use crate::meta::types::WriteOptions;
 use crate::resource::info::ResourceInfo;
 
 impl Registry {

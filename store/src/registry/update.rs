@@ -6,8 +6,6 @@ use serde_json::{Map, Value, json};
 use super::allocate::allocate;
 use super::registry::Registry;
 use super::storage::{check_stored, omit_empty_metadata, view};
-use crate::api::status::Status;
-use crate::api::types::{EventType, WriteOptions};
 use crate::apis::apiextensions::customresource::Write;
 use crate::apis::apiextensions::customresourcedefinition::{self, is_crd};
 use crate::apis::builtin::{
@@ -17,6 +15,8 @@ use crate::apis::builtin::{
 use crate::fieldmanager::managed::{ManagedEntry, track_update, write_managed};
 use crate::machinery::field::{FieldError, Path};
 use crate::machinery::object::{finalizers, is_deleting, meta, meta_mut};
+use crate::meta::status::Status;
+use crate::meta::types::{EventType, WriteOptions};
 use crate::resource::info::ResourceInfo;
 
 impl Registry {

@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use super::handle::Store;
-use crate::api::status::Status;
-use crate::api::types::{DeleteOutcome, PatchType, Propagation, WriteOptions};
+use crate::meta::status::Status;
+use crate::meta::types::{DeleteOutcome, PatchType, Propagation, WriteOptions};
 use crate::registry::present::present_owned;
 use crate::registry::registry::Registry;
 use crate::resource::info::ResourceInfo;

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::{opts, store, widget_crd};
-use crate::api::types::{ListOptions, PatchType};
+use crate::meta::types::{ListOptions, PatchType};
 use crate::resource::info::ResourceInfo;
 use crate::store::handle::Store;
 

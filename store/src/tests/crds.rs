@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 
 use super::{opts, store, widget_crd};
-use crate::api::types::{FieldValidation, PatchType, StoreConfig, WriteOptions};
 use crate::go::json::decode::go_base64_error;
+use crate::meta::types::{FieldValidation, PatchType, StoreConfig, WriteOptions};
 use crate::resource::info::ResourceInfo;
 use crate::store::handle::Store;
 

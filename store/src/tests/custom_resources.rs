@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::api::types::PatchType;
+use crate::meta::types::PatchType;
 use crate::resource::custom::CustomSchemas;
 use crate::{Store, StoreConfig};
 

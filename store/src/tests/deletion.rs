@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::{cm, cm_res, opts, store};
-use crate::api::types::{DeleteOutcome, PatchType, Propagation};
+use crate::meta::types::{DeleteOutcome, PatchType, Propagation};
 
 #[test]
 fn finalizers_keep_object_until_removed() {

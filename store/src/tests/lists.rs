@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::{cm, cm_res, opts, store};
-use crate::api::types::ListOptions;
+use crate::meta::types::ListOptions;
 use crate::resource::info::ResourceInfo;
 use crate::store::handle::Store;
 

@@ -13,7 +13,7 @@ mod watches;
 use serde_json::{Value, json};
 
 use super::store;
-use crate::api::types::{StoreConfig, WriteOptions};
+use crate::meta::types::{StoreConfig, WriteOptions};
 use crate::resource::info::ResourceInfo;
 use crate::store::handle::Store;
 

@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::{cm, cm_res, opts, store, widget_crd};
-use crate::api::types::{PatchType, StoreConfig};
+use crate::meta::types::{PatchType, StoreConfig};
 use crate::store::handle::Store;
 
 #[test]

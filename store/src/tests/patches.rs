@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::{cm, cm_res, opts, store};
-use crate::api::types::{PatchType, WriteOptions};
+use crate::meta::types::{PatchType, WriteOptions};
 
 #[test]
 fn server_side_apply_conflicts_and_force() {

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::{opts, store};
-use crate::api::types::{ListOptions, PatchType};
+use crate::meta::types::{ListOptions, PatchType};
 
 #[test]
 fn events_are_one_set_of_objects_through_both_apis() {

@@ -1,7 +1,7 @@
 //! Watches: history, expiry, label-selected watches.
 
 use super::{cm, cm_res, opts, store};
-use crate::api::types::{EventType, ListOptions, PatchType, StoreConfig};
+use crate::meta::types::{EventType, ListOptions, PatchType, StoreConfig};
 use crate::store::handle::Store;
 
 #[test]

@@ -25,8 +25,6 @@
 
 use serde_json::Value;
 
-use crate::api::status::Status;
-use crate::api::types::{FieldValidation, WriteOptions};
 use crate::go::fmt::{go_print, go_type};
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::names::name_is_path_segment;
@@ -35,6 +33,8 @@ use crate::machinery::objectmeta::{
     finalizer_warnings, validate_object_meta, validate_object_meta_update,
     validate_object_meta_with,
 };
+use crate::meta::status::Status;
+use crate::meta::types::{FieldValidation, WriteOptions};
 use crate::resource::custom::{CustomSchemas, Scale};
 use crate::resource::info::ResourceInfo;
 use crate::schema::Schema;

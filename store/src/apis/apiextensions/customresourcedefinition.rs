@@ -8,10 +8,10 @@ use serde_json::{Value, json};
 
 use super::defaults::{default_crd, stored_versions};
 use super::validation::{validate_crd, warnings};
-use crate::api::status::Status;
-use crate::api::types::WriteOptions;
 use crate::go::json::decode::go_base64_error;
 use crate::machinery::object::{meta, now, strings};
+use crate::meta::status::Status;
+use crate::meta::types::WriteOptions;
 use crate::resource::info::{ResourceInfo, Subresource};
 
 /// The fields `apiextensions.k8s.io/v1` knows, by where they are (`*` an

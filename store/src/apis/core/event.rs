@@ -5,7 +5,7 @@
 //! `eventTime`, its reporting component and instance, action and reason.
 //!
 //! Events written through events.k8s.io/v1 are stored as these (see
-//! `kinds/event.rs`) and take the same shape; their own checks
+//! `apis/events.rs`) and take the same shape; their own checks
 //! (`ValidateEventCreate` for that version) are left out.
 
 use serde_json::{Value, json};

@@ -8,7 +8,7 @@
 //!
 //! Every function takes an object's `metadata` (not the object), read as
 //! the unstructured accessors read it: a field of the wrong type counts as
-//! absent. The name formats they use are [`crate::machinery::names`].
+//! absent. The name formats they use are `machinery::names`.
 //!
 //! A Go struct as a bad value (an owner reference, `Only one reference can
 //! have Controller set to true`) prints its fields in the struct's order,

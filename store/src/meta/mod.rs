@@ -1,4 +1,4 @@
-//! The vocabulary of the store's calls: the options they take and the
+//! metav1, the vocabulary of the store's calls: the options they take and the
 //! results they give ([`types`]), the errors they answer with, shaped as
 //! `metav1.Status` ([`status`]), field selectors ([`selector`]), and bodies
 //! decoded as the real server's serializer decodes them ([`decode`]).

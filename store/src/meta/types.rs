@@ -5,7 +5,7 @@ use serde_json::Value;
 use super::status::Status;
 use crate::go::json::decode::unknown_field_messages;
 
-/// Settings of a [`Store`].
+/// Settings of a [`Store`](crate::Store).
 #[derive(Clone, Debug)]
 pub struct StoreConfig {
     /// How many watch events are kept so that watches can resume from an
@@ -54,7 +54,7 @@ impl StoreConfig {
     }
 }
 
-/// The kind of patch in a [`Store::patch`] call, from the request's Content-Type.
+/// The kind of patch in a [`Store::patch`](crate::Store::patch) call, from the request's Content-Type.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PatchType {
     /// `application/merge-patch+json` (RFC 7386).
@@ -212,7 +212,7 @@ impl Warnings {
     }
 }
 
-/// The result of [`Store::delete`].
+/// The result of [`Store::delete`](crate::Store::delete).
 #[derive(Clone, Debug)]
 pub enum DeleteOutcome {
     /// The object is gone; this is its last state.
@@ -231,7 +231,7 @@ pub enum EventType {
     /// The object was deleted (or left the selection).
     Deleted,
     /// A progress marker: the object carries only the kind, apiVersion and
-    /// the current resourceVersion (sent by [`Store::watch_bookmark`]).
+    /// the current resourceVersion (sent by [`Store::watch_bookmark`](crate::Store::watch_bookmark)).
     Bookmark,
 }
 
@@ -257,7 +257,7 @@ pub struct WatchEvent {
     pub object: std::sync::Arc<Value>,
 }
 
-/// Identifies an open watch, for [`Store::unwatch`].
+/// Identifies an open watch, for [`Store::unwatch`](crate::Store::unwatch).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct WatchId(pub(crate) u64);
 
