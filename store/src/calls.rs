@@ -11,14 +11,14 @@
 use rekon_rules::index_keys;
 use serde_json::{Value, json};
 
-use crate::api::status::Status;
-use crate::api::types::{ListOptions, PatchType, Propagation, WriteOptions};
 use crate::apis::reviews::answer;
 use crate::machinery::object::meta;
+use crate::meta::status::Status;
+use crate::meta::types::{ListOptions, PatchType, Propagation, WriteOptions};
 use crate::resource::info::ResourceInfo;
 use crate::store::handle::Store;
 
-pub use crate::api::decode::decode_object;
+pub use crate::meta::decode::decode_object;
 pub use rekon_rules::{IndexKeyRef, KindRef, MAX_EVENT_REASON};
 
 /// One object, by kind, namespace and name.
@@ -298,7 +298,7 @@ pub fn ensure_namespace(store: &Store, name: &str) -> Result<(), Status> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::types::StoreConfig;
+    use crate::meta::types::StoreConfig;
 
     #[test]
     fn calls_answer_as_the_api_server_does() {

@@ -12,26 +12,45 @@
 //! It is the single implementation behind the HTTP API server
 //! (`rekon-apiserver`), the offline `rekon reconcile` command and the SDK's
 //! native test harness. Where to start: [`Store::new`], then
-//! [`Store::apply_object`], [`Store::get`], [`Store::list`] and the writes.
+//! [`Store::apply_object`], [`Store::get`], [`Store::list`] and the writes;
+//! a write goes from the handle (`store/`) to the generic registry
+//! (`registry/create.rs`, `update.rs`, `patch.rs`, `delete.rs`), which
+//! asks the kind's strategy (`apis/`) for its defaults and validation.
 //!
-//! Inside, one file per concern, the way kube-apiserver keeps a strategy
-//! per resource: [`resource`] (what is served), `store` (the API), `objects`
-//! (commit, resourceVersions, validation), `write` and `apply` (the writes),
-//! `delete` and `gc` (deletion, garbage collection), `watch` (history and
-//! watches), `managed` (managedFields), and `kinds/` for the kinds with
-//! rules of their own (Namespace, CustomResourceDefinition, Event,
-//! the reviews that are answered, not stored).
+//! The rooms, laid out as Kubernetes lays out its own, in data-path order
+//! (each imports only the ones after it; ARCHITECTURE.md has the plan):
+//! - [`calls`]: the host's calls, as the host's modules make them;
+//! - `store`: the [`Store`] handle: reads, writes, lists, watches,
+//!   snapshots;
+//! - `registry`: the generic registry (apiserver's `registry/generic`):
+//!   the objects, the write path, apply and patches, delete and garbage
+//!   collection, watch history;
+//! - `apis`: one folder per API group, each kind's defaults, validation
+//!   and strategy (`pkg/apis/<group>`, `pkg/registry/<group>/<kind>`);
+//!   `apis/apiextensions` holds the CRD's own validation;
+//! - `fieldmanager`: managedFields and server-side apply's field sets;
+//! - `meta`: metav1's vocabulary: the options and results of the calls,
+//!   [`Status`], selectors;
+//! - [`resource`]: what is served: built-in resources, custom resources
+//!   from CRDs, conversion;
+//! - [`schema`]: the structural schema of custom resources (validation,
+//!   defaulting, pruning, list types, embedded object meta, CEL with one
+//!   file per library, and the decoding of a custom resource);
+//! - `machinery`: apimachinery: field errors, name and label checks,
+//!   object meta checks, quantities, conditions, version priority;
+//! - `go`: one home per Go behaviour re-made (JSON errors, regexp, time,
+//!   net and CIDR, url, mail, strconv, cron, `%v`).
 #![deny(missing_docs)]
 // `Status` is a plain mirror of metav1.Status that other crates build
 // against; it is the error of every store call and is not boxed on purpose.
 #![allow(clippy::result_large_err)]
 
-mod api;
 mod apis;
 pub mod calls;
 mod fieldmanager;
 mod go;
 mod machinery;
+mod meta;
 mod registry;
 pub mod resource;
 pub mod schema;
@@ -41,14 +60,6 @@ mod store;
 mod tests;
 
 pub use crate::store::handle::Store;
-/// Field selectors (the old path of `api::selector`).
-pub use api::selector;
-pub use api::selector::{FieldLabels, FieldSelector, LabelSelector};
-pub use api::status::Status;
-pub use api::types::{
-    DeleteOutcome, EventType, FieldValidation, ListOptions, ObjectList, PatchType, Propagation,
-    StoreConfig, Warnings, WatchEvent, WatchId, WatchSink, WriteOptions,
-};
 pub use apis::reviews::answer as answer_review;
 /// Go's `encoding/json` syntax errors and kind names (the old path of [`go::json`]).
 pub use go::json as gojson;
@@ -58,6 +69,14 @@ pub use go::json::duplicates;
 pub use machinery::field;
 /// The checks of an object's metadata (the old path of `machinery::objectmeta`).
 pub use machinery::objectmeta as metadata;
+/// Field selectors (the old path of `meta::selector`).
+pub use meta::selector;
+pub use meta::selector::{FieldLabels, FieldSelector, LabelSelector};
+pub use meta::status::Status;
+pub use meta::types::{
+    DeleteOutcome, EventType, FieldValidation, ListOptions, ObjectList, PatchType, Propagation,
+    StoreConfig, Warnings, WatchEvent, WatchId, WatchSink, WriteOptions,
+};
 pub use resource::{
     Conversion, Converter, CustomSchemas, ResourceInfo, Subresource, builtin_resources, is_builtin,
 };

@@ -2,18 +2,19 @@
 //! keeps them: for each kind, its defaults (`SetDefaults_*`, applied
 //! whenever an object is decoded: create, update, every patch) and its
 //! validation (`Validate<Kind>`, `Validate<Kind>Update`) side by side in
-//! one file of its group's folder (`core/service.rs`, `apps/deployment.rs`).
+//! one file (or folder) of its group's folder (`core/service/`,
+//! `apps/deployment.rs`).
 //!
-//! A kind's [`Rules`] are found by [`rules`]; the write paths
-//! (`write.rs`) call [`default`], then [`validate_create`] or
+//! A kind's [`Rules`] are found by [`rules`]; the registry's write paths
+//! (`registry/create.rs`, `update.rs`, `patch.rs`) call [`default`], then [`validate_create`] or
 //! [`validate_update`], which add the metadata checks every kind shares
 //! (with the kind's own name rule) and render the errors into the real
-//! server's `422 Invalid` ([`crate::field`]). A kind without rules here is
+//! server's `422 Invalid` (`machinery::field`). A kind without rules here is
 //! stored as it comes, its metadata checked as before.
 //!
 //! Shared pieces of several kinds live beside them (a PodSpec in
-//! `core/pod.rs`); apimachinery's checks (label selectors, quantities) are
-//! [`crate::machinery`]'s.
+//! `core/pod/`); apimachinery's checks (label selectors, quantities) are
+//! `machinery`'s.
 
 use serde_json::Value;
 
@@ -21,13 +22,13 @@ use super::apiextensions::customresourcedefinition::is_crd;
 use super::core::finalizers::kube_finalizer_name;
 use super::strategy::Rules;
 use super::{apps, autoscaling, batch, coordination, core, fields, networking, policy, rbac};
-use crate::api::status::Status;
-use crate::api::types::WriteOptions;
 use crate::machinery::field::{ErrorList, Path};
 use crate::machinery::names::{
     dns1123_label_message, is_dns1123_label, is_dns1123_subdomain, subdomain_regex_error,
 };
 use crate::machinery::objectmeta::{validate_object_meta_update, validate_object_meta_with};
+use crate::meta::status::Status;
+use crate::meta::types::WriteOptions;
 use crate::resource::info::ResourceInfo;
 
 /// The rules of `res`'s kind, when it is a built-in kind that has some.

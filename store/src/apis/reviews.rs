@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use crate::api::decode::decode_object;
-use crate::api::status::Status;
+use crate::meta::decode::decode_object;
+use crate::meta::status::Status;
 use crate::resource::info::ResourceInfo;
 
 /// The answer to a create of a kind that is not stored: the object with

@@ -3,7 +3,7 @@
 //! as the real server words them, the aggregated message
 //! (`field: body, ...` without repeats), and the one generic check
 //! (`ValidateImmutableField`). The `422 Invalid` Status they are rendered
-//! into is [`crate::api::status`].
+//! into is `meta::status`.
 
 use serde_json::{Value, json};
 

@@ -28,6 +28,19 @@ pub(crate) fn meta_mut(o: &mut Value) -> &mut Map<String, Value> {
     md.as_object_mut().expect("made an object above")
 }
 
+/// A string field of a JSON object (`""` when absent or not a string).
+pub(crate) fn text<'a>(value: &'a Value, key: &str) -> &'a str {
+    value.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// The string at a JSON pointer (`""` when absent or not a string).
+pub(crate) fn text_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
 /// The strings of a JSON array (none when it is absent or not an array).
 pub(crate) fn strings(value: Option<&Value>) -> Vec<String> {
     value
@@ -79,3 +92,24 @@ pub(crate) const META_ORDER: &[&str] = &[
     "finalizers",
     "managedFields",
 ];
+
+/// `NestedStringMap`: none unless every value is a string.
+pub(crate) fn string_map<'a>(meta: &'a Value, key: &str) -> Vec<(&'a str, &'a str)> {
+    let Some(map) = meta.get(key).and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let pairs: Option<Vec<(&str, &str)>> = map
+        .iter()
+        .map(|(k, v)| v.as_str().map(|v| (k.as_str(), v)))
+        .collect();
+    pairs.unwrap_or_default()
+}
+
+/// `NestedStringSlice`: none unless every item is a string.
+pub(crate) fn string_list<'a>(meta: &'a Value, key: &str) -> Vec<&'a str> {
+    let Some(items) = meta.get(key).and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let strings: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
+    strings.unwrap_or_default()
+}

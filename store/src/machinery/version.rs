@@ -39,3 +39,22 @@ pub fn version_priority(
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::version_priority;
+
+    #[test]
+    fn versions_sort_by_kubernetes_priority() {
+        let mut versions = vec![
+            "v1alpha1", "v1", "foo", "v2beta1", "v10", "v2", "v1beta2", "v1beta1",
+        ];
+        versions.sort_by_key(|v| version_priority(v));
+        assert_eq!(
+            versions,
+            [
+                "v10", "v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "foo"
+            ]
+        );
+    }
+}

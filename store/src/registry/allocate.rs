@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use super::registry::Registry;
-use crate::api::status::Status;
 use crate::apis::core::service::{Held, Ranges, Taken, is_service};
+use crate::meta::status::Status;
 use crate::resource::info::ResourceInfo;
 
 /// What a kind's storage assigns before validation, from what is stored:

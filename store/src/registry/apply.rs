@@ -8,8 +8,6 @@ use serde_json::{Value, json};
 
 use super::registry::Registry;
 use super::storage::view;
-use crate::api::status::Status;
-use crate::api::types::WriteOptions;
 use crate::apis::fields::undeclared;
 use crate::fieldmanager::compare::Comparison;
 use crate::fieldmanager::fieldpath::{FieldPath, FieldSet};
@@ -19,6 +17,8 @@ use crate::fieldmanager::managed::{
 use crate::fieldmanager::{compare, fieldpath, merge, set};
 use crate::go::strconv::go_quote;
 use crate::machinery::object::{meta, now};
+use crate::meta::status::Status;
+use crate::meta::types::WriteOptions;
 use crate::resource::info::ResourceInfo;
 
 impl Registry {

@@ -2,7 +2,7 @@
 //! resources it converts; and the 500 of a failed conversion.
 
 use super::registry::Registry;
-use crate::api::status::Status;
+use crate::meta::status::Status;
 use crate::resource::conversion::Conversion;
 
 /// The 500 of a conversion that failed during a request: no reason, the

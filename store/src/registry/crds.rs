@@ -7,10 +7,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::registry::Registry;
-use crate::api::status::Status;
-use crate::api::types::EventType;
 use crate::apis::apiextensions::customresourcedefinition::resources;
 use crate::machinery::object::meta;
+use crate::meta::status::Status;
+use crate::meta::types::EventType;
 use crate::resource::custom::CustomSchemas;
 use crate::resource::info::ResourceInfo;
 

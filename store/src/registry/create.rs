@@ -6,8 +6,6 @@ use serde_json::{Value, json};
 use super::allocate::allocate;
 use super::registry::Registry;
 use super::storage::check_stored;
-use crate::api::status::Status;
-use crate::api::types::{EventType, WriteOptions};
 use crate::apis::apiextensions::customresource::Write;
 use crate::apis::apiextensions::customresourcedefinition::{self, is_crd};
 use crate::apis::builtin::{
@@ -16,6 +14,8 @@ use crate::apis::builtin::{
 use crate::fieldmanager::managed::track_update;
 use crate::machinery::names::generate_name;
 use crate::machinery::object::{meta, meta_mut, now};
+use crate::meta::status::Status;
+use crate::meta::types::{EventType, WriteOptions};
 use crate::resource::info::ResourceInfo;
 
 impl Registry {
@@ -26,13 +26,7 @@ impl Registry {
         mut obj: Value,
         opts: &WriteOptions,
     ) -> Result<Value, Status> {
-        if !obj.is_object() {
-            return Err(Status::bad_request(format!(
-                "the body of the request was not a {} object",
-                res.kind
-            )));
-        }
-        self.decode_body(res, &mut obj, None, opts)?;
+        self.decode_request(res, &mut obj, opts)?;
         decode(res, &obj)?;
         default(res, &mut obj);
         let mut name = meta(&obj, "name").unwrap_or_default();

@@ -3,10 +3,10 @@
 use serde_json::{Value, json};
 
 use super::registry::Registry;
-use crate::api::status::Status;
-use crate::api::types::{DeleteOutcome, EventType, Propagation};
 use crate::apis::apiextensions::customresourcedefinition::is_crd;
 use crate::machinery::object::{finalizers, is_deleting, meta_mut, now};
+use crate::meta::status::Status;
+use crate::meta::types::{DeleteOutcome, EventType, Propagation};
 use crate::resource::info::ResourceInfo;
 
 impl Registry {

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::registry::{ObjKey, Registry};
-use crate::api::types::{EventType, Propagation};
 use crate::fieldmanager::managed::{read_managed, write_managed};
 use crate::machinery::object::{finalizers, is_deleting, meta, meta_mut, owner_uids};
+use crate::meta::types::{EventType, Propagation};
 
 impl Registry {
     /// Runs the garbage collector and the namespace and foreground finalizers

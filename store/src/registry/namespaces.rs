@@ -4,8 +4,8 @@
 use serde_json::json;
 
 use super::registry::Registry;
-use crate::api::status::Status;
 use crate::machinery::object::is_deleting;
+use crate::meta::status::Status;
 use crate::resource::info::ResourceInfo;
 
 impl Registry {

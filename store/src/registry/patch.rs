@@ -7,14 +7,14 @@ use serde_json::{Value, json};
 use super::registry::Registry;
 use super::storage::view;
 use super::strategic::strategic_merge;
-use crate::api::status::Status;
-use crate::api::types::{PatchType, WriteOptions};
 use crate::apis::fields::Shape;
 use crate::go::fmt::go_print;
 use crate::go::json::duplicates::duplicate_fields;
 use crate::go::json::encode::{go_json, go_json_patched};
 use crate::machinery::field::{FieldError, Path};
 use crate::machinery::object::meta;
+use crate::meta::status::Status;
+use crate::meta::types::{PatchType, WriteOptions};
 use crate::resource::builtin::is_builtin;
 use crate::resource::info::ResourceInfo;
 

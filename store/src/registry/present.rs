@@ -5,8 +5,8 @@
 use serde_json::{Map, Value, json};
 
 use super::storage::{try_view, view};
-use crate::api::status::Status;
 use crate::machinery::object::META_ORDER;
+use crate::meta::status::Status;
 use crate::resource::info::ResourceInfo;
 
 /// The object as clients see it: `kind`, `apiVersion`, `metadata` first.

@@ -7,9 +7,9 @@
 use serde_json::Value;
 
 use super::conversion::conversion_failed;
-use crate::api::status::Status;
 use crate::apis::events::event_view;
 use crate::go::json::decode::go_numbers;
+use crate::meta::status::Status;
 use crate::resource::info::ResourceInfo;
 
 /// `o` (as stored) as this resource's clients see its fields: in this

@@ -1,5 +1,5 @@
 //! Strategic merge patch, as the real server applies it to the built-in
-//! kinds (their lists' merge keys from [`crate::apis::builtin::fields`]).
+//! kinds (their lists' merge keys from `apis::fields`).
 
 use std::collections::BTreeSet;
 

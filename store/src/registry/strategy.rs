@@ -6,13 +6,31 @@
 use serde_json::Value;
 
 use super::registry::Registry;
-use crate::api::status::Status;
-use crate::api::types::WriteOptions;
 use crate::apis::apiextensions::customresource::{self, Write};
 use crate::apis::builtin::decode_fields;
+use crate::meta::status::Status;
+use crate::meta::types::WriteOptions;
 use crate::resource::info::ResourceInfo;
 
 impl Registry {
+    /// A request's body decoded as a new object of `res`'s kind: it must
+    /// be an object (`400` otherwise), then decoded as [`Self::decode_body`]
+    /// decodes it.
+    pub(crate) fn decode_request(
+        &self,
+        res: &ResourceInfo,
+        object: &mut Value,
+        opts: &WriteOptions,
+    ) -> Result<(), Status> {
+        if !object.is_object() {
+            return Err(Status::bad_request(format!(
+                "the body of the request was not a {} object",
+                res.kind
+            )));
+        }
+        self.decode_body(res, object, None, opts)
+    }
+
     /// Decodes a body written in `res`'s version, as the real server's
     /// decoder does (a custom resource's by its schema, a built-in kind's by
     /// its declared fields). `stored` is the object it replaces.

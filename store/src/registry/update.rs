@@ -6,8 +6,6 @@ use serde_json::{Map, Value, json};
 use super::allocate::allocate;
 use super::registry::Registry;
 use super::storage::{check_stored, omit_empty_metadata, view};
-use crate::api::status::Status;
-use crate::api::types::{EventType, WriteOptions};
 use crate::apis::apiextensions::customresource::Write;
 use crate::apis::apiextensions::customresourcedefinition::{self, is_crd};
 use crate::apis::builtin::{
@@ -17,6 +15,8 @@ use crate::apis::builtin::{
 use crate::fieldmanager::managed::{ManagedEntry, track_update, write_managed};
 use crate::machinery::field::{FieldError, Path};
 use crate::machinery::object::{finalizers, is_deleting, meta, meta_mut};
+use crate::meta::status::Status;
+use crate::meta::types::{EventType, WriteOptions};
 use crate::resource::info::ResourceInfo;
 
 impl Registry {
@@ -28,13 +28,7 @@ impl Registry {
         mut obj: Value,
         opts: &WriteOptions,
     ) -> Result<Value, Status> {
-        if !obj.is_object() {
-            return Err(Status::bad_request(format!(
-                "the body of the request was not a {} object",
-                res.kind
-            )));
-        }
-        self.decode_body(res, &mut obj, None, opts)?;
+        self.decode_request(res, &mut obj, opts)?;
         if let Some(n) = meta(&obj, "name").filter(|n| !n.is_empty())
             && n != name
         {

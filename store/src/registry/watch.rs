@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::present::{arrange, is_arranged};
 use super::storage::view;
-use crate::api::selector::{FieldSelector, LabelSelector};
-use crate::api::types::{EventType, WatchEvent, WatchSink};
+use crate::meta::selector::{FieldSelector, LabelSelector};
+use crate::meta::types::{EventType, WatchEvent, WatchSink};
 use crate::resource::info::ResourceInfo;
 
 pub(crate) struct HistEvent {

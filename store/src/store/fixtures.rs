@@ -4,9 +4,9 @@
 use serde_json::{Value, json};
 
 use super::handle::Store;
-use crate::api::status::Status;
-use crate::api::types::{EventType, WriteOptions};
 use crate::machinery::object::{finalizers, meta, meta_mut};
+use crate::meta::status::Status;
+use crate::meta::types::{EventType, WriteOptions};
 use crate::registry::present::{present, present_owned};
 
 impl Store {

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::json;
 
-use crate::api::types::{StoreConfig, WriteOptions};
+use crate::meta::types::{StoreConfig, WriteOptions};
 use crate::registry::registry::Registry;
 use crate::resource::builtin::builtin_resources;
 use crate::resource::conversion::Converter;

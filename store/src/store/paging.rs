@@ -4,7 +4,7 @@
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use crate::api::status::Status;
+use crate::meta::status::Status;
 
 pub(crate) fn parse_rv(s: &str) -> Result<u64, Status> {
     s.parse::<u64>()

@@ -6,9 +6,9 @@ use serde_json::Value;
 
 use super::handle::Store;
 use super::paging::{decode_continue, encode_continue, list_key};
-use crate::api::selector::{FieldSelector, LabelSelector, field_labels};
-use crate::api::status::Status;
-use crate::api::types::{ListOptions, ObjectList};
+use crate::meta::selector::{FieldSelector, LabelSelector, field_labels};
+use crate::meta::status::Status;
+use crate::meta::types::{ListOptions, ObjectList};
 use crate::registry::present::{arrange, present_checked};
 use crate::registry::registry::ObjKey;
 use crate::registry::storage::try_view;

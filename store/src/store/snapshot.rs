@@ -5,9 +5,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::handle::Store;
-use crate::api::status::Status;
-use crate::api::types::StoreConfig;
 use crate::machinery::object::{meta, strings};
+use crate::meta::status::Status;
+use crate::meta::types::StoreConfig;
 use crate::resource::builtin::builtin_resources;
 use crate::resource::info::ResourceInfo;
 

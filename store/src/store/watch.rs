@@ -7,9 +7,9 @@ use serde_json::{Map, json};
 
 use super::handle::Store;
 use super::paging::parse_rv;
-use crate::api::selector::{FieldSelector, LabelSelector, field_labels};
-use crate::api::status::Status;
-use crate::api::types::{EventType, ListOptions, WatchEvent, WatchId, WatchSink};
+use crate::meta::selector::{FieldSelector, LabelSelector, field_labels};
+use crate::meta::status::Status;
+use crate::meta::types::{EventType, ListOptions, WatchEvent, WatchId, WatchSink};
 use crate::registry::watch::{HistEvent, Subscription};
 use crate::resource::info::ResourceInfo;
 

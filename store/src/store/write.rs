@@ -3,9 +3,10 @@
 use serde_json::Value;
 
 use super::handle::Store;
-use crate::api::status::Status;
-use crate::api::types::{DeleteOutcome, PatchType, Propagation, WriteOptions};
+use crate::meta::status::Status;
+use crate::meta::types::{DeleteOutcome, PatchType, Propagation, WriteOptions};
 use crate::registry::present::present_owned;
+use crate::registry::registry::Registry;
 use crate::resource::info::ResourceInfo;
 
 impl Store {
@@ -46,11 +47,9 @@ impl Store {
         object: Value,
         opts: &WriteOptions,
     ) -> Result<(Value, bool), Status> {
-        let mut g = self.lock();
-        let ns = res.namespace_of(namespace);
-        let existed = g.find(res, ns, name).is_some();
-        let out = g.replace(res, namespace, name, object, opts)?;
-        Ok((present_owned(res, out), !existed))
+        self.write_created(res, namespace, name, |g| {
+            g.replace(res, namespace, name, object, opts)
+        })
     }
 
     /// Patches an object. Apply creates it when missing and needs
@@ -78,11 +77,9 @@ impl Store {
         body: &[u8],
         opts: &WriteOptions,
     ) -> Result<(Value, bool), Status> {
-        let mut g = self.lock();
-        let ns = res.namespace_of(namespace);
-        let existed = g.find(res, ns, name).is_some();
-        let out = g.patch(res, namespace, name, patch, body, opts)?;
-        Ok((present_owned(res, out), !existed))
+        self.write_created(res, namespace, name, |g| {
+            g.patch(res, namespace, name, patch, body, opts)
+        })
     }
 
     /// Deletes an object. With finalizers (or Foreground/Orphan propagation)
@@ -101,5 +98,20 @@ impl Store {
             DeleteOutcome::Deleted(o) => DeleteOutcome::Deleted(present_owned(res, o)),
             DeleteOutcome::Pending(o) => DeleteOutcome::Pending(present_owned(res, o)),
         })
+    }
+
+    /// A write of `name` that may create it: the object as a client reads
+    /// it, and whether it was created.
+    fn write_created(
+        &self,
+        res: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        write: impl FnOnce(&mut Registry) -> Result<Value, Status>,
+    ) -> Result<(Value, bool), Status> {
+        let mut g = self.lock();
+        let existed = g.find(res, res.namespace_of(namespace), name).is_some();
+        let out = write(&mut g)?;
+        Ok((present_owned(res, out), !existed))
     }
 }

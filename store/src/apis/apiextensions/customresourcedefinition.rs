@@ -8,10 +8,10 @@ use serde_json::{Value, json};
 
 use super::defaults::{default_crd, stored_versions};
 use super::validation::{validate_crd, warnings};
-use crate::api::status::Status;
-use crate::api::types::WriteOptions;
 use crate::go::json::decode::go_base64_error;
 use crate::machinery::object::{meta, now, strings};
+use crate::meta::status::Status;
+use crate::meta::types::WriteOptions;
 use crate::resource::info::{ResourceInfo, Subresource};
 
 /// The fields `apiextensions.k8s.io/v1` knows, by where they are (`*` an
@@ -320,128 +320,4 @@ pub(crate) fn status(mut crd: Value, old: Option<&Value>) -> Value {
         );
     }
     crd
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::api::types::{FieldValidation, PatchType};
-    use crate::{Store, StoreConfig};
-
-    fn crd() -> Value {
-        json!({
-            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": "gadgets.example.org"},
-            "spec": {"group": "example.org", "scope": "Namespaced",
-                "names": {"kind": "Gadget", "plural": "gadgets"},
-                "versions": [{"name": "v1", "served": true, "storage": true,
-                    "schema": {"openAPIV3Schema": {"type": "object"}}}]}
-        })
-    }
-
-    fn crds(store: &Store) -> ResourceInfo {
-        store
-            .resource_for_plural("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-            .unwrap()
-    }
-
-    #[test]
-    fn a_status_write_sets_the_stored_versions_it_gives() {
-        let store = Store::new(StoreConfig::default());
-        let res = crds(&store);
-        store
-            .create(&res, None, crd(), &WriteOptions::default())
-            .unwrap();
-        let status = WriteOptions {
-            subresource: Some("status".into()),
-            ..WriteOptions::default()
-        };
-        let name = "gadgets.example.org";
-        let written = store
-            .patch(
-                &res,
-                None,
-                name,
-                &PatchType::Merge,
-                br#"{"status":{"storedVersions":["v0","v1"]}}"#,
-                &status,
-            )
-            .unwrap();
-        assert_eq!(written["status"]["storedVersions"], json!(["v0", "v1"]));
-        // None given: v1's default, the storage version.
-        let written = store
-            .patch(
-                &res,
-                None,
-                name,
-                &PatchType::Merge,
-                br#"{"status":{"storedVersions":[]}}"#,
-                &status,
-            )
-            .unwrap();
-        assert_eq!(written["status"]["storedVersions"], json!(["v1"]));
-    }
-
-    #[test]
-    fn fields_v1_does_not_know_are_dropped_and_reported() {
-        let store = Store::new(StoreConfig::default());
-        let res = crds(&store);
-        let mut body = crd();
-        body["spec"]["subresources"] = json!({"status": {}});
-        body["spec"]["versions"][0]["validation"] = json!({});
-        let strict = WriteOptions {
-            field_validation: FieldValidation::Strict,
-            ..WriteOptions::default()
-        };
-        let refused = store.create(&res, None, body.clone(), &strict).unwrap_err();
-        assert_eq!(refused.code, 400);
-        assert_eq!(
-            refused.message,
-            "CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: strict decoding error: unknown field \"spec.subresources\", unknown field \"spec.versions[0].validation\""
-        );
-        let warn = WriteOptions::default();
-        let created = store.create(&res, None, body, &warn).unwrap();
-        assert!(created["spec"].get("subresources").is_none());
-        assert_eq!(
-            warn.warnings.list(),
-            [
-                "unknown field \"spec.subresources\"",
-                "unknown field \"spec.versions[0].validation\""
-            ]
-        );
-    }
-
-    #[test]
-    fn a_ca_bundle_that_is_not_base64_cannot_be_decoded() {
-        assert_eq!(go_base64_error("Y2VydGlmaWNhdGU="), None);
-        assert_eq!(go_base64_error("Y2Vy\ndGlm"), None);
-        assert_eq!(
-            go_base64_error("not base64!").as_deref(),
-            Some("illegal base64 data at input byte 3")
-        );
-        assert_eq!(
-            go_base64_error("abc").as_deref(),
-            Some("illegal base64 data at input byte 0")
-        );
-        assert_eq!(
-            go_base64_error("ab=").as_deref(),
-            Some("illegal base64 data at input byte 3")
-        );
-        let store = Store::new(StoreConfig::default());
-        let mut body = crd();
-        body["spec"]["versions"]
-            .as_array_mut()
-            .unwrap()
-            .push(json!({"name": "v2", "served": true, "storage": false,
-            "schema": {"openAPIV3Schema": {"type": "object"}}}));
-        body["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
-            "clientConfig": {"url": "https://hook.example.org", "caBundle": "not base64!"}}});
-        let refused = store
-            .create(&crds(&store), None, body, &WriteOptions::default())
-            .unwrap_err();
-        assert_eq!(
-            refused.message,
-            "CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: illegal base64 data at input byte 3"
-        );
-    }
 }

@@ -15,6 +15,7 @@ use crate::apis::shape::{drop_empty_in_selector, spec_mut};
 use crate::apis::strategy::Rules;
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::names::{name_is_dns_subdomain, required_path_segment};
+use crate::machinery::object::text;
 use crate::machinery::quantity::{Quantity, default_quantity};
 
 pub(crate) static RULES: Rules = Rules {
@@ -147,10 +148,6 @@ fn default_rules(
     if let Some(tolerance) = rules.get_mut("tolerance").filter(|t| !t.is_null()) {
         default_quantity(Some(tolerance));
     }
-}
-
-pub(super) fn text<'a>(value: &'a Value, key: &str) -> &'a str {
-    value.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
 pub(super) fn int(value: &Value, key: &str) -> Option<i64> {

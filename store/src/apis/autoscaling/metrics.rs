@@ -5,10 +5,11 @@
 
 use serde_json::{Value, json};
 
-use super::horizontalpodautoscaler::{ApiVersion, SOURCES, int, text, validate_reference};
+use super::horizontalpodautoscaler::{ApiVersion, SOURCES, int, validate_reference};
 use crate::apis::core::resources::container_name_errors;
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::names::{is_dns1123_label, is_path_segment_name};
+use crate::machinery::object::text;
 use crate::machinery::quantity::Quantity;
 
 /// `validateMetrics`: each metric; scaling to zero needs an object or an

@@ -5,7 +5,7 @@
 //! `eventTime`, its reporting component and instance, action and reason.
 //!
 //! Events written through events.k8s.io/v1 are stored as these (see
-//! `kinds/event.rs`) and take the same shape; their own checks
+//! `apis/events.rs`) and take the same shape; their own checks
 //! (`ValidateEventCreate` for that version) are left out.
 
 use serde_json::{Value, json};
@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use crate::apis::strategy::Rules;
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::names::{is_qualified_name, name_is_path_segment};
+use crate::machinery::object::text_at;
 
 pub(crate) static RULES: Rules = Rules {
     // Only the generic metadata checks apply, with path-segment names.
@@ -42,17 +43,11 @@ pub(crate) fn shape(obj: &mut Value) {
     }
 }
 
-fn text<'a>(obj: &'a Value, pointer: &str) -> &'a str {
-    obj.pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
 /// `legacyValidateEvent` for a core/v1 request.
 fn validate(obj: &Value) -> ErrorList {
     let mut errors = ErrorList::new();
-    let namespace = text(obj, "/metadata/namespace");
-    let involved = text(obj, "/involvedObject/namespace");
+    let namespace = text_at(obj, "/metadata/namespace");
+    let involved = text_at(obj, "/involvedObject/namespace");
     let mismatch = || {
         FieldError::invalid(
             &Path::new(["involvedObject", "namespace"]),
@@ -74,7 +69,7 @@ fn validate(obj: &Value) -> ErrorList {
     if involved.is_empty() && namespace != "default" && namespace != "kube-system" {
         errors.push(mismatch());
     }
-    let component = text(obj, "/reportingComponent");
+    let component = text_at(obj, "/reportingComponent");
     let component_path = Path::new(["reportingComponent"]);
     if component.is_empty() {
         errors.push(FieldError::required(&component_path, ""));
@@ -83,7 +78,7 @@ fn validate(obj: &Value) -> ErrorList {
         errors.push(FieldError::invalid(&component_path, component, message));
     }
     for (key, limit) in [("reportingInstance", 128), ("action", 128), ("reason", 128)] {
-        let value = text(obj, &format!("/{key}"));
+        let value = text_at(obj, &format!("/{key}"));
         if value.is_empty() {
             errors.push(FieldError::required(&Path::new([key]), ""));
         }
@@ -95,7 +90,7 @@ fn validate(obj: &Value) -> ErrorList {
             ));
         }
     }
-    if text(obj, "/message").len() > 1024 {
+    if text_at(obj, "/message").len() > 1024 {
         errors.push(FieldError::invalid(
             &Path::new(["message"]),
             "",

@@ -17,6 +17,7 @@ use crate::machinery::names::{
     is_dns1123_subdomain, name_is_dns_label, name_is_dns_subdomain, port_name_errors,
     port_number_errors,
 };
+use crate::machinery::object::text;
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,
@@ -112,10 +113,6 @@ fn validate_update(new: &Value, old: &Value) -> ErrorList {
         }),
     };
     validate_spec(new, &options)
-}
-
-fn text<'a>(value: &'a Value, key: &str) -> &'a str {
-    value.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
 fn set<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {

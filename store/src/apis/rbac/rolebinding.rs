@@ -11,6 +11,7 @@ use crate::apis::strategy::Rules;
 use crate::go::json::encode::go_json;
 use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path, error_with_written_value};
 use crate::machinery::names::{is_path_segment_name, name_is_path_segment};
+use crate::machinery::object::text_at;
 
 /// A RoleBinding's rules.
 pub(crate) static ROLE_BINDING: Rules = Rules {
@@ -60,16 +61,9 @@ fn default(binding: &mut Value) {
     }
 }
 
-fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
-    value
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
 fn validate(binding: &Value, namespaced: bool) -> ErrorList {
     let mut errors = ErrorList::new();
-    let group = text(binding, "/roleRef/apiGroup");
+    let group = text_at(binding, "/roleRef/apiGroup");
     if group != GROUP {
         errors.push(FieldError::not_supported(
             &Path::new(["roleRef", "apiGroup"]),
@@ -77,7 +71,7 @@ fn validate(binding: &Value, namespaced: bool) -> ErrorList {
             &[GROUP.to_string()],
         ));
     }
-    let kind = text(binding, "/roleRef/kind");
+    let kind = text_at(binding, "/roleRef/kind");
     let kinds: &[&str] = if namespaced {
         &["Role", "ClusterRole"]
     } else {
@@ -91,7 +85,7 @@ fn validate(binding: &Value, namespaced: bool) -> ErrorList {
             &supported,
         ));
     }
-    let name = text(binding, "/roleRef/name");
+    let name = text_at(binding, "/roleRef/name");
     let at = Path::new(["roleRef", "name"]);
     if name.is_empty() {
         errors.push(FieldError::required(&at, ""));
@@ -116,13 +110,13 @@ fn validate(binding: &Value, namespaced: bool) -> ErrorList {
 fn validate_update(new: &Value, old: &Value, namespaced: bool) -> ErrorList {
     let mut errors = validate(new, namespaced);
     let fields = ["/roleRef/apiGroup", "/roleRef/kind", "/roleRef/name"];
-    if fields.iter().any(|f| text(new, f) != text(old, f)) {
+    if fields.iter().any(|f| text_at(new, f) != text_at(old, f)) {
         // The internal RoleRef, as Go writes a struct without JSON tags.
         let written = format!(
             "{{\"APIGroup\":{},\"Kind\":{},\"Name\":{}}}",
-            go_json(&json!(text(new, fields[0]))),
-            go_json(&json!(text(new, fields[1]))),
-            go_json(&json!(text(new, fields[2]))),
+            go_json(&json!(text_at(new, fields[0]))),
+            go_json(&json!(text_at(new, fields[1]))),
+            go_json(&json!(text_at(new, fields[2]))),
         );
         errors.push(error_with_written_value(
             ErrorType::Invalid,

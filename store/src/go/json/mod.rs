@@ -2,7 +2,7 @@
 //! it: syntax errors in the scanner's words ([`syntax`]), duplicate fields
 //! as the strict decoder finds them ([`duplicates`]), type errors and
 //! strict unknown fields ([`decode`]), and JSON written as Go writes it
-//! ([`encode`]).
+//! (`encode`).
 
 pub mod decode;
 pub mod duplicates;

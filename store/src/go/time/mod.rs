@@ -6,3 +6,5 @@
 pub(crate) mod duration;
 pub(crate) mod parse;
 pub(crate) mod strfmt;
+#[cfg(test)]
+mod tests;

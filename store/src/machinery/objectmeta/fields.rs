@@ -4,11 +4,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{TOTAL_ANNOTATION_SIZE_LIMIT, string_list, string_map, text};
 use crate::go::json::encode::go_json;
 use crate::go::strconv::is_print;
 use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path, error_with_written_value};
 use crate::machinery::names::{is_qualified_name, is_valid_label_value};
+use crate::machinery::object::{string_list, string_map, text};
 
 /// `FieldManagerMaxLength`.
 const FIELD_MANAGER_MAX_LENGTH: i64 = 128;
@@ -235,3 +235,6 @@ pub fn validate_managed_fields(meta: &Value, path: &Path) -> ErrorList {
     }
     errors
 }
+
+/// `TotalAnnotationSizeLimitB`: 256 kB of keys and values.
+pub const TOTAL_ANNOTATION_SIZE_LIMIT: i64 = 256 * 1024;

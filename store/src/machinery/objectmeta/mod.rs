@@ -8,7 +8,7 @@
 //!
 //! Every function takes an object's `metadata` (not the object), read as
 //! the unstructured accessors read it: a field of the wrong type counts as
-//! absent. The name formats they use are [`crate::machinery::names`].
+//! absent. The name formats they use are `machinery::names`.
 //!
 //! A Go struct as a bad value (an owner reference, `Only one reference can
 //! have Controller set to true`) prints its fields in the struct's order,
@@ -30,41 +30,14 @@ use crate::machinery::names::NameFn;
 use crate::machinery::names::is_qualified_name;
 use crate::machinery::names::name_is_dns_label;
 use crate::machinery::names::name_is_dns_subdomain;
+use crate::machinery::object::{string_list, text};
 pub use fields::{
-    validate_annotations, validate_field_manager, validate_finalizers, validate_labels,
-    validate_managed_fields, validate_owner_references,
+    TOTAL_ANNOTATION_SIZE_LIMIT, validate_annotations, validate_field_manager, validate_finalizers,
+    validate_labels, validate_managed_fields, validate_owner_references,
 };
-
-/// `TotalAnnotationSizeLimitB`: 256 kB of keys and values.
-pub const TOTAL_ANNOTATION_SIZE_LIMIT: i64 = 256 * 1024;
 
 /// The finalizers Kubernetes itself uses (`standardFinalizers`).
 const STANDARD_FINALIZERS: [&str; 3] = ["orphan", "foregroundDeletion", "kubernetes"];
-
-fn text<'a>(meta: &'a Value, key: &str) -> &'a str {
-    meta.get(key).and_then(Value::as_str).unwrap_or_default()
-}
-
-/// `NestedStringMap`: none unless every value is a string.
-fn string_map<'a>(meta: &'a Value, key: &str) -> Vec<(&'a str, &'a str)> {
-    let Some(map) = meta.get(key).and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    let pairs: Option<Vec<(&str, &str)>> = map
-        .iter()
-        .map(|(k, v)| v.as_str().map(|v| (k.as_str(), v)))
-        .collect();
-    pairs.unwrap_or_default()
-}
-
-/// `NestedStringSlice`: none unless every item is a string.
-fn string_list<'a>(meta: &'a Value, key: &str) -> Vec<&'a str> {
-    let Some(items) = meta.get(key).and_then(Value::as_array) else {
-        return Vec::new();
-    };
-    let strings: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
-    strings.unwrap_or_default()
-}
 
 /// Checks the metadata of a new object (`ValidateObjectMetaAccessor`) whose
 /// name is a DNS subdomain, as custom resources' are.

@@ -6,7 +6,7 @@
 //!   object needs `apiVersion` and `kind` (`Required value`), they must be
 //!   strings, not empty, a group/version and a DNS-1035 label of any case;
 //!   its `metadata` must read as an ObjectMeta and pass the generic
-//!   ObjectMeta checks ([`crate::metadata`]) with names as path segments
+//!   ObjectMeta checks (`machinery::objectmeta`) with names as path segments
 //!   (no `/`, `%`, `.` or `..`), a missing name allowed.
 //! - [`coerce`] (`coerce.go`): before validation, while decoding, the
 //!   `metadata` of every embedded object is read into an ObjectMeta and

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use super::text;
 use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::object::text_at;
 
 /// The annotation protected groups (`*.k8s.io`, `*.kubernetes.io`) need.
 const API_APPROVED: &str = "api-approved.kubernetes.io";
@@ -38,7 +38,7 @@ fn approval_state(annotations: &Value) -> (u8, String) {
 }
 
 pub(crate) fn validate_api_approval(crd: &Value, old: Option<&Value>) -> ErrorList {
-    let group = text(crd, "/spec/group");
+    let group = text_at(crd, "/spec/group");
     let protected = ["k8s.io", "kubernetes.io"]
         .iter()
         .any(|p| group == *p || group.ends_with(&format!(".{p}")));
@@ -64,7 +64,7 @@ pub(crate) fn validate_api_approval(crd: &Value, old: Option<&Value>) -> ErrorLi
         0 => vec![FieldError::required(&at, reason)],
         2 => vec![FieldError::invalid(
             &at,
-            text(&annotations, &format!("/{API_APPROVED}")),
+            text_at(&annotations, &format!("/{API_APPROVED}")),
             reason,
         )],
         _ => Vec::new(),

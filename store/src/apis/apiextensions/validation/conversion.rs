@@ -7,15 +7,15 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use super::spec::enum_string;
-use super::text;
 use crate::go::url::parse;
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::names::{is_dns1035_label, is_dns1123_subdomain};
 use crate::machinery::object::strings;
+use crate::machinery::object::text_at;
 
 pub(crate) fn validate_conversion(conversion: &Value, at: &Path) -> ErrorList {
     let mut errors = ErrorList::new();
-    let strategy = text(conversion, "/strategy");
+    let strategy = text_at(conversion, "/strategy");
     errors.extend(enum_string(
         &at.child("strategy"),
         strategy,
@@ -162,8 +162,8 @@ fn validate_webhook_service(service: &Value, at: &Path) -> ErrorList {
     let mut errors = ErrorList::new();
     // `ValidateWebhookService(path, cc.Service.Name, cc.Service.Namespace, ...)`
     // of `func ValidateWebhookService(fldPath, namespace, name string, ...)`.
-    let name = text(service, "/namespace");
-    let namespace = text(service, "/name");
+    let name = text_at(service, "/namespace");
+    let namespace = text_at(service, "/name");
     if name.is_empty() {
         errors.push(FieldError::required(&at.child("name"), ""));
     }

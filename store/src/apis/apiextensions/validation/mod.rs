@@ -28,14 +28,8 @@ use serde_json::{Value, json};
 
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::object::strings;
+use crate::machinery::object::text_at;
 use crate::machinery::objectmeta::{validate_object_meta, validate_object_meta_update};
-
-pub(super) fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
-    value
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
 
 /// What a CRD's checks depend on besides the CRD.
 #[derive(Clone, Copy)]
@@ -56,12 +50,16 @@ pub fn validate_crd(crd: &Value, old: Option<&Value>) -> ErrorList {
     let mut errors = ErrorList::new();
     let meta = crd.get("metadata").cloned().unwrap_or_else(|| json!({}));
     let spec = crd.get("spec").cloned().unwrap_or_else(|| json!({}));
-    let name = text(&meta, "/name");
+    let name = text_at(&meta, "/name");
     let metadata = Path::new(["metadata"]);
     match old {
         None => {
             errors.extend(validate_object_meta(&meta, false, &metadata));
-            let expected = format!("{}.{}", text(&spec, "/names/plural"), text(&spec, "/group"));
+            let expected = format!(
+                "{}.{}",
+                text_at(&spec, "/names/plural"),
+                text_at(&spec, "/group")
+            );
             if !name.is_empty() && name != expected {
                 errors.push(FieldError::invalid(
                     &metadata.child("name"),

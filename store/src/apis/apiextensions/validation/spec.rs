@@ -13,11 +13,12 @@ use super::schema::validate_schema;
 use super::subresources::{
     selectable_fields, validate_columns, validate_selectable_fields, validate_subresources,
 };
-use super::{Options, identical, text, versions};
+use super::{Options, identical, versions};
 use crate::go::json::encode::go_json;
 use crate::go::strconv::is_print;
 use crate::machinery::field::{ErrorList, ErrorType, FieldError, Path, error_with_written_value};
 use crate::machinery::names::{is_dns1035_label, is_dns1123_subdomain};
+use crate::machinery::object::text_at;
 use crate::schema::props::Schema;
 use crate::schema::structural::schema_has;
 
@@ -53,7 +54,7 @@ pub(crate) fn validate_spec_update(spec: &Value, old: &Value, established: bool)
 pub(crate) fn validate_spec(spec: &Value, options: Options) -> ErrorList {
     let mut errors = ErrorList::new();
     let at = Path::new(["spec"]);
-    let group = text(spec, "/group");
+    let group = text_at(spec, "/group");
     if group.is_empty() {
         errors.push(FieldError::required(&at.child("group"), ""));
     } else {
@@ -74,7 +75,7 @@ pub(crate) fn validate_spec(spec: &Value, options: Options) -> ErrorList {
     }
     errors.extend(enum_string(
         &at.child("scope"),
-        text(spec, "/scope"),
+        text_at(spec, "/scope"),
         &["Cluster", "Namespaced"],
         true,
     ));
@@ -122,7 +123,7 @@ pub(crate) fn validate_spec(spec: &Value, options: Options) -> ErrorList {
         if version["storage"] == true {
             storage += 1;
         }
-        let name = text(version, "/name");
+        let name = text_at(version, "/name");
         if !seen.insert(name) {
             unique = false;
         }
@@ -188,7 +189,7 @@ pub(crate) fn validate_spec(spec: &Value, options: Options) -> ErrorList {
     // The internal form's `spec.version` is the first version's name.
     if let Some(first) = versions
         .first()
-        .map(|v| text(v, "/name"))
+        .map(|v| text_at(v, "/name"))
         .filter(|n| !n.is_empty())
     {
         let problems = is_dns1035_label(first);
@@ -237,7 +238,7 @@ pub(crate) fn validate_spec(spec: &Value, options: Options) -> ErrorList {
         }
     }
 
-    let strategy = text(spec, "/conversion/strategy");
+    let strategy = text_at(spec, "/conversion/strategy");
     if !strategy.is_empty() && strategy != "None" && spec["preserveUnknownFields"] == true {
         errors.push(FieldError::invalid(
             &at.child("conversion").child("strategy"),
@@ -266,7 +267,7 @@ fn go_versions(spec: &Value) -> String {
             };
             format!(
                 "{{\"Name\":{},\"Served\":{},\"Storage\":{},\"Deprecated\":{},\"DeprecationWarning\":{},\"Schema\":{},\"Subresources\":{},\"AdditionalPrinterColumns\":{},\"SelectableFields\":{}}}",
-                go_json(&json!(text(v, "/name"))),
+                go_json(&json!(text_at(v, "/name"))),
                 v["served"] == true,
                 v["storage"] == true,
                 v["deprecated"] == true,
@@ -338,7 +339,7 @@ pub(crate) fn validate_stored_versions(stored: &[String], spec: &Value) -> Error
     let mut errors = ErrorList::new();
     let mut left: Vec<(usize, &String)> = stored.iter().enumerate().collect();
     for version in versions(spec) {
-        let name = text(version, "/name");
+        let name = text_at(version, "/name");
         let found = left.iter().position(|(_, s)| *s == name);
         if version["storage"] == true && !stored.iter().any(|s| s == name) {
             errors.push(FieldError::invalid(

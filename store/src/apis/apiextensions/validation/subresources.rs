@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::text;
 use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::machinery::object::text_at;
 use crate::schema::props::{Additional, Schema};
 
 /// The printer column types and formats.
@@ -55,7 +55,7 @@ pub(crate) fn validate_subresources(subresources: &Value, at: &Path) -> ErrorLis
         ),
     ] {
         let field = at.child(&format!("scale.{key}"));
-        let value = text(scale, &format!("/{key}"));
+        let value = text_at(scale, &format!("/{key}"));
         if value.is_empty() {
             errors.push(FieldError::required(&field, ""));
         } else {
@@ -67,7 +67,7 @@ pub(crate) fn validate_subresources(subresources: &Value, at: &Path) -> ErrorLis
             }
         }
     }
-    let selector = text(scale, "/labelSelectorPath");
+    let selector = text_at(scale, "/labelSelectorPath");
     if !selector.is_empty() {
         let field = at.child("scale.labelSelectorPath");
         let problems = simple_json_path(selector, &field);
@@ -94,16 +94,16 @@ pub(crate) fn validate_columns(version: &Value, at: &Path) -> ErrorList {
     let types = format!("must be one of {}", COLUMN_TYPES.join(","));
     for (i, column) in columns.iter().enumerate() {
         let cat = at.index(i);
-        if text(column, "/name").is_empty() {
+        if text_at(column, "/name").is_empty() {
             errors.push(FieldError::required(&cat.child("name"), ""));
         }
-        let kind = text(column, "/type");
+        let kind = text_at(column, "/type");
         if kind.is_empty() {
             errors.push(FieldError::required(&cat.child("type"), types.clone()));
         } else if !COLUMN_TYPES.contains(&kind) {
             errors.push(FieldError::invalid(&cat.child("type"), kind, types.clone()));
         }
-        let format = text(column, "/format");
+        let format = text_at(column, "/format");
         if !format.is_empty() && !COLUMN_FORMATS.contains(&format) {
             errors.push(FieldError::invalid(
                 &cat.child("format"),
@@ -111,7 +111,7 @@ pub(crate) fn validate_columns(version: &Value, at: &Path) -> ErrorList {
                 format!("must be one of {}", COLUMN_FORMATS.join(",")),
             ));
         }
-        let path = text(column, "/jsonPath");
+        let path = text_at(column, "/jsonPath");
         if path.is_empty() {
             errors.push(FieldError::required(&cat.child("JSONPath"), ""));
         } else {
@@ -193,7 +193,7 @@ pub(crate) fn validate_selectable_fields(
     let mut seen = BTreeSet::new();
     for (i, field) in fields.iter().enumerate() {
         let fat = at.index(i).child("jsonPath");
-        let path = text(field, "/jsonPath");
+        let path = text_at(field, "/jsonPath");
         if path.is_empty() {
             errors.push(FieldError::required(&fat, ""));
             continue;

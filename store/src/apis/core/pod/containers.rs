@@ -15,6 +15,7 @@ use crate::apis::core::resources::{
 };
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::names::{is_dns1123_label, port_name_errors, port_number_errors};
+use crate::machinery::object::text;
 
 /// `IsNegativeErrorMsg`.
 pub(crate) const NEGATIVE: &str = "must be greater than or equal to 0";
@@ -42,10 +43,6 @@ pub(super) fn port_number(port: i64) -> Option<String> {
 
 /// The volumes a container may mount: names of the spec's valid volumes.
 pub(crate) type Volumes = BTreeSet<String>;
-
-fn text<'a>(value: &'a Value, key: &str) -> &'a str {
-    value.get(key).and_then(Value::as_str).unwrap_or_default()
-}
 
 /// `validateContainers`: at least one, each checked, names unique, probes.
 pub(crate) fn validate_containers(spec: &Value, volumes: &Volumes, path: &Path) -> ErrorList {

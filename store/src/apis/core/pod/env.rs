@@ -6,10 +6,7 @@ use serde_json::Value;
 
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::names::{config_map_key_errors, is_qualified_name, name_is_dns_subdomain};
-
-fn text<'a>(value: &'a Value, key: &str) -> &'a str {
-    value.get(key).and_then(Value::as_str).unwrap_or_default()
-}
+use crate::machinery::object::text;
 
 /// `ValidateEnv` (relaxed names: printable ASCII but `=`) and
 /// `ValidateEnvFrom` of the container at `container_path`.

@@ -7,10 +7,7 @@ use serde_json::Value;
 use super::containers::{nonnegative, port_number};
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::names::port_name_errors;
-
-fn text<'a>(value: &'a Value, key: &str) -> &'a str {
-    value.get(key).and_then(Value::as_str).unwrap_or_default()
-}
+use crate::machinery::object::text;
 
 /// `validateProbe`: one handler, no negative numbers.
 pub(super) fn validate_probe(probe: &Value, path: &Path) -> ErrorList {

@@ -8,10 +8,7 @@ use crate::machinery::labels::{requirement_operator_errors, validate_label_selec
 use crate::machinery::names::{
     is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value,
 };
-
-fn text<'a>(value: &'a Value, key: &str) -> &'a str {
-    value.get(key).and_then(Value::as_str).unwrap_or_default()
-}
+use crate::machinery::object::text;
 
 fn strings(values: &[&str]) -> Vec<String> {
     values.iter().map(|v| v.to_string()).collect()

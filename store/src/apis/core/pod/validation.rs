@@ -10,11 +10,8 @@ use super::scheduling::{validate_affinity, validate_spread, validate_tolerations
 use super::security::validate_pod_security;
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::names::is_dns1123_subdomain;
+use crate::machinery::object::text;
 use crate::machinery::objectmeta::{validate_annotations, validate_labels};
-
-fn text<'a>(value: &'a Value, key: &str) -> &'a str {
-    value.get(key).and_then(Value::as_str).unwrap_or_default()
-}
 
 /// `ValidatePodSpec` of `spec` at `path`.
 pub(crate) fn validate_pod_spec(spec: &Value, path: &Path) -> ErrorList {

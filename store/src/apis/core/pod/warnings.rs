@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::go::strconv::go_quote;
 use crate::machinery::field::Path;
+use crate::machinery::object::text;
 use crate::machinery::quantity::Quantity;
 
 /// The warnings of the pod `spec` at `path` (`spec`, or a template's
@@ -217,8 +218,4 @@ fn array<'a>(value: &'a Value, key: &str) -> &'a [Value] {
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default()
-}
-
-fn text<'a>(value: &'a Value, key: &str) -> &'a str {
-    value.get(key).and_then(Value::as_str).unwrap_or_default()
 }

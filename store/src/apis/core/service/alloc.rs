@@ -10,9 +10,9 @@ use super::spec::{
     needs_node_ports, node_ports_of, ports, spec_mut, spec_str,
 };
 use super::validate_cluster_ips::cluster_ips_related_errors;
-use crate::api::status::Status;
 use crate::go::net;
 use crate::machinery::field::{ErrorList, FieldError, Path};
+use crate::meta::status::Status;
 
 /// `NormalizeClusterIPs`: `clusterIP` and `clusterIPs` kept in step.
 fn normalize_cluster_ips(new: &mut Value, old: Option<&Value>) {

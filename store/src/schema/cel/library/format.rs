@@ -2,7 +2,7 @@
 //! (`format.dns1123Label()`, ..., `format.named('uuid')`) and
 //! `validate(string)`, which gives `optional.none()` for a valid string and
 //! the validator's messages otherwise: apimachinery's name checks
-//! ([`crate::metadata`]) and strfmt's formats.
+//! (`machinery::names`) and strfmt's formats.
 
 use cel::common::types::{CelList, CelOptional, CelString, STRING_TYPE, Type};
 use cel::common::value::{CowVal, Val};

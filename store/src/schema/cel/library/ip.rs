@@ -25,7 +25,7 @@ impl Content for IpAddr {
 }
 
 /// `parseIPAddr`.
-pub(super) fn parse_ip(raw: &str) -> Result<IpAddr, String> {
+pub(crate) fn parse_ip(raw: &str) -> Result<IpAddr, String> {
     if raw.contains('%') {
         return Err(format!("IP address {raw:?} with zone value is not allowed"));
     }

@@ -1,0 +1,56 @@
+//! Reading a request's body and writing the objects of an answer: the
+//! object of a create or replace, its apiVersion check, list items, and
+//! the Success status of a delete.
+
+use rekon_store::calls::decode_object;
+use rekon_store::{ResourceInfo, Status};
+use serde_json::{Map, Value, json};
+
+/// The object of a create or replace, decoded as the real server does.
+pub(crate) fn parse_json(body: &[u8], res: &ResourceInfo) -> Result<Value, Status> {
+    decode_object(body, res)
+}
+
+/// List items of built-in kinds carry no kind and apiVersion (custom ones do).
+pub(crate) fn strip_kind(builtin: bool, mut o: Value) -> Value {
+    if builtin && let Some(m) = o.as_object_mut() {
+        m.remove("kind");
+        m.remove("apiVersion");
+    }
+    o
+}
+
+/// The 400 of a custom resource created or replaced with a body of
+/// another apiVersion than the path's (the real handlers'
+/// `AcceptsGroupVersion`; the CRD handler's decoder reads any version of
+/// the group, and the handler refuses all but its own).
+pub(crate) fn check_api_version(res: &ResourceInfo, obj: &Value) -> Result<(), Status> {
+    if res.custom.is_none() {
+        return Ok(());
+    }
+    let given = obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if given == res.api_version() {
+        return Ok(());
+    }
+    Err(Status::bad_request(format!(
+        "the API version in the data ({given}) does not match the expected API version ({})",
+        res.api_version()
+    )))
+}
+
+/// The `Success` Status of a delete that removed the object.
+pub(crate) fn success_status(res: &ResourceInfo, name: &str, obj: &Value) -> Value {
+    let mut d = Map::new();
+    d.insert("name".into(), json!(name));
+    if !res.group.is_empty() {
+        d.insert("group".into(), json!(res.group));
+    }
+    d.insert("kind".into(), json!(res.plural));
+    if let Some(uid) = obj.pointer("/metadata/uid") {
+        d.insert("uid".into(), uid.clone());
+    }
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": d})
+}

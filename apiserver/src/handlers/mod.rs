@@ -1,0 +1,17 @@
+//! The REST handlers of a resource, one file per verb, as Kubernetes'
+//! `apiserver/pkg/endpoints/handlers` has them: [`rest::serve`] reads a
+//! request's options and calls [`get`] (get and list), [`create`],
+//! [`update`], [`patch`], [`delete`] (delete and deletecollection),
+//! [`watch`] or [`scale`] (the scale subresource).
+
+pub(crate) mod body;
+pub(crate) mod create;
+pub(crate) mod delete;
+pub(crate) mod get;
+pub(crate) mod options;
+pub(crate) mod patch;
+pub(crate) mod request;
+pub(crate) mod rest;
+pub(crate) mod scale;
+pub(crate) mod update;
+pub(crate) mod watch;

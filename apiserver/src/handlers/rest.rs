@@ -1,0 +1,85 @@
+//! The REST verbs on a resource: the checks every request passes (the
+//! verbs a resource serves, its options), then the verb's handler, with
+//! the warnings gathered on the way.
+
+use http::{Method, Response};
+use rekon_store::calls::method_not_allowed;
+use rekon_store::duplicates::duplicate_fields;
+use rekon_store::{Status, WriteOptions, answer_review};
+
+use super::create::create;
+use super::delete::{delete, delete_collection};
+use super::get::{get, list};
+use super::options::{dry_run, field_validation, validate_list_options};
+use super::patch::patch;
+use super::request::Request;
+use super::scale::scale;
+use super::update::update;
+use super::watch::watch;
+use crate::respond::{Body, json_response, status_response, with_warnings};
+
+/// Serves a request to a resource.
+pub(crate) fn serve(req: &Request<'_>) -> Result<Response<Body>, Status> {
+    let (res, method, query) = (req.res, &req.method, req.query);
+    let verb = req.verb();
+    match (req.sub, req.name) {
+        (None, _) if !res.serves(verb) => return Err(method_not_allowed()),
+        (None, None) if verb == "create" && !res.is_stored() => {
+            let object = answer_review(res, req.namespace, &req.body)?;
+            return Ok(json_response(201, &object, req.ctx));
+        }
+        (Some("scale"), Some(n)) => {
+            let opts = WriteOptions {
+                field_manager: Some(req.field_manager()),
+                ..WriteOptions::default()
+            };
+            let scale = scale(req, n, &opts)?;
+            return Ok(json_response(200, &scale, req.ctx));
+        }
+        _ => {}
+    }
+    let dry_run = dry_run(method, query)?;
+    if method == Method::GET && req.name.is_none() {
+        validate_list_options(query)?;
+    }
+    let opts = WriteOptions {
+        field_manager: Some(req.field_manager()),
+        subresource: req.sub.filter(|s| *s == "status").map(str::to_string),
+        dry_run,
+        field_validation: field_validation(method, query)?,
+        duplicate_fields: match method.as_str() {
+            "POST" | "PUT" => duplicate_fields(&req.body),
+            _ => Vec::new(),
+        },
+        ..WriteOptions::default()
+    };
+    // A refusal carries the warnings gathered before it, as a real
+    // server's does (`unknown field` with a 422).
+    let response = match handle(req, &opts) {
+        Ok(response) => response,
+        Err(status) if !opts.warnings.list().is_empty() => status_response(&status, req.ctx),
+        Err(status) => return Err(status),
+    };
+    Ok(with_warnings(response, &opts.warnings.list()))
+}
+
+/// The verb's handler, once the options are read.
+fn handle(req: &Request<'_>, opts: &WriteOptions) -> Result<Response<Body>, Status> {
+    let watching = req.query.flag("watch");
+    match (req.method.as_str(), req.name) {
+        ("GET", None) if watching => Ok(watch(req, req.list_options())),
+        ("GET", Some(n)) if watching => {
+            let mut o = req.list_options();
+            o.field_selector = Some(format!("metadata.name={n}"));
+            Ok(watch(req, o))
+        }
+        ("GET", None) => list(req),
+        ("GET", Some(n)) => get(req, n),
+        ("POST", None) => create(req, opts),
+        ("PUT", Some(n)) => update(req, n, opts),
+        ("PATCH", Some(n)) => patch(req, n, opts),
+        ("DELETE", Some(n)) => delete(req, n, opts),
+        ("DELETE", None) => delete_collection(req),
+        _ => Err(method_not_allowed()),
+    }
+}

@@ -1,0 +1,125 @@
+//! Lists: selectors, pages and continue tokens.
+
+use serde_json::{Value, json};
+
+use super::{cm, cm_res, opts, store};
+use crate::meta::types::ListOptions;
+use crate::resource::info::ResourceInfo;
+use crate::store::handle::Store;
+
+#[test]
+fn list_selectors_and_pages() {
+    let s = store();
+    let r = cm_res(&s);
+    for i in 0..5 {
+        let mut o = cm(&format!("c{i}"));
+        o["metadata"]["labels"] = json!({"i": i.to_string(), "even": (i % 2 == 0).to_string()});
+        s.create(&r, Some("default"), o, &opts("t")).unwrap();
+    }
+    let sel = |l: &str| ListOptions {
+        label_selector: Some(l.into()),
+        ..ListOptions::default()
+    };
+    assert_eq!(s.list(&r, &sel("even=true")).unwrap().items.len(), 3);
+    assert_eq!(
+        s.list(&r, &sel("i in (1,2),even!=true"))
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+    let f = ListOptions {
+        field_selector: Some("metadata.name=c3".into()),
+        ..ListOptions::default()
+    };
+    assert_eq!(s.list(&r, &f).unwrap().items[0]["metadata"]["name"], "c3");
+    let mut names = Vec::new();
+    let mut o = ListOptions {
+        limit: Some(2),
+        ..ListOptions::default()
+    };
+    let first = s.list(&r, &o).unwrap();
+    assert_eq!(first.remaining_item_count, Some(3));
+    let mut page = first.clone();
+    loop {
+        assert_eq!(page.resource_version, first.resource_version);
+        names.extend(
+            page.items
+                .iter()
+                .map(|i| i["metadata"]["name"].as_str().unwrap().to_string()),
+        );
+        match page.continue_token {
+            Some(t) => o.continue_token = Some(t),
+            None => break,
+        }
+        page = s.list(&r, &o).unwrap();
+    }
+    assert_eq!(names, ["c0", "c1", "c2", "c3", "c4"]);
+}
+
+/// Pages one item at a time; returns (namespace, name) of every item.
+fn page_through(s: &Store, r: &ResourceInfo, namespace: Option<&str>) -> Vec<(String, String)> {
+    let mut o = ListOptions {
+        limit: Some(1),
+        namespace: namespace.map(str::to_string),
+        ..ListOptions::default()
+    };
+    let mut seen = Vec::new();
+    loop {
+        let page = s.list(r, &o).unwrap();
+        seen.extend(page.items.iter().map(|i| {
+            let meta = &i["metadata"];
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            (text(&meta["namespace"]), text(&meta["name"]))
+        }));
+        match page.continue_token {
+            Some(t) => o.continue_token = Some(t),
+            None => return seen,
+        }
+    }
+}
+
+#[test]
+fn pages_cover_namespaces_whose_names_share_a_prefix() {
+    let s = store();
+    let ns = s.resource_for_plural("", "v1", "namespaces").unwrap();
+    for n in ["a", "a-b", "b"] {
+        s.create(
+            &ns,
+            None,
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}),
+            &opts("t"),
+        )
+        .unwrap();
+    }
+    let r = cm_res(&s);
+    for (n, name) in [("a-b", "x"), ("a", "y"), ("a", "x"), ("b", "a")] {
+        s.create(&r, Some(n), cm(name), &opts("t")).unwrap();
+    }
+    let pair = |n: &str, name: &str| (n.to_string(), name.to_string());
+    assert_eq!(
+        page_through(&s, &r, None),
+        [
+            pair("a", "x"),
+            pair("a", "y"),
+            pair("a-b", "x"),
+            pair("b", "a")
+        ]
+    );
+    assert_eq!(
+        page_through(&s, &r, Some("a")),
+        [pair("a", "x"), pair("a", "y")]
+    );
+    assert_eq!(page_through(&s, &r, Some("a-b")), [pair("a-b", "x")]);
+    let first = s
+        .list(
+            &r,
+            &ListOptions {
+                limit: Some(1),
+                namespace: Some("a".into()),
+                ..ListOptions::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(first.remaining_item_count, Some(1));
+}
