@@ -1,7 +1,17 @@
 //! The measures of the controller options: the priority queue under a
 //! backlog, and the cache of metadata only.
 
-use super::*;
+use std::time::{Duration, Instant};
+
+use rekon_apiserver::ApiServer;
+use rekon_host::bench::SyncedInformer;
+use rekon_host::{ControllerConfig, Host};
+use serde_json::{Value, json};
+
+use crate::process::{ServerProcess, stdin_closed};
+use crate::run::client_for;
+use crate::server::{config_map, seed_then_ready, serve_spec};
+use crate::{CONCURRENCY, Sizes, common};
 
 /// A ConfigMap of the backlog: already reconciled by `misbehave`'s `ok`
 /// mode, so its reconcile writes nothing.
