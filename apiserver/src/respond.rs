@@ -106,7 +106,7 @@ pub(crate) fn body_of(bytes: impl Into<Bytes>) -> Body {
 pub(crate) fn json_response(code: u16, v: &Value, ctx: &Ctx) -> Response<Body> {
     let (bytes, ctype) = if ctx.yaml {
         (
-            serde_yaml::to_string(v).unwrap_or_default().into_bytes(),
+            serde_yaml_ng::to_string(v).unwrap_or_default().into_bytes(),
             "application/yaml",
         )
     } else if ctx.pretty {

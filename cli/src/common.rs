@@ -47,7 +47,7 @@ pub fn read_documents(path: &Path) -> anyhow::Result<Vec<Value>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut documents = Vec::new();
-    for document in serde_yaml::Deserializer::from_str(&text) {
+    for document in serde_yaml_ng::Deserializer::from_str(&text) {
         let value: Value = serde::Deserialize::deserialize(document)
             .with_context(|| format!("{} is not valid YAML", path.display()))?;
         match value {

@@ -15,8 +15,8 @@
 //!   `examples/embed.rs`;
 //! - [`Module::load`] and [`Module::reconcile`]: one module version and one
 //!   reconcile on a fresh instance, with host calls served by a [`Cluster`]
-//!   backend (`rekon_offline::MemoryCluster` keeps a cluster in memory), as
-//!   below;
+//!   backend ([`cluster::KubeCluster::direct`] talks to an API server;
+//!   `rekon_offline::MemoryCluster` keeps a cluster in memory), as below;
 //! - [`webhook::admit`] and [`webhook::convert`]: one AdmissionReview or
 //!   ConversionReview answered by a module's webhooks;
 //! - [`pack`]: shipping a module as ConfigMaps; [`rollout`]: shadow versions
@@ -38,15 +38,15 @@
 //! use rekon_host::contract::{Reason, Request};
 //! use rekon_host::names::object_ref_of;
 //! use rekon_host::runtime::DispatchOptions;
+//! use rekon_host::cluster::KubeCluster;
 //! use rekon_host::{Engine, EngineConfig, Module};
-//! use rekon_offline::MemoryCluster;
 //!
 //! let engine = Engine::new(EngineConfig::default())?;
 //! let module = Module::load(&engine, &std::fs::read("app.wasm")?).await?;
-//! let cluster = MemoryCluster::default();
-//! let object = cluster.seed(serde_json::from_str(r#"{"apiVersion": "demo.rekon.dev/v1",
+//! let cluster = KubeCluster::direct(kube::Client::try_default().await?);
+//! let object: serde_json::Value = serde_json::from_str(r#"{"apiVersion": "demo.rekon.dev/v1",
 //!     "kind": "App", "metadata": {"name": "web", "namespace": "default"},
-//!     "spec": {"image": "nginx", "replicas": 2, "port": 80}}"#)?)?;
+//!     "spec": {"image": "nginx", "replicas": 2, "port": 80}}"#)?;
 //! let request = Request {
 //!     target: object_ref_of(&object).expect("the object has a kind and name"),
 //!     object: Some(object.to_string()),

@@ -111,7 +111,7 @@ fn check_patch(
             }
             let config = serde_json::from_slice::<TypeMeta>(body)
                 .ok()
-                .or_else(|| serde_yaml::from_slice::<TypeMeta>(body).ok());
+                .or_else(|| serde_yaml_ng::from_slice::<TypeMeta>(body).ok());
             let Some(TypeMeta { api_version, kind }) = config else {
                 return Ok(());
             };

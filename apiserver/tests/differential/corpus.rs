@@ -88,8 +88,8 @@ pub fn load(dir: &Path) -> Vec<(String, Vec<Case>)> {
         .into_iter()
         .map(|path| {
             let text = std::fs::read_to_string(&path).unwrap();
-            let file: File =
-                serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let file: File = serde_yaml_ng::from_str(&text)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let name = path.file_stem().unwrap().to_string_lossy().into_owned();
             let mut names = BTreeSet::new();
             for case in &file.cases {

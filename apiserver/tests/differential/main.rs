@@ -87,7 +87,7 @@ fn install_fixtures(client: &Client) {
         .collect();
     files.sort();
     for file in files {
-        let crd: Value = serde_yaml::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let crd: Value = serde_yaml_ng::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         let answer = client
             .request(
                 "POST",

@@ -90,7 +90,7 @@ fn crd_summary(crd: &Value) -> Value {
 fn module_configmaps(bytes: &[u8]) -> Option<Vec<Value>> {
     let text = std::str::from_utf8(bytes).ok()?;
     let mut configmaps = Vec::new();
-    for document in serde_yaml::Deserializer::from_str(text) {
+    for document in serde_yaml_ng::Deserializer::from_str(text) {
         let value: Value = serde::Deserialize::deserialize(document).ok()?;
         if value["kind"] == "ConfigMap"
             && value["metadata"]["labels"][pack::MODULE_LABEL].is_string()

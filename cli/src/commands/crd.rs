@@ -40,7 +40,7 @@ pub(super) async fn run(global: &Global, args: &Args) -> anyhow::Result<ExitCode
     }
     let documents = crds
         .iter()
-        .map(serde_yaml::to_string)
+        .map(serde_yaml_ng::to_string)
         .collect::<Result<Vec<_>, _>>()?;
     say(format!("---\n{}", documents.join("---\n")).trim_end())?;
     Ok(ExitCode::SUCCESS)

@@ -61,7 +61,7 @@ pub(super) async fn run(global: &Global, args: &Args) -> anyhow::Result<ExitCode
     for document in documents {
         say(format_args!(
             "---\n{}",
-            serde_yaml::to_string(&document)?.trim_end()
+            serde_yaml_ng::to_string(&document)?.trim_end()
         ))?;
     }
     Ok(ExitCode::SUCCESS)

@@ -36,7 +36,7 @@ fn shown(output: &Output) -> String {
 /// The names of the cases in a cases file.
 fn case_names(file: &str) -> Vec<String> {
     let text = std::fs::read_to_string(file).unwrap();
-    let cases: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let cases: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).unwrap();
     cases["cases"]
         .as_sequence()
         .unwrap()

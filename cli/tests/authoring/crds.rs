@@ -25,10 +25,10 @@ fn rekon_crd_prints_the_crd_the_module_ships() {
     let output = rekon(&["crd", rekon_test_artifacts::APP]);
     assert!(output.status.success(), "{output:?}");
     let printed: Vec<Value> =
-        serde_yaml::Deserializer::from_str(&String::from_utf8_lossy(&output.stdout))
+        serde_yaml_ng::Deserializer::from_str(&String::from_utf8_lossy(&output.stdout))
             .map(|d| serde::Deserialize::deserialize(d).unwrap())
             .collect();
-    let checked_in: Value = serde_yaml::from_str(
+    let checked_in: Value = serde_yaml_ng::from_str(
         &std::fs::read_to_string(path("guests/app/manifests/crd.yaml")).unwrap(),
     )
     .unwrap();

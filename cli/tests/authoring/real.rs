@@ -52,17 +52,17 @@ fn answers(url: &str) -> bool {
 /// A copy of an example's cases file in `dir`, naming the built module.
 fn cases_for(dir: &Path, cases: &str, module: &str, name: &str) -> String {
     let text = std::fs::read_to_string(path(cases)).unwrap();
-    let mut file: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
-    file["module"] = serde_yaml::Value::from(module);
+    let mut file: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).unwrap();
+    file["module"] = serde_yaml_ng::Value::from(module);
     let copy = dir.join(name);
-    std::fs::write(&copy, serde_yaml::to_string(&file).unwrap()).unwrap();
+    std::fs::write(&copy, serde_yaml_ng::to_string(&file).unwrap()).unwrap();
     copy.to_str().unwrap().to_string()
 }
 
 /// Case names of a cases file.
 fn case_names(file: &str) -> Vec<String> {
     let text = std::fs::read_to_string(file).unwrap();
-    let cases: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let cases: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).unwrap();
     cases["cases"]
         .as_sequence()
         .unwrap()

@@ -79,7 +79,7 @@ fn ship_as_configmaps(env: &Env, module: &str) {
         String::from_utf8_lossy(&output.stderr)
     );
     env.apply(namespace("rekon-system"));
-    let documents: Vec<Value> = serde_yaml::Deserializer::from_slice(&output.stdout)
+    let documents: Vec<Value> = serde_yaml_ng::Deserializer::from_slice(&output.stdout)
         .map(|d| <Value as serde::Deserialize>::deserialize(d).expect("YAML"))
         .filter(|v| !v.is_null())
         .collect();

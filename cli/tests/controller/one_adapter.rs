@@ -95,7 +95,7 @@ fn answers(data: &Value) -> Vec<String> {
 fn offline() -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let object = dir.path().join("probe.yaml");
-    std::fs::write(&object, serde_yaml::to_string(&probe_object()).unwrap()).unwrap();
+    std::fs::write(&object, serde_yaml_ng::to_string(&probe_object()).unwrap()).unwrap();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_rekon"))
         .args(["reconcile", rekon_test_artifacts::MISBEHAVE, "--object"])
         .arg(&object)

@@ -74,7 +74,7 @@ pub fn in_place(node: &Node, work: &Path, deploy: &Path, step: &dyn Fn(&str)) {
     .expect("packing");
     let yaml: String = documents
         .iter()
-        .map(|d| format!("---\n{}", serde_yaml::to_string(d).expect("YAML")))
+        .map(|d| format!("---\n{}", serde_yaml_ng::to_string(d).expect("YAML")))
         .collect();
     apply_text(node, &yaml);
     let event = wait("the ModuleRejected Event", Duration::from_secs(60), || {

@@ -204,7 +204,7 @@ fn the_readme_scale_out_overlay_builds_with_kubectl() {
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    let deployment: serde_json::Value = serde_yaml::Deserializer::from_str(&text)
+    let deployment: serde_json::Value = serde_yaml_ng::Deserializer::from_str(&text)
         .map(|d| serde::Deserialize::deserialize(d).unwrap())
         .find(|d: &serde_json::Value| d["kind"] == "Deployment")
         .expect("the Deployment");

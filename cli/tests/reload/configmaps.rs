@@ -26,7 +26,7 @@ fn pack(bytes: &[u8], name: &str, extra: &[&str]) -> Vec<Value> {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    serde_yaml::Deserializer::from_slice(&output.stdout)
+    serde_yaml_ng::Deserializer::from_slice(&output.stdout)
         .map(|d| <Value as serde::Deserialize>::deserialize(d).unwrap())
         .filter(|v| !v.is_null())
         .collect()

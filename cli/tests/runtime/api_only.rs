@@ -41,7 +41,7 @@ fn every_builtin_resource_through_kubectl() {
         "/tests/data/builtins.yaml"
     ))
     .unwrap();
-    let manifests: Vec<Value> = serde_yaml::Deserializer::from_str(&manifests)
+    let manifests: Vec<Value> = serde_yaml_ng::Deserializer::from_str(&manifests)
         .map(|d| serde::Deserialize::deserialize(d).unwrap())
         .collect();
     let resources = rekon_store::builtin_resources();
@@ -222,7 +222,7 @@ fn drive(
     let mut object = manifest.cloned().ok_or("no manifest")?;
     object["metadata"] = json!({"name": name, "labels": {"rekon-test": res.plural}});
     let file = dir.join(format!("{name}.yaml"));
-    std::fs::write(&file, serde_yaml::to_string(&object).unwrap()).unwrap();
+    std::fs::write(&file, serde_yaml_ng::to_string(&object).unwrap()).unwrap();
     let created = ok(
         "create",
         run(&["create", "-f", file.to_str().unwrap(), "-o", "json"]),

@@ -25,7 +25,7 @@ fn rekon_reconcile_prints_every_call_and_the_result() {
     let object = write(
         dir.path(),
         "app.yaml",
-        serde_yaml::to_string(&app_object()).unwrap(),
+        serde_yaml_ng::to_string(&app_object()).unwrap(),
     );
     let output = rekon(
         &["reconcile", rekon_test_artifacts::APP, "--object", &object],
@@ -97,7 +97,11 @@ fn rekon_reconcile_converts_an_object_of_another_version() {
         "metadata": { "name": "web", "namespace": "default" },
         "spec": { "replicas": 3, "container": { "image": "nginx:1.28", "port": 8080 } },
     });
-    let object = write(dir.path(), "app.yaml", serde_yaml::to_string(&v2).unwrap());
+    let object = write(
+        dir.path(),
+        "app.yaml",
+        serde_yaml_ng::to_string(&v2).unwrap(),
+    );
     let output = rekon(
         &["reconcile", rekon_test_artifacts::APP, "--object", &object],
         dir.path(),
@@ -138,7 +142,11 @@ fn rekon_reconcile_runs_a_finalizing_reconcile_and_keeps_given_timestamps() {
     app["metadata"]["creationTimestamp"] = json!("2020-01-01T00:00:00Z");
     app["metadata"]["deletionTimestamp"] = json!("2026-11-23T00:00:00Z");
     app["metadata"]["finalizers"] = json!([::app::FINALIZER]);
-    let object = write(dir.path(), "app.yaml", serde_yaml::to_string(&app).unwrap());
+    let object = write(
+        dir.path(),
+        "app.yaml",
+        serde_yaml_ng::to_string(&app).unwrap(),
+    );
     let output = rekon(
         &["reconcile", rekon_test_artifacts::APP, "--object", &object],
         dir.path(),

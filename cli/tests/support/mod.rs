@@ -165,7 +165,7 @@ impl Env {
 
     pub fn apply_file(&self, path: &str) {
         let text = std::fs::read_to_string(path).expect("reading a manifest");
-        for document in serde_yaml::Deserializer::from_str(&text) {
+        for document in serde_yaml_ng::Deserializer::from_str(&text) {
             let value: Value = serde::Deserialize::deserialize(document).expect("YAML");
             if !value.is_null() {
                 self.apply(value);

@@ -63,7 +63,7 @@ pub enum ConfigError {
         path: String,
         /// Why.
         #[source]
-        source: serde_yaml::Error,
+        source: serde_yaml_ng::Error,
     },
     /// A setting of a module is not acceptable.
     #[error("module {module:?}: {message}")]
@@ -231,7 +231,7 @@ impl HostConfig {
             source,
         })?;
         let config: HostConfig =
-            serde_yaml::from_str(&text).map_err(|source| ConfigError::Parse {
+            serde_yaml_ng::from_str(&text).map_err(|source| ConfigError::Parse {
                 path: path.display().to_string(),
                 source,
             })?;

@@ -95,7 +95,7 @@ mod tests {
 
     #[test]
     fn overrides_replace_what_the_manifest_says() {
-        let config: ModuleConfig = serde_yaml::from_str(
+        let config: ModuleConfig = serde_yaml_ng::from_str(
             "selector: tier=prod\nnamespaces: [shop]\npredicates: [generationChanged]\nresyncPeriod: 10m\n",
         )
         .unwrap();
@@ -106,7 +106,7 @@ mod tests {
         assert_eq!(manifest.primary_namespaces, ["shop"]);
         assert_eq!(manifest.primary_predicates, [Predicate::GenerationChanged]);
         assert_eq!(manifest.resync_period_ms, Some(600_000));
-        let never: ModuleConfig = serde_yaml::from_str("resyncPeriod: \"0\"\n").unwrap();
+        let never: ModuleConfig = serde_yaml_ng::from_str("resyncPeriod: \"0\"\n").unwrap();
         never.override_manifest("app", &mut manifest).unwrap();
         assert_eq!(manifest.resync_period_ms, None);
         for bad in [
@@ -114,7 +114,7 @@ mod tests {
             "resyncPeriod: soon",
             "selector: \"a in (\"",
         ] {
-            let config: ModuleConfig = serde_yaml::from_str(bad).unwrap();
+            let config: ModuleConfig = serde_yaml_ng::from_str(bad).unwrap();
             let error = config.override_manifest("app", &mut manifest).unwrap_err();
             assert!(error.to_string().starts_with("module \"app\": "), "{error}");
         }

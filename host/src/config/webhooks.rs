@@ -174,7 +174,7 @@ mod tests {
 
     #[test]
     fn the_operator_sets_each_webhooks_policy_timeout_selectors_and_exclusions() {
-        let config: HostConfig = serde_yaml::from_str(
+        let config: HostConfig = serde_yaml_ng::from_str(
             "excludeNamespaces: [ops]\n\
              modules:\n\
              \x20 app:\n\
@@ -208,7 +208,7 @@ mod tests {
             "timeoutSeconds: 31",
             "namespaceSelector: \"a in (\"",
         ] {
-            let webhook: WebhookConfig = serde_yaml::from_str(bad).unwrap();
+            let webhook: WebhookConfig = serde_yaml_ng::from_str(bad).unwrap();
             let error = webhook
                 .apply(
                     "app",

@@ -26,7 +26,7 @@ fn file(name: &str) -> Origin {
 /// `misbehave` module.
 fn shadowed_by_b() -> Loader {
     let config: HostConfig =
-        serde_yaml::from_str("modules:\n  misbehave:\n    shadow: b.wasm\n").unwrap();
+        serde_yaml_ng::from_str("modules:\n  misbehave:\n    shadow: b.wasm\n").unwrap();
     Loader::new(engine(), config)
 }
 
@@ -132,7 +132,7 @@ async fn bad_bytes_are_refused_once_and_the_good_version_keeps_serving() {
 
 #[tokio::test]
 async fn the_operators_configuration_narrows_what_a_module_may_do() {
-    let config: HostConfig = serde_yaml::from_str(&format!(
+    let config: HostConfig = serde_yaml_ng::from_str(&format!(
         "modules:\n  {}:\n    permissions:\n    - {{apiVersion: v1, kind: ConfigMap, verbs: [get, list, watch], namespaces: [team-a]}}\n",
         misbehave::NAME
     ))

@@ -12,7 +12,7 @@ pub const UPDATE_ENV: &str = "REKON_UPDATE_CRDS";
 #[cfg(not(target_arch = "wasm32"))]
 pub fn to_yaml(crd: &Value) -> String {
     let package = std::env::var("CARGO_PKG_NAME").unwrap_or_else(|_| "<package>".into());
-    let yaml = serde_yaml::to_string(crd).expect("a JSON value is YAML");
+    let yaml = serde_yaml_ng::to_string(crd).expect("a JSON value is YAML");
     format!(
         "# Generated from Rust types by rekon_sdk::crd: do not edit. \
          Regenerate: {UPDATE_ENV}=1 cargo test -p {package}\n{yaml}"
@@ -34,7 +34,7 @@ pub fn check_file(crd: &Value, path: impl AsRef<std::path::Path>) -> Result<(), 
     }
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}; {hint}", path.display()))?;
-    let checked_in: Value = serde_yaml::from_str(&text)
+    let checked_in: Value = serde_yaml_ng::from_str(&text)
         .map_err(|e| format!("{} is not one YAML document: {e}; {hint}", path.display()))?;
     if checked_in == *crd {
         return Ok(());
@@ -63,7 +63,7 @@ fn sorted_yaml(value: &Value) -> String {
             other => other.clone(),
         }
     }
-    serde_yaml::to_string(&sorted(value)).expect("a JSON value is YAML")
+    serde_yaml_ng::to_string(&sorted(value)).expect("a JSON value is YAML")
 }
 
 #[cfg(test)]

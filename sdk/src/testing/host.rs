@@ -95,7 +95,7 @@ impl Inner {
 /// A body as a write records it: JSON (or YAML, as an apply body may be).
 fn body_value(body: &str) -> Value {
     serde_json::from_str(body)
-        .or_else(|_| serde_yaml::from_str(body))
+        .or_else(|_| serde_yaml_ng::from_str(body))
         .unwrap_or_else(|_| Value::String(body.to_owned()))
 }
 

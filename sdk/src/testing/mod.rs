@@ -189,7 +189,7 @@ impl FakeCluster {
     /// the fixture is stored too. Seeding is not recorded as writes.
     pub fn seed_yaml(&self, yaml: &str) -> Result<(), ApiError> {
         use serde::Deserialize;
-        for doc in serde_yaml::Deserializer::from_str(yaml) {
+        for doc in serde_yaml_ng::Deserializer::from_str(yaml) {
             let value = Value::deserialize(doc)
                 .map_err(|e| ApiError::new(400, "BadRequest", format!("fixture YAML: {e}")))?;
             if value.is_null() {

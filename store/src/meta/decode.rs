@@ -46,5 +46,5 @@ pub fn decode_object(body: &[u8], res: &ResourceInfo) -> Result<Value, Status> {
         };
         return Err(unrecognized(format!("{why} ({summary})")));
     }
-    serde_yaml::from_slice(body).map_err(|e: serde_yaml::Error| unrecognized(e.to_string()))
+    serde_yaml_ng::from_slice(body).map_err(|e: serde_yaml_ng::Error| unrecognized(e.to_string()))
 }

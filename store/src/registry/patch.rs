@@ -118,7 +118,7 @@ impl Registry {
                 .filter(|_| duplicate_fields(body).is_empty());
             let config: Value = match json {
                 Some(config) => config,
-                None => serde_yaml::from_slice(body)
+                None => serde_yaml_ng::from_slice(body)
                     .map_err(|e| Status::bad_request(format!("error decoding YAML: {e}")))?,
             };
             if !config.is_object() {

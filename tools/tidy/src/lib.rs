@@ -8,7 +8,9 @@
 //! - a circle of files across folders (files that import each other in a
 //!   loop, not all in one folder), in any crate;
 //! - a glob import (`use x::*`) outside test code;
-//! - a Rust source file over [`MAX_LINES`] lines.
+//! - a Rust source file over [`MAX_LINES`] lines;
+//! - a crate depending on one listed above it in ARCHITECTURE.md's crates
+//!   table ([`crates`]).
 //!
 //! Imports are read from the code itself ([`imports`]): `use`
 //! declarations and the paths written in expressions (`crate::a::f()`,
@@ -18,6 +20,7 @@
 #![deny(missing_docs)]
 
 pub mod circles;
+pub mod crates;
 pub mod imports;
 pub mod lexer;
 pub mod modules;
@@ -44,6 +47,8 @@ pub enum Rule {
     Glob,
     /// A source file over [`MAX_LINES`] lines.
     Long,
+    /// A crate depending on one above it in the crates table.
+    CrateOrder,
 }
 
 /// One breach of a rule.
@@ -76,10 +81,16 @@ impl fmt::Display for Finding {
 /// ARCHITECTURE.md) against every rule.
 pub fn check(root: &Path) -> std::io::Result<Vec<Finding>> {
     let mut findings = Vec::new();
-    let plans = match std::fs::read_to_string(root.join("ARCHITECTURE.md")) {
-        Ok(text) => rooms::plans(&text),
-        Err(_) => Vec::new(),
-    };
+    let architecture = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap_or_default();
+    let plans = rooms::plans(&architecture);
+    for (file, line, message) in crates::breaches(root, &crates::table(&architecture))? {
+        findings.push(Finding {
+            rule: Rule::CrateOrder,
+            file,
+            line,
+            message,
+        });
+    }
     let mut sources = Vec::new();
     rust_files(root, root, &mut sources)?;
     for file in &sources {

@@ -135,3 +135,42 @@ fn a_circle_across_folders_is_found_without_a_plan() {
         found[0].message
     );
 }
+
+const CRATES: &str = "## The crates\n\n| crate | folder | what it is |\n| --- | --- | --- |\n| `cmd` | `cmd/` | the command |\n| `lib` | `lib/` | the library |\n\nAfter the table.\n";
+
+#[test]
+fn a_crate_depending_on_one_above_it_is_found() {
+    let mut files = tidy();
+    let architecture = format!("{CRATES}{PLAN}");
+    files[0] = ("ARCHITECTURE.md", architecture.as_str());
+    files.push((
+        "cmd/Cargo.toml",
+        "[package]\nname = \"cmd\"\n[dependencies]\nlib.workspace = true\n",
+    ));
+    let root = workspace("crates-tidy", &files);
+    assert_eq!(
+        check(&root).unwrap(),
+        vec![],
+        "the command may use the library"
+    );
+
+    // The library now depends on the command, in a target table; a
+    // dev-dependency on it would be allowed.
+    files[1] = (
+        "lib/Cargo.toml",
+        "[package]\nname = \"lib\"\n[dev-dependencies]\ncmd = { path = \"../cmd\" }\n[target.'cfg(unix)'.dependencies]\ncmd = { path = \"../cmd\" }\n",
+    );
+    let root = workspace("crates-upward", &files);
+    let findings = check(&root).unwrap();
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].rule, Rule::CrateOrder);
+    assert_eq!(findings[0].file, PathBuf::from("lib/Cargo.toml"));
+    assert_eq!(findings[0].line, 6);
+
+    // A row naming a folder with no crate is found too.
+    let architecture = CRATES.replace("`cmd/`", "`gone/`");
+    files[0] = ("ARCHITECTURE.md", architecture.as_str());
+    files[1] = ("lib/Cargo.toml", "[package]\nname = \"lib\"\n");
+    let root = workspace("crates-gone", &files);
+    assert_eq!(rules(&root), vec![Rule::CrateOrder]);
+}

@@ -253,7 +253,7 @@ impl Project {
             (".gitignore", fill(include_str!("common/gitignore"))),
             (
                 "manifests/example.yaml",
-                serde_yaml::to_string(&self.example).expect("YAML of a JSON value"),
+                serde_yaml_ng::to_string(&self.example).expect("YAML of a JSON value"),
             ),
         ];
         let crd_json = serde_json::to_string_pretty(&self.crd).expect("JSON");

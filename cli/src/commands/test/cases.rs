@@ -153,7 +153,7 @@ impl CasesFile {
     pub(super) fn read(path: &Path, module: Option<&Path>) -> anyhow::Result<CasesFile> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))?;
-        let raw: RawFile = serde_yaml::from_str(&text)
+        let raw: RawFile = serde_yaml_ng::from_str(&text)
             .with_context(|| format!("{} is not a cases file", path.display()))?;
         let module = match (module, raw.module) {
             (Some(module), _) => module.to_path_buf(),

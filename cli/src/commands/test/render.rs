@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 /// A value as block YAML.
 pub(super) fn yaml(value: &Value) -> String {
-    serde_yaml::to_string(value).unwrap_or_else(|_| format!("{value}\n"))
+    serde_yaml_ng::to_string(value).unwrap_or_else(|_| format!("{value}\n"))
 }
 
 /// A value as one line of flow YAML: `{type: Warning, reason: X}`.
@@ -35,7 +35,7 @@ pub(super) fn plain(text: &str) -> String {
             .all(|c| c.is_alphanumeric() || " -_./".contains(c))
         && !text.starts_with([' ', '-'])
         && !text.ends_with(' ')
-        && serde_yaml::from_str::<Value>(text).ok() == Some(json!(text));
+        && serde_yaml_ng::from_str::<Value>(text).ok() == Some(json!(text));
     if bare {
         text.to_string()
     } else {

@@ -33,7 +33,7 @@ fn ship(kubeconfig: &Path, dir: &Path, bytes: &[u8], name: &str, annotations: &[
         .unwrap();
     assert!(packed.status.success(), "{}", shown(&packed));
     let mut documents: Vec<serde_json::Value> =
-        serde_yaml::Deserializer::from_slice(&packed.stdout)
+        serde_yaml_ng::Deserializer::from_slice(&packed.stdout)
             .map(|d| <serde_json::Value as serde::Deserialize>::deserialize(d).unwrap())
             .filter(|v| !v.is_null())
             .collect();

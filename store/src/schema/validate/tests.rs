@@ -14,7 +14,7 @@ use crate::schema::Schema;
 
 static WIDGET: LazyLock<Schema> = LazyLock::new(|| {
     let crd: Value =
-        serde_yaml::from_str(include_str!("testdata/widgets.yaml")).expect("the CRD is YAML");
+        serde_yaml_ng::from_str(include_str!("testdata/widgets.yaml")).expect("the CRD is YAML");
     Schema::from_json(&crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
 });
 

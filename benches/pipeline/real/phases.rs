@@ -19,7 +19,7 @@ pub async fn install_crd(client: &kube::Client) {
         "/../guests/app/manifests/crd.yaml"
     ))
     .expect("the App CRD");
-    let crd: Value = serde_yaml::from_str(&text).expect("the App CRD is YAML");
+    let crd: Value = serde_yaml_ng::from_str(&text).expect("the App CRD is YAML");
     let crds: Api<DynamicObject> = Api::all_with(
         client.clone(),
         &kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(

@@ -112,7 +112,7 @@ pub fn pipeline(logic: Logic, sizes: &Sizes) {
         Logic::WasmShadow => {
             let app = std::fs::read(rekon_test_artifacts::APP).expect("the app guest is built");
             let config: rekon_host::HostConfig =
-                serde_yaml::from_str("modules:\n  app:\n    shadow: app-shadow.wasm\n")
+                serde_yaml_ng::from_str("modules:\n  app:\n    shadow: app-shadow.wasm\n")
                     .expect("a configuration");
             builder
                 .config(config)

@@ -16,7 +16,7 @@ use crate::process::{say, stdin_closed};
 
 pub fn apply_file(store: &Store, path: &str) {
     let text = std::fs::read_to_string(path).expect("the CRD manifest");
-    for document in serde_yaml::Deserializer::from_str(&text) {
+    for document in serde_yaml_ng::Deserializer::from_str(&text) {
         let value: Value = serde::Deserialize::deserialize(document).expect("YAML");
         if !value.is_null() {
             store.apply_object(value).expect("applying the CRD");
