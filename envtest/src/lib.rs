@@ -83,6 +83,9 @@ pub struct Options {
     /// Start kube-controller-manager too, when its binary is in the
     /// assets (garbage collection, namespace deletion, ServiceAccounts).
     pub controller_manager: bool,
+    /// The controllers it runs (its `--controllers`): `*` for all,
+    /// `-name` to leave one out.
+    pub controllers: Vec<String>,
     /// More flags for kube-apiserver (later flags win).
     pub apiserver_args: Vec<String>,
     /// How long to wait for `/readyz`.
@@ -93,6 +96,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             controller_manager: true,
+            controllers: vec!["*".to_string()],
             apiserver_args: Vec::new(),
             ready_timeout: Duration::from_secs(90),
         }
@@ -284,7 +288,7 @@ impl RealCluster {
                     "--bind-address=127.0.0.1".to_string(),
                     format!("--secure-port={kcm_port}"),
                     "--leader-elect=false".to_string(),
-                    "--controllers=*".to_string(),
+                    format!("--controllers={}", options.controllers.join(",")),
                     format!("--root-ca-file={}", d.join("ca.crt").display()),
                     format!(
                         "--service-account-private-key-file={}",

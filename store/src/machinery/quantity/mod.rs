@@ -173,6 +173,28 @@ impl Quantity {
         }
     }
 
+    /// Go's `int64Amount` when the fast path parsed it: the signed value
+    /// and its decimal scale (`value × 10^scale`); `None` for a quantity
+    /// held as `inf.Dec`. CEL's `isInteger()` and arithmetic depend on it.
+    pub(crate) fn int64_amount(&self) -> Option<(i64, i64)> {
+        let scale = self.int_scale?;
+        let magnitude: i64 = if self.digits.is_empty() {
+            0
+        } else {
+            std::str::from_utf8(&self.digits).ok()?.parse().ok()?
+        };
+        let value = if self.negative { -magnitude } else { magnitude };
+        // The digits are at `exp`; the amount's scale is the one parsed.
+        let shift = u32::try_from(self.exp - scale).ok()?;
+        Some((value.checked_mul(10i64.checked_pow(shift)?)?, scale))
+    }
+
+    /// The amount as `(negative, digits, exponent)`: `digits × 10^exponent`,
+    /// the digits ASCII without leading zeros (empty for zero).
+    pub(crate) fn decimal(&self) -> (bool, &[u8], i64) {
+        (self.is_negative(), &self.digits, self.exp)
+    }
+
     /// Whether it is zero.
     pub(crate) fn is_zero(&self) -> bool {
         self.digits.is_empty()
