@@ -94,7 +94,7 @@ pub fn main() -> ExitCode {
             Command::Pack(args) => pack::run(&cli.global, args).await,
             Command::Reconcile(args) => reconcile::run(&cli.global, args).await,
             Command::Replay(args) => replay::run(&cli.global, args).await,
-            Command::Rollout(args) => rollout::run(args),
+            Command::Rollout(args) => rollout::run(args).await,
             Command::Admit(args) => admit::run(&cli.global, args).await,
             Command::Test(args) => test::run(&cli.global, args).await,
             Command::Bench(args) => bench::run(&cli.global, args).await,

@@ -37,9 +37,84 @@ pub(super) struct Args {
     /// Largest slice of the module in one ConfigMap, in bytes.
     #[arg(long, default_value_t = pack::DEFAULT_PART_SIZE)]
     part_size: usize,
+    /// How the version runs: `serve`, or `shadow` beside the serving
+    /// version (annotation `rekon.dev/rollout: shadow`).
+    #[arg(long, value_enum, default_value_t = RolloutMode::Serve)]
+    rollout: RolloutMode,
+    /// The share of objects (0 to 100) the shadow serves live, as a
+    /// canary (`rekon.dev/canary`); implies `--rollout shadow`.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100))]
+    canary: Option<u8>,
+    /// Promote the shadow once this many of its reconciles in a row agree
+    /// (`rekon.dev/promote-after`).
+    #[arg(long)]
+    promote_after: Option<u64>,
+    /// Drop the shadow at its first difference
+    /// (`rekon.dev/abort-on-difference`).
+    #[arg(long)]
+    abort_on_difference: bool,
+    /// Drop the shadow above this share of failed reconciles, `0.05` or
+    /// `5%` (`rekon.dev/abort-error-rate`).
+    #[arg(long)]
+    abort_error_rate: Option<String>,
+    /// Record the version's reconciles, keeping this many of the latest
+    /// (`rekon.dev/record`).
+    #[arg(long)]
+    record: Option<usize>,
+}
+
+/// How a packed version runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum RolloutMode {
+    /// It serves.
+    Serve,
+    /// It shadows the serving version of its module.
+    Shadow,
+}
+
+impl Args {
+    /// The head ConfigMap's annotations these flags ask for.
+    fn annotations(&self) -> anyhow::Result<Vec<(&'static str, String)>> {
+        let shadow = self.rollout == RolloutMode::Shadow || self.canary.is_some();
+        let mut annotations = Vec::new();
+        if shadow {
+            annotations.push((pack::ROLLOUT_ANNOTATION, "shadow".to_string()));
+        } else if self.promote_after.is_some()
+            || self.abort_on_difference
+            || self.abort_error_rate.is_some()
+        {
+            anyhow::bail!(
+                "--promote-after, --abort-on-difference and --abort-error-rate are a shadow's policy: add --rollout shadow"
+            );
+        }
+        if let Some(canary) = self.canary {
+            annotations.push((pack::CANARY_ANNOTATION, canary.to_string()));
+        }
+        if let Some(n) = self.promote_after {
+            anyhow::ensure!(n > 0, "--promote-after must be at least 1");
+            annotations.push((pack::PROMOTE_AFTER_ANNOTATION, n.to_string()));
+        }
+        if self.abort_on_difference {
+            annotations.push((pack::ABORT_ON_DIFFERENCE_ANNOTATION, "true".to_string()));
+        }
+        if let Some(rate) = &self.abort_error_rate {
+            let number = rate.trim().trim_end_matches('%').trim().parse::<f64>().ok();
+            let share = number.map(|n| if rate.contains('%') { n / 100.0 } else { n });
+            anyhow::ensure!(
+                share.is_some_and(|s| (0.0..=1.0).contains(&s)),
+                "--abort-error-rate {rate}: not a share (0.05 or 5%)"
+            );
+            annotations.push((pack::ABORT_ERROR_RATE_ANNOTATION, rate.trim().to_string()));
+        }
+        if let Some(last) = self.record {
+            annotations.push((pack::RECORD_ANNOTATION, last.to_string()));
+        }
+        Ok(annotations)
+    }
 }
 
 pub(super) async fn run(global: &Global, args: &Args) -> anyhow::Result<ExitCode> {
+    let annotations = args.annotations()?;
     let engine = engine(global)?;
     let bytes = read(&args.module)?;
     // Refuse to ship what would not load.
@@ -51,13 +126,18 @@ pub(super) async fn run(global: &Global, args: &Args) -> anyhow::Result<ExitCode
         Compress::Gzip => pack::Encoding::Gzip,
         Compress::None => pack::Encoding::None,
     };
-    let documents = pack::pack(
+    let mut documents = pack::pack(
         &bytes,
         &args.name,
         &args.namespace,
         encoding,
         args.part_size,
     )?;
+    for head in documents.iter_mut().filter(|d| pack::is_manifest(d)) {
+        for (key, value) in &annotations {
+            head["metadata"]["annotations"][*key] = serde_json::Value::String(value.clone());
+        }
+    }
     for document in documents {
         say(format_args!(
             "---\n{}",

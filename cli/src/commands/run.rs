@@ -308,7 +308,7 @@ fn default_identity() -> String {
 
 /// A kube client from a kubeconfig file and context, or the usual
 /// inference; its User-Agent names this replica.
-async fn kube_client(
+pub(super) async fn kube_client(
     kubeconfig: Option<&Path>,
     context: Option<String>,
     identity: &str,

@@ -159,6 +159,9 @@ mod shadow;
 #[path = "record/rollout.rs"]
 mod rollout;
 
+#[path = "record/durable.rs"]
+mod durable;
+
 /// Every write of the ConfigMaps in `shop` from now on, in order.
 fn config_map_writes(
     env: &Env,

@@ -204,7 +204,11 @@ impl HostBuilder {
     /// ready; one that fails is reported and skipped, never fatal),
     /// watches the module sources, and returns once every module given or
     /// found at start has been loaded or refused.
-    pub async fn start(self) -> Result<Host, HostError> {
+    pub async fn start(mut self) -> Result<Host, HostError> {
+        // The shadows the configuration names, checked before anything
+        // starts; those no other source provides are read here.
+        let shadows = super::shadows::configured_shadows(&self.config, &self.modules, &self.dirs)?;
+        self.modules.extend(shadows);
         let client = match self.client {
             Some(client) => client,
             None => kube::Client::try_default()
@@ -301,9 +305,18 @@ impl HostBuilder {
             }),
             None => None,
         };
+        // Which version serves is the rollout state's to say: known
+        // before any version loads.
+        let followed = super::rollouts::keep(&client, &shared, &rollouts, &namespace).await;
         let (watchers, events, configmaps_synced) =
             watch_sources(&self.dirs, self.configmaps, &shared);
         let mut loader = Loader::new(engine, self.config);
+        let states = followed.map(|(states, changes)| {
+            for (module, state) in states {
+                loader.state(&module, Some(state));
+            }
+            changes
+        });
         for (origin, bytes) in self.modules {
             loader.event(upsert(Origin::Given(origin), bytes));
         }
@@ -324,7 +337,7 @@ impl HostBuilder {
         let election = election.map(tokio::spawn);
         let (commands_tx, commands) = mpsc::unbounded_channel();
         rollouts.command_to(commands_tx);
-        let driver = tokio::spawn(drive(loader, events, commands, supervisor.clone()));
+        let driver = tokio::spawn(drive(loader, events, commands, states, supervisor.clone()));
         Ok(Host {
             supervisor,
             stats,

@@ -8,7 +8,9 @@ mod builder;
 mod crds;
 mod parts;
 mod report;
+mod rollouts;
 mod running;
+mod shadows;
 mod supervisor;
 mod tasks;
 
@@ -36,6 +38,10 @@ pub enum HostError {
     /// The webhook server could not start.
     #[error("cannot start the webhook server")]
     Webhooks(#[from] crate::webhook::WebhookServerError),
+    /// The operator configuration cannot be run as it is (a shadow file
+    /// that cannot be read, or that shadows two modules).
+    #[error("the operator configuration cannot be run: {0}")]
+    Configuration(String),
     /// The metrics and health endpoint could not listen.
     #[error("cannot serve metrics on {addr}")]
     Metrics {

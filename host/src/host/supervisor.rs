@@ -13,6 +13,7 @@ use crate::controller::{self, ControllerConfig, Shared, Start};
 use crate::dispatch::{Dispatch, DispatchStats, Dispatcher, NativeReconciler};
 use crate::loader::{Decision, Version};
 use crate::replay::{Recording, Recordings};
+use crate::rollout::resource::VersionRef;
 use crate::rollout::{Rollouts, ShadowVersion};
 use crate::runtime::Module;
 use crate::source::Origin;
@@ -141,13 +142,14 @@ impl Supervisor {
                         reload: true,
                         replaces: None,
                         record,
+                        promoted_by_source: false,
                     })
                     .await
                 });
             }
-            Decision::Unshadow { name, origin } => {
+            Decision::Unshadow { name, origin, why } => {
                 if self.rollouts.of(&name).end_shadow_from(&origin) {
-                    tracing::info!(%origin, module = %name, "shadow unloaded: its source is gone");
+                    tracing::info!(%origin, module = %name, "shadow unloaded: {why}");
                 }
             }
             Decision::Refuse {
@@ -177,7 +179,8 @@ impl Supervisor {
             canary_percent = canary,
             "shadow loaded: it reconciles beside the serving version, its writes dry runs"
         );
-        self.rollouts.of(&name).set_shadow(Some(ShadowVersion {
+        let rollout = self.rollouts.of(&name);
+        rollout.set_shadow(Some(ShadowVersion {
             module: Dispatcher::wasm(module.clone(), Arc::default()),
             version: module,
             origin: origin.to_string(),
@@ -191,6 +194,7 @@ impl Supervisor {
                 })
                 .unwrap_or_default(),
         }));
+        rollout.record();
     }
 
     fn slot(&self, name: &str) -> Slot {
@@ -210,13 +214,19 @@ impl Supervisor {
             reload,
             replaces,
             record: marked,
+            promoted_by_source,
         } = version;
         if let Some(previous) = replaces {
             self.unload(&previous, &origin).await;
         }
         let name = module.name().to_string();
-        // A promoted shadow serves now: it shadows no more.
-        self.rollouts.of(&name).end_shadow_from(&origin);
+        // A promoted shadow serves now (by its source: written to the state).
+        let rollout = self.rollouts.of(&name);
+        if promoted_by_source && rollout.shadow_from(&origin).is_some() {
+            let why = "its source marks it to serve (rekon.dev/rollout taken off)";
+            rollout.write_decision(crate::rollout::Command::Promote, "source", why.into());
+        }
+        rollout.end_shadow_from(&origin);
         let slot = self.slot(&name);
         let mut running = slot.lock().await;
         if let Some(client) = &self.install_crds {
@@ -302,6 +312,11 @@ impl Supervisor {
                 this.prune_parts(&origin, &digest).await;
             });
         }
+        rollout.served(VersionRef {
+            digest: module.digest().to_string(),
+            version: module.manifest().version.clone(),
+            source: origin.to_string(),
+        });
         *running = Some(Running {
             origin,
             module,

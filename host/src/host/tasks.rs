@@ -115,6 +115,10 @@ pub(super) async fn load_initial(
     for version in held {
         supervisor.install(version).await;
     }
+    // A shadow still waiting for its module to be served is said loudly.
+    for refused in loader.started() {
+        supervisor.decide(refused);
+    }
     events
 }
 
@@ -124,8 +128,12 @@ pub(super) async fn drive(
     mut loader: Loader,
     mut events: mpsc::UnboundedReceiver<SourceEvent>,
     mut commands: mpsc::UnboundedReceiver<(String, crate::rollout::Command)>,
+    states: Option<mpsc::UnboundedReceiver<crate::rollout::StateChange>>,
     supervisor: Supervisor,
 ) {
+    // Without rollouts kept in the cluster, no state ever changes.
+    let (_none, unkept) = mpsc::unbounded_channel();
+    let mut states = states.unwrap_or(unkept);
     // Until the host stops (aborting this), for the operator's commands;
     // the sources may stop before.
     let mut open = true;
@@ -133,6 +141,11 @@ pub(super) async fn drive(
         tokio::select! {
             Some((module, command)) = commands.recv() => {
                 if let Some(decision) = loader.command(&module, command) {
+                    supervisor.decide(decision);
+                }
+            }
+            Some((module, state)) = states.recv() => {
+                for decision in loader.state(&module, state) {
                     supervisor.decide(decision);
                 }
             }

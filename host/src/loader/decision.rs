@@ -38,6 +38,8 @@ pub(crate) enum Decision {
         name: String,
         /// Where the shadow came from.
         origin: Origin,
+        /// Why, for people: its source is gone, or it was aborted.
+        why: &'static str,
     },
     /// The module `name`, provided by `origin`, is gone.
     Unload {
@@ -73,4 +75,8 @@ pub(crate) struct Version {
     /// How many of its latest reconciles its source asks to record (the
     /// operator configuration's `record:` applies otherwise).
     pub record: Option<usize>,
+    /// It was the module's shadow and its source marks it to serve now
+    /// (the `rekon.dev/rollout` annotation taken off): a promotion, to be
+    /// written to the rollout state.
+    pub promoted_by_source: bool,
 }

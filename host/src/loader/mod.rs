@@ -7,14 +7,18 @@
 //! which origin provides each module name; the supervisor runs what it
 //! hands over.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use tokio::task::JoinSet;
 
 mod decision;
+mod shadows;
+mod state;
 
 pub(crate) use decision::{Decision, Version};
+pub(crate) use shadows::origin_is;
+use shadows::without_serving;
 
 use crate::config::HostConfig;
 use crate::runtime::{Engine, Module, digest};
@@ -36,6 +40,9 @@ struct OriginState {
     provides: Option<String>,
     /// The module this origin's version shadows.
     shadows: Option<String>,
+    /// Its newest bytes, compiled again when the rollout state makes the
+    /// version serve after all.
+    bytes: Option<Arc<Vec<u8>>>,
 }
 
 /// The result of one compile.
@@ -59,6 +66,17 @@ pub(crate) struct Loader {
     /// The compiles under way of versions that may shadow a module (marked
     /// so by their source, or named as a shadow by the configuration).
     shadows_compiling: HashSet<tokio::task::Id>,
+    /// Shadows of modules no source serves yet, by module name: a shadow
+    /// never serves; each shadows once its module is served.
+    waiting: BTreeMap<String, Decision>,
+    /// Decisions made and not yet handed over (a waiting shadow whose
+    /// module now serves).
+    ready: VecDeque<Decision>,
+    /// The start's load is over: a shadow without its serving version is
+    /// refused at once, not waited for quietly.
+    started: bool,
+    /// Each module's rollout state in the cluster, when it has one.
+    states: BTreeMap<String, crate::rollout::resource::RolloutStatus>,
 }
 
 impl Loader {
@@ -70,12 +88,25 @@ impl Loader {
             names: HashMap::new(),
             compiling: JoinSet::new(),
             shadows_compiling: HashSet::new(),
+            waiting: BTreeMap::new(),
+            ready: VecDeque::new(),
+            started: false,
+            states: BTreeMap::new(),
         }
     }
 
-    /// Whether compiles are under way.
+    /// Whether compiles are under way (or decisions wait to be handed
+    /// over by [`Loader::next_compiled`]).
     pub fn is_compiling(&self) -> bool {
-        !self.compiling.is_empty()
+        !self.compiling.is_empty() || !self.ready.is_empty()
+    }
+
+    /// Ends the start's load: each shadow still waiting for a serving
+    /// version of its module is refused loudly (it keeps waiting, and
+    /// shadows once its module is served).
+    pub fn started(&mut self) -> Vec<Decision> {
+        self.started = true;
+        self.waiting.values().map(without_serving).collect()
     }
 
     /// Whether a version that may shadow a module is still compiling: a
@@ -88,13 +119,7 @@ impl Loader {
     /// Whether the version from `origin` is to shadow a module, as far as
     /// is known before it compiles.
     fn may_shadow(&self, origin: &Origin, rollout: Rollout) -> bool {
-        matches!(rollout, Rollout::Shadow { .. })
-            || self
-                .config
-                .modules
-                .values()
-                .filter_map(|m| m.shadow.as_deref())
-                .any(|path| origin_is(origin, path))
+        matches!(rollout, Rollout::Shadow { .. }) || self.configured_shadow(origin).is_some()
     }
 
     /// Takes one source event: starts a compile (returning nothing yet),
@@ -116,6 +141,7 @@ impl Loader {
                     return None;
                 }
                 state.digest = Some(digest);
+                state.bytes = Some(bytes.clone());
                 state.rollout = rollout;
                 state.marks = marks.clone();
                 state.generation += 1;
@@ -141,9 +167,17 @@ impl Loader {
                 None
             }
             SourceEvent::Remove { origin } => {
+                self.waiting.retain(|_, waiting| match waiting {
+                    Decision::Shadow { version, .. } => version.origin != origin,
+                    _ => true,
+                });
                 let state = self.origins.remove(&origin)?;
                 if let Some(name) = state.shadows {
-                    return Some(Decision::Unshadow { name, origin });
+                    return Some(Decision::Unshadow {
+                        name,
+                        origin,
+                        why: "its source is gone",
+                    });
                 }
                 let name = state.provides?;
                 self.names.remove(&name);
@@ -185,6 +219,7 @@ impl Loader {
                 Some(Decision::Unshadow {
                     name: name.to_string(),
                     origin,
+                    why: "aborted",
                 })
             }
             crate::rollout::Command::Promote => {
@@ -216,6 +251,9 @@ impl Loader {
     /// A compile superseded by a newer event of its origin decides nothing
     /// and is skipped.
     pub async fn next_compiled(&mut self) -> Option<Decision> {
+        if let Some(decision) = self.ready.pop_front() {
+            return Some(decision);
+        }
         loop {
             let joined = self.compiling.join_next_with_id().await?;
             let id = match &joined {
@@ -264,22 +302,43 @@ impl Loader {
         };
         let name = module.name().to_string();
         let settings = self.config.modules.get(&name);
+        // Named as a shadow by the configuration, a version is one,
+        // whatever else names it; and only of the module named.
+        if let Some(named) = self.configured_shadow(&origin)
+            && named != name
+        {
+            let message = format!(
+                "the configuration names this file as the shadow of module {named:?} (modules.{named}.shadow), but it is module {name:?}: a shadow never serves"
+            );
+            return Some(refuse("shadow_of_another_module", message));
+        }
         let canary = match rollout {
             Rollout::Shadow { canary } => Some(canary),
-            Rollout::Serve => settings
-                .and_then(|m| m.shadow.as_deref())
-                .is_some_and(|path| origin_is(&origin, path))
+            Rollout::Serve => self
+                .configured_shadow(&origin)
+                .is_some()
                 .then(|| settings.and_then(|m| m.canary).unwrap_or(0).min(100)),
         };
-        let shadow = canary.is_some();
+        // What the rollout state in the cluster says of this version: the
+        // version it says serves does, even marked shadow (it was promoted).
+        let said = self.said(&name, module.digest(), &origin, canary.is_some());
+        let serves = match said {
+            state::Said::Skip(decision) => return decision,
+            state::Said::Serves => true,
+            state::Said::Go => false,
+        };
+        let take_over = serves && self.names.get(&name).is_some_and(|o| *o != origin);
+        let shadow = canary.is_some() && !serves;
         if shadow && serving.is_some() {
             let message = format!(
                 "a version that serves cannot turn into a shadow: run the shadow of module {name:?} from another source"
             );
             return Some(refuse("serving_as_shadow", message));
         }
-        // A shadow marked to serve now: promoted.
-        let promoted = !shadow && state.shadows.as_deref() == Some(name.as_str());
+        let state = self.origins.get_mut(&origin)?;
+        // A shadow marked to serve now, or the version the state says
+        // serves: promoted.
+        let promoted = (!shadow && state.shadows.as_deref() == Some(name.as_str())) || take_over;
         if let Some(owner) = self
             .names
             .get(&name)
@@ -317,17 +376,29 @@ impl Loader {
                     state.shadows = None;
                 }
             }
-            return Some(Decision::Shadow {
+            let decision = Decision::Shadow {
                 version: Version {
                     origin,
                     module,
                     reload,
                     replaces: None,
                     record: marks.record,
+                    promoted_by_source: false,
                 },
                 canary: canary.unwrap_or(0),
                 policy: marks.policy,
-            });
+            };
+            if self.names.contains_key(&name) {
+                return Some(decision);
+            }
+            // No source serves the module (yet): the shadow waits for one.
+            let refused = self.started.then(|| without_serving(&decision));
+            self.waiting.insert(name, decision);
+            return refused;
+        }
+        if let Some(waiting) = self.waiting.remove(&name) {
+            // The module serves now: its waiting shadow follows it.
+            self.ready.push_back(waiting);
         }
         if promoted {
             self.promote(&name, &origin);
@@ -337,6 +408,7 @@ impl Loader {
                 reload: true,
                 replaces: None,
                 record: marks.record,
+                promoted_by_source: !take_over,
             }));
         }
         let reload = serving.as_deref() == Some(name.as_str());
@@ -353,6 +425,7 @@ impl Loader {
             reload,
             replaces,
             record: marks.record,
+            promoted_by_source: false,
         }))
     }
 }
@@ -376,19 +449,6 @@ pub(crate) fn upsert(origin: Origin, bytes: Vec<u8>) -> SourceEvent {
         bytes: Arc::new(bytes),
         rollout: Rollout::Serve,
         marks: Marks::default(),
-    }
-}
-
-/// Whether `origin` is the module file `path` names (as given to the host,
-/// or in a watched directory).
-fn origin_is(origin: &Origin, path: &str) -> bool {
-    match origin {
-        Origin::Given(given) => given == path,
-        Origin::File(file) => {
-            file == std::path::Path::new(path)
-                || std::fs::canonicalize(path).is_ok_and(|p| p == *file)
-        }
-        Origin::ConfigMap { .. } => false,
     }
 }
 

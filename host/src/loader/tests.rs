@@ -180,7 +180,7 @@ async fn a_version_marked_shadow_shadows_instead_of_taking_the_name() {
     match loader.event(SourceEvent::Remove {
         origin: marked.clone(),
     }) {
-        Some(Decision::Unshadow { name, origin }) => {
+        Some(Decision::Unshadow { name, origin, .. }) => {
             assert_eq!((name.as_str(), origin), (misbehave::NAME, marked));
         }
         other => panic!("expected the shadow to go, got {other:?}"),
@@ -357,4 +357,79 @@ async fn shadows_still_compiling_are_known_before_they_finish() {
     assert!(loader.is_compiling_shadows(), "a version its source marks");
     decided(&mut loader).await;
     assert!(!loader.is_compiling_shadows());
+}
+
+/// A shadow never serves: one whose module no source serves waits (said
+/// loudly once the start's load is over, at once after), and shadows as
+/// soon as a version of its module serves; a file the configuration names
+/// as a shadow is one however it is spelled, and of the module named only.
+#[tokio::test]
+async fn a_shadow_without_its_serving_version_waits_and_never_serves() {
+    let marked = Origin::ConfigMap {
+        namespace: "rekon".into(),
+        name: "next".into(),
+    };
+    let shadow_event = |origin: &Origin| SourceEvent::Upsert {
+        origin: origin.clone(),
+        bytes: Arc::new(another_version(misbehave(), b'n')),
+        rollout: Rollout::Shadow { canary: 50 },
+        marks: Marks::default(),
+    };
+    let mut loader = Loader::new(engine(), HostConfig::default());
+    loader.event(shadow_event(&marked));
+    // It compiles, and nothing is decided: no install, no shadow.
+    assert!(
+        loader.next_compiled().await.is_none(),
+        "a shadow alone waits"
+    );
+    // The start's load ends: the waiting shadow is refused loudly.
+    match loader.started().as_slice() {
+        [Decision::Refuse { reason, origin, .. }] => {
+            assert_eq!((*reason, origin), ("shadow_without_serving", &marked));
+        }
+        other => panic!("expected one refusal, got {other:?}"),
+    }
+    // Its module is served: the serving version installs, the shadow follows.
+    loader.event(upsert(file("a.wasm"), misbehave()));
+    let serving = installed(decided(&mut loader).await);
+    assert_eq!(serving.origin, file("a.wasm"));
+    match decided(&mut loader).await {
+        Decision::Shadow {
+            version, canary, ..
+        } => assert_eq!((version.origin, canary), (marked.clone(), 50)),
+        other => panic!("expected the waiting shadow, got {other:?}"),
+    }
+
+    // Named in the configuration, spelled another way on the command line:
+    // still a shadow, never the serving version.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v2.wasm");
+    std::fs::write(&path, b"").unwrap();
+    let config: HostConfig = serde_yaml_ng::from_str(&format!(
+        "modules:\n  {}:\n    shadow: {}\n",
+        misbehave::NAME,
+        path.display()
+    ))
+    .unwrap();
+    let spelled = format!("{}/./v2.wasm", dir.path().display());
+    let mut loader = Loader::new(engine(), config);
+    loader.started();
+    loader.event(upsert(Origin::Given(spelled.clone()), misbehave()));
+    match decided(&mut loader).await {
+        Decision::Refuse { reason, .. } => assert_eq!(reason, "shadow_without_serving"),
+        other => panic!("a shadow alone is refused at once after the start, got {other:?}"),
+    }
+
+    // Named as the shadow of another module: refused, never served.
+    let config: HostConfig = serde_yaml_ng::from_str(&format!(
+        "modules:\n  website:\n    shadow: {}\n",
+        path.display()
+    ))
+    .unwrap();
+    let mut loader = Loader::new(engine(), config);
+    loader.event(upsert(Origin::Given(spelled), misbehave()));
+    match decided(&mut loader).await {
+        Decision::Refuse { reason, .. } => assert_eq!(reason, "shadow_of_another_module"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
 }

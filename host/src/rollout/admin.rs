@@ -90,7 +90,7 @@ impl Admin {
                 StatusCode::NOT_FOUND,
                 "text/plain",
                 format!(
-                    "module {module:?} has no shadow (mark a version `rekon.dev/rollout: shadow`, or name one in `shadow:` of the operator configuration)\n"
+                    "no module {module:?} runs on this host (its modules are named by their manifests)\n"
                 ),
             ),
         }

@@ -23,7 +23,11 @@
 //! `ShadowDiffers` Event per object the first time the versions differ.
 
 mod admin;
+pub mod api;
+mod durable;
+mod follow;
 mod policy;
+pub mod resource;
 mod state;
 mod status;
 
@@ -34,6 +38,9 @@ use tokio::sync::mpsc;
 
 pub use crate::dispatch::{Compared, SHADOW_BACKLOG, in_canary};
 pub use admin::Admin;
+pub use api::RolloutApi;
+pub(crate) use durable::Keeper;
+pub(crate) use follow::{StateChange, follow};
 pub use state::Rollout;
 pub(crate) use state::ShadowVersion;
 
@@ -55,6 +62,8 @@ type Commands = Arc<Mutex<Option<mpsc::UnboundedSender<(String, Command)>>>>;
 pub struct Rollouts {
     map: Mutex<BTreeMap<String, Arc<Rollout>>>,
     commands: Commands,
+    /// Where the rollouts are kept in the cluster, once they are.
+    keeper: Keeper,
 }
 
 impl std::fmt::Debug for Rollouts {
@@ -70,8 +79,24 @@ impl Rollouts {
             .lock()
             .expect("rollouts lock")
             .entry(module.to_string())
-            .or_insert_with(|| Arc::new(Rollout::new(module, self.commands.clone())))
+            .or_insert_with(|| {
+                Arc::new(Rollout::new(
+                    module,
+                    self.commands.clone(),
+                    self.keeper.clone(),
+                ))
+            })
             .clone()
+    }
+
+    /// Every module's rollout.
+    pub(crate) fn all(&self) -> Vec<Arc<Rollout>> {
+        self.map
+            .lock()
+            .expect("rollouts lock")
+            .values()
+            .cloned()
+            .collect()
     }
 
     /// The rollout of `module`, if it ever had a shadow.
@@ -88,7 +113,7 @@ impl Rollouts {
     pub fn command(&self, module: &str, command: Command) -> Result<(), String> {
         match self.get(module) {
             Some(rollout) => rollout.command(command),
-            None => Err(format!("module {module:?} has no shadow")),
+            None => Err(format!("no module {module:?} runs on this host")),
         }
     }
 }

@@ -53,13 +53,47 @@ impl Rollout {
     }
 }
 
+impl Rollout {
+    /// Why the policy decided `command`, for people (kept with the
+    /// decision).
+    pub(crate) fn reason_of(
+        &self,
+        command: Command,
+        compared: &Compared,
+        policy: &PolicyConfig,
+    ) -> String {
+        let tally = self.tally.lock().expect("rollout lock");
+        match command {
+            Command::Promote => format!(
+                "{} shadowed reconciles in a row agreed with the serving version (promoteAfter: {})",
+                tally.agreeing_in_a_row,
+                policy.promote_after.unwrap_or_default()
+            ),
+            Command::Abort if policy.abort_on_difference && !compared.agrees() => format!(
+                "the versions differed on a {} request (abortOnDifference)",
+                compared.reason
+            ),
+            Command::Abort => format!(
+                "{} of {} shadowed reconciles failed (abortErrorRate: {})",
+                tally.errors,
+                tally.shadowed,
+                policy.abort_error_rate.unwrap_or_default()
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
 
     /// A rollout of module `app` that sends its commands nowhere.
     pub(crate) fn new_rollout() -> Rollout {
-        Rollout::new("app", super::super::Commands::default())
+        Rollout::new(
+            "app",
+            super::super::Commands::default(),
+            super::super::Keeper::default(),
+        )
     }
 
     /// A comparison that agrees, and one that differs.

@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
+use super::durable::Keeper;
 use super::policy::Tally;
+use super::resource::VersionRef;
 use super::{Command, Commands};
 use crate::config::PolicyConfig;
 use crate::dispatch::{Compared, Dispatcher, Shadow, ShadowQueue, Shadowing};
@@ -31,7 +33,11 @@ pub(crate) struct ShadowVersion {
 
 /// One module's rollout: its shadow, if any, and what the shadow did.
 pub struct Rollout {
-    module: String,
+    pub(super) module: String,
+    /// The serving version, as the state in the cluster names it.
+    pub(super) serving_ref: Mutex<Option<VersionRef>>,
+    /// Where the rollout is kept in the cluster, once it is.
+    pub(super) keeper: Keeper,
     /// The serving version, as `1.0.0 (digest)`, while one runs.
     serving: Mutex<Option<String>>,
     shadow: Mutex<Option<ShadowVersion>>,
@@ -57,9 +63,11 @@ impl std::fmt::Debug for Rollout {
 
 impl Rollout {
     /// The rollout of `module`, its commands sent to `commands`.
-    pub(super) fn new(module: &str, commands: Commands) -> Rollout {
+    pub(super) fn new(module: &str, commands: Commands, keeper: Keeper) -> Rollout {
         Rollout {
             module: module.to_string(),
+            serving_ref: Mutex::new(None),
+            keeper,
             serving: Mutex::new(None),
             shadow: Mutex::new(None),
             arrivals: watch::Sender::new(0),
@@ -93,11 +101,12 @@ impl Rollout {
 
     /// Ends the shadow if it runs from `origin`; whether it did.
     pub(crate) fn end_shadow_from(&self, origin: &Origin) -> bool {
-        let from = self.shadow_from(origin).is_some();
-        if from {
-            self.set_shadow(None);
-        }
-        from
+        let Some(shadow) = self.shadow_from(origin) else {
+            return false;
+        };
+        self.set_shadow(None);
+        self.record_ended(shadow.version.digest().to_string());
+        true
     }
 
     /// Runs `shadow` (replacing the one running: what it compared is
@@ -134,10 +143,29 @@ impl Rollout {
             .collect()
     }
 
-    /// Asks `command` of this rollout; why not, when it cannot be.
+    /// Asks `command` of this rollout, by the operator; why not, when it
+    /// cannot be.
     pub fn command(&self, command: Command) -> Result<(), String> {
+        self.decide(command, "operator", "asked by the operator".to_string())
+    }
+
+    /// Carries out `command`, `by` whom and why: written to the state in
+    /// the cluster when the rollout is kept there (every replica follows
+    /// it), else handed to this host's loader.
+    pub(crate) fn decide(
+        &self,
+        command: Command,
+        by: &'static str,
+        reason: String,
+    ) -> Result<(), String> {
         if self.shadow_version().is_none() {
-            return Err(format!("module {:?} has no shadow", self.module));
+            return Err(format!(
+                "module {:?} has no shadow (mark a version `rekon.dev/rollout: shadow`, `rekon pack --rollout shadow`, or name one in `shadow:` of the operator configuration)",
+                self.module
+            ));
+        }
+        if self.write_decision(command, by, reason) {
+            return Ok(());
         }
         let commands = self.commands.lock().expect("rollouts lock");
         let sent = commands
@@ -148,6 +176,37 @@ impl Rollout {
         } else {
             Err("the host is not taking commands (starting or stopping)".into())
         }
+    }
+}
+
+impl Rollout {
+    /// Writes `command`, `by` whom and why, to the state in the cluster
+    /// (in the background, saying how it went); whether the rollout is
+    /// kept there.
+    pub(crate) fn write_decision(
+        &self,
+        command: Command,
+        by: &'static str,
+        reason: String,
+    ) -> bool {
+        let Some(written) = self.decide_durably(command, by, reason) else {
+            return false;
+        };
+        let module = self.module.clone();
+        tokio::spawn(async move {
+            match written.await {
+                Ok(Ok(())) => {
+                    tracing::info!(module = %module, ?command, by, "rollout decision written")
+                }
+                Ok(Err(error)) => {
+                    tracing::warn!(module = %module, ?command, by, error = %error, "the rollout decision was not written")
+                }
+                Err(error) => {
+                    tracing::warn!(module = %module, error = %error, "the rollout decision's write failed")
+                }
+            }
+        });
+        true
     }
 }
 
@@ -173,7 +232,8 @@ impl Shadowing for Rollout {
         {
             let module = &self.module;
             tracing::info!(module = %module, ?command, "the rollout policy decides");
-            if let Err(why) = self.command(command) {
+            let reason = self.reason_of(command, &compared, &shadow.policy);
+            if let Err(why) = self.decide(command, "policy", reason) {
                 tracing::warn!(module = %module, ?command, error = %why, "the rollout policy's decision was not carried out");
             }
         }

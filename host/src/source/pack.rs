@@ -19,6 +19,13 @@ use std::io::{Read as _, Write as _};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
+/// How the manifest says its version runs (rollout, canary, policy,
+/// recording): see each annotation.
+pub use super::{
+    ABORT_ERROR_RATE_ANNOTATION, ABORT_ON_DIFFERENCE_ANNOTATION, CANARY_ANNOTATION,
+    PROMOTE_AFTER_ANNOTATION, RECORD_ANNOTATION, ROLLOUT_ANNOTATION,
+};
+
 /// The label every module ConfigMap (manifest or part) carries.
 pub const MODULE_LABEL: &str = "rekon.dev/module";
 /// The digest of the uncompressed component: `sha256:<hex>`.

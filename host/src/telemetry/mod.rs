@@ -7,6 +7,8 @@
 //! bounded (module, kind, result, verb).
 
 mod activity;
+mod help;
+use help::register;
 mod serve;
 
 pub use activity::activity;
@@ -144,78 +146,6 @@ impl std::fmt::Debug for Metrics {
 fn seconds_histogram() -> Histogram {
     // 100 µs to ~100 s.
     Histogram::new(exponential_buckets(0.0001, 4.0, 11))
-}
-
-/// Every metric's name (after the `rekon_` prefix) and help text.
-const HELP: [(&str, &str); 15] = [
-    (
-        "reconciles",
-        "Reconciles by module and result (done, requeue, error, panic, timeout, out_of_memory, stack_overflow, trap)",
-    ),
-    (
-        "reconcile_duration_seconds",
-        "Wall time of one reconcile, instantiation and host calls included",
-    ),
-    (
-        "queue_depth",
-        "Objects waiting in a module's queue, by priority (high: changes users cause; normal: requeues and retries; low: initial list, resyncs, reloads)",
-    ),
-    (
-        "queue_wait_seconds",
-        "Time from an object becoming due to its reconcile starting",
-    ),
-    ("retries", "Failed reconciles scheduled for a retry"),
-    (
-        "guest_failures",
-        "Guest traps, panics, timeouts, out-of-memory and stack overflows by kind",
-    ),
-    (
-        "host_calls",
-        "Host calls made by guests, by verb and result (ok, or the error reason)",
-    ),
-    (
-        "module_info",
-        "Loaded module versions (value 1), with their digest",
-    ),
-    ("module_load_failures", "Modules refused at load, by reason"),
-    (
-        "leader",
-        "1 when this replica leads (or runs without election; in scale-out mode, holds at least one module Lease), else 0",
-    ),
-    (
-        "module_leader",
-        "1 while a module reconciles on this replica (it leads, holds the module's Lease in scale-out mode, or runs without election), else 0",
-    ),
-    (
-        "informer_objects",
-        "Objects in each shared informer's cache",
-    ),
-    (
-        "events",
-        "Events recorded by modules and the host, by result (created, aggregated into a series, dropped_refused, dropped_rate_limited, dropped_queue_full, dropped_failed, dropped_not_leading)",
-    ),
-    (
-        "admission_requests",
-        "Admission and conversion reviews by module, webhook (`convert` for conversions) and result (allowed, denied, patched, converted, bad_request, or the guest's failure: error, panic, timeout, out_of_memory, stack_overflow, trap, instantiate)",
-    ),
-    (
-        "admission_duration_seconds",
-        "Wall time of one review in the host, instantiation and reads included",
-    ),
-];
-
-/// Registers `metric` under `name`, with its help from [`HELP`], and
-/// returns it.
-fn register<M>(registry: &mut Registry, name: &str, metric: M) -> M
-where
-    M: prometheus_client::registry::Metric + Clone,
-{
-    let help = HELP
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map_or("", |(_, help)| help);
-    registry.register(name, help, metric.clone());
-    metric
 }
 
 impl Default for Metrics {
@@ -422,3 +352,6 @@ const RESULTS: [&str; 9] = [
     "trap",
     "instantiate",
 ];
+
+#[cfg(test)]
+mod tests;

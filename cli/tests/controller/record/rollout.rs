@@ -83,6 +83,14 @@ async fn a_promoted_shadow_serves_and_no_object_is_lost() {
         rekon(&["rollout", "promote", "misbehave", "--addr", &addr].map(std::ffi::OsStr::new));
     assert_ne!(code, Some(0), "{out}");
     assert!(out.contains("has no shadow"), "{out}");
+    // A module no host runs is named as such, not as one without a shadow.
+    let (out, code) =
+        rekon(&["rollout", "status", "nosuch", "--addr", &addr].map(std::ffi::OsStr::new));
+    assert_ne!(code, Some(0), "{out}");
+    assert!(
+        out.contains("no module \"nosuch\" runs on this host"),
+        "{out}"
+    );
 }
 
 /// `rekon rollout abort` drops the shadow while objects keep arriving: the

@@ -1,0 +1,163 @@
+//! Rollouts kept in the cluster: a promotion or an abort is written to the
+//! module's `Rollout`, and a host started again follows it from its first
+//! reconcile — the promoted version serves, the old one never reconciles
+//! again; the aborted version is refused, not brought back as a canary.
+
+use serde_json::{Value, json};
+
+use super::{config_map_writes, configmaps_arriving, rekon, run_with_shadow_settings};
+use crate::support::{self, Env, configmap, namespace};
+
+/// The module's `Rollout` (the host's namespace is `default` here).
+fn rollout(env: &Env) -> Option<Value> {
+    // Served once a host has applied its CRD.
+    let store = env.store();
+    let resource = store.resource_for_kind("rekon.dev", "v1alpha1", "Rollout")?;
+    store.get(&resource, Some("default"), "misbehave").ok()
+}
+
+/// `rekon rollout ARGS... misbehave` against the test's cluster.
+fn rollout_command(env: &Env, command: &str) -> (String, Option<i32>) {
+    let kubeconfig = env.kubeconfig.to_str().unwrap();
+    let args = [
+        "rollout",
+        command,
+        "misbehave",
+        "--kubeconfig",
+        kubeconfig,
+        "-n",
+        "default",
+    ];
+    rekon(&args.map(std::ffi::OsStr::new))
+}
+
+/// Whether every object `c{i}` of `numbers` was last written by `mark`.
+fn all_behaved(env: &Env, numbers: std::ops::Range<usize>, mark: &str) -> Option<()> {
+    numbers
+        .map(|i| env.get("", "v1", "ConfigMap", Some("shop"), &format!("c{i}")))
+        .all(|c| c.is_some_and(|c| c["data"]["behaved-by"] == mark))
+        .then_some(())
+}
+
+/// Stops host `index` (SIGTERM) and waits until it has exited.
+fn stop(env: &mut Env, index: usize) {
+    env.signal(index, "TERM");
+    env.hosts[index].wait().expect("the host exits");
+}
+
+/// Starts misbehave (build A) with build B as its shadow, with `settings`,
+/// and waits until the Rollout names both.
+async fn start(env: &mut Env, shadow: &[u8], settings: &str) {
+    run_with_shadow_settings(env, shadow.to_vec(), settings);
+    env.wait(
+        "the serving version and its candidate in the Rollout",
+        || {
+            rollout(env).filter(|r| {
+                r["status"]["serving"]["digest"].is_string()
+                    && r["status"]["candidate"]["digest"].is_string()
+            })
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_promotion_survives_a_restart() {
+    let mut env = Env::new().await;
+    env.apply(namespace("shop"));
+    for i in 0..3 {
+        env.apply(configmap("shop", &format!("c{i}"), json!({}), json!({})));
+    }
+    let shadow = support::misbehave_with(misbehave::BUILD_MARK, "misbehave-build-B");
+    start(&mut env, &shadow, "").await;
+    env.wait("the serving version's reconciles", || {
+        all_behaved(&env, 0..3, "misbehave-build-A")
+    })
+    .await;
+    let before = rollout(&env).unwrap()["status"].clone();
+    let (out, code) = rollout_command(&env, "promote");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("module misbehave: Serving"), "{out}");
+    env.wait_long("every object reconciled by the promoted version", || {
+        all_behaved(&env, 0..3, "misbehave-build-B")
+    })
+    .await;
+    let status = rollout(&env).unwrap()["status"].clone();
+    assert_eq!(status["serving"]["digest"], before["candidate"]["digest"]);
+    assert_eq!(status["retired"][0]["digest"], before["serving"]["digest"]);
+    assert_eq!(status["lastDecision"]["action"], "Promote");
+    assert_eq!(status["lastDecision"]["by"], "operator");
+
+    // Started again with the same files and configuration: the promoted
+    // version serves from the first reconcile; the old one never writes.
+    stop(&mut env, 0);
+    let (_watch, writes) = config_map_writes(&env);
+    run_with_shadow_settings(&mut env, shadow.clone(), "");
+    configmaps_arriving(&env, "c", 3..6).await.unwrap();
+    env.wait_long("the new objects reconciled by the promoted version", || {
+        all_behaved(&env, 0..6, "misbehave-build-B")
+    })
+    .await;
+    env.settled().await;
+    let marks: Vec<String> = writes
+        .try_iter()
+        .filter_map(|e| e.object["data"]["behaved-by"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        marks.iter().all(|m| m == "misbehave-build-B"),
+        "the retired version wrote after the restart: {marks:?}"
+    );
+    let (out, code) = rollout_command(&env, "status");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("retired "), "{out}");
+    assert!(out.contains("last decision: Promote"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abort_survives_a_restart() {
+    let mut env = Env::new().await;
+    env.apply(namespace("shop"));
+    let shadow = support::misbehave_with(misbehave::BUILD_MARK, "misbehave-build-B");
+    // Half the objects served live by the candidate.
+    start(&mut env, &shadow, "    canary: 50\n").await;
+    let (out, code) = rollout_command(&env, "abort");
+    assert_eq!(code, Some(0), "{out}");
+    env.wait("the candidate dropped", || {
+        env.log_of(0)
+            .contains("shadow unloaded: aborted")
+            .then_some(())
+    })
+    .await;
+    let status = rollout(&env).unwrap()["status"].clone();
+    assert_eq!(status["lastDecision"]["action"], "Abort");
+    assert!(status["candidate"].is_null(), "{status}");
+    let aborted = status["aborted"][0]["digest"].clone();
+    assert!(aborted.is_string(), "{status}");
+
+    // Started again: the aborted version is refused, not a canary again;
+    // every object is the serving version's.
+    stop(&mut env, 0);
+    let (_watch, writes) = config_map_writes(&env);
+    let host = env.hosts.len();
+    run_with_shadow_settings(&mut env, shadow.clone(), "    canary: 50\n");
+    configmaps_arriving(&env, "c", 0..10).await.unwrap();
+    env.wait_long("every object reconciled by the serving version", || {
+        all_behaved(&env, 0..10, "misbehave-build-A")
+    })
+    .await;
+    env.settled().await;
+    let marks: Vec<String> = writes
+        .try_iter()
+        .filter_map(|e| e.object["data"]["behaved-by"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        marks.iter().all(|m| m == "misbehave-build-A"),
+        "the aborted version served after the restart: {marks:?}"
+    );
+    let log = env.log_of(host);
+    assert!(log.contains("was aborted"), "{log}");
+    assert_eq!(
+        rollout(&env).unwrap()["status"]["aborted"][0]["digest"],
+        aborted
+    );
+}

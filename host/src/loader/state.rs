@@ -1,0 +1,166 @@
+//! The rollout state in the cluster, as the loader follows it: which
+//! version of a module serves is what its `Rollout` says
+//! ([`crate::rollout::resource`]), never the order versions load in. A
+//! version the state retired or aborted does not come back; a version the
+//! state names serves, taking over from another source; a promotion or an
+//! abort written by any replica (or the operator) is carried out here.
+
+use super::{Compiled, Decision, Loader};
+use crate::rollout::Command;
+use crate::rollout::resource::{RolloutStatus, short};
+use crate::source::Origin;
+
+/// What a module's state says of a compiled version.
+pub(super) enum Said {
+    /// Nothing against it: decided as without a state.
+    Go,
+    /// It is the version the state says serves: it takes the module over
+    /// from whichever source provides it now.
+    Serves,
+    /// It does not run: skipped (quietly, or with this refusal).
+    Skip(Option<Decision>),
+}
+
+impl Loader {
+    /// What the state of module `name` says of the version `digest` from
+    /// `origin` (marked `shadow` or not).
+    pub(super) fn said(&self, name: &str, digest: &str, origin: &Origin, shadow: bool) -> Said {
+        let Some(state) = self.states.get(name) else {
+            return Said::Go;
+        };
+        let serving = state.serving.as_ref();
+        let source = origin.to_string();
+        if serving.is_some_and(|s| s.digest == digest) {
+            return Said::Serves;
+        }
+        if state.is_aborted(digest) {
+            let why = state
+                .last_decision
+                .as_ref()
+                .filter(|d| d.version.digest == digest)
+                .map(|d| format!(" ({} by {}: {})", "aborted", d.by, d.reason))
+                .unwrap_or_default();
+            return Said::Skip(Some(Decision::Refuse {
+                origin: origin.clone(),
+                reason: "aborted",
+                message: format!(
+                    "version {} of module {name:?} was aborted{why}: it is not tried again until its bytes change",
+                    short(digest)
+                ),
+                serving: self.names.contains_key(name).then(|| name.to_string()),
+            }));
+        }
+        if shadow {
+            return Said::Go;
+        }
+        if serving.is_some_and(|s| s.source == source) {
+            // A new version at the serving source: an upgrade in place.
+            return Said::Serves;
+        }
+        if state.is_retired(digest) {
+            tracing::info!(%origin, module = %name, digest = short(digest), "a retired version: it served before and does not serve again unless promoted");
+            return Said::Skip(None);
+        }
+        // The state names another version, which a source holds: this one
+        // does not serve.
+        if let Some(serving) = serving
+            && self.origins.iter().any(|(other, known)| {
+                other != origin
+                    && (known.digest.as_deref() == Some(serving.digest.as_str())
+                        || other.to_string() == serving.source)
+            })
+        {
+            return Said::Skip(Some(Decision::Refuse {
+                origin: origin.clone(),
+                reason: "not_serving",
+                message: format!(
+                    "module {name:?}'s Rollout says version {} ({}) from {} serves: this version does not (mark it shadow to try it, then promote it)",
+                    serving.version,
+                    short(&serving.digest),
+                    serving.source
+                ),
+                serving: self.names.contains_key(name).then(|| name.to_string()),
+            }));
+        }
+        Said::Go
+    }
+
+    /// Follows the state of module `name` (`None`: its `Rollout` is gone):
+    /// a promotion or an abort of its shadow is carried out; a serving
+    /// version the state names that another source holds is compiled
+    /// again, to take over.
+    pub fn state(&mut self, name: &str, state: Option<RolloutStatus>) -> Vec<Decision> {
+        let Some(state) = state else {
+            self.states.remove(name);
+            return Vec::new();
+        };
+        let mut decisions = Vec::new();
+        let shadow = self
+            .origins
+            .values()
+            .find(|known| known.shadows.as_deref() == Some(name))
+            .and_then(|known| known.digest.clone());
+        let serving = state.serving.as_ref().map(|s| s.digest.clone());
+        self.states.insert(name.to_string(), state.clone());
+        if let Some(digest) = shadow {
+            let command = if serving.as_deref() == Some(digest.as_str()) {
+                Some(Command::Promote)
+            } else if state.is_aborted(&digest) {
+                Some(Command::Abort)
+            } else {
+                None
+            };
+            if let Some(decision) = command.and_then(|c| self.command(name, c)) {
+                decisions.push(decision);
+            }
+        }
+        let Some(serving) = serving else {
+            return decisions;
+        };
+        let running = self
+            .names
+            .get(name)
+            .and_then(|origin| self.origins.get(origin))
+            .and_then(|known| known.digest.clone());
+        if running.as_deref() == Some(serving.as_str()) {
+            return decisions;
+        }
+        // Another source holds the version the state says serves.
+        let holder = self
+            .origins
+            .iter()
+            .find(|(_, known)| {
+                known.digest.as_deref() == Some(serving.as_str()) && known.shadows.is_none()
+            })
+            .map(|(origin, _)| origin.clone());
+        if let Some(origin) = holder {
+            self.compile_again(&origin);
+        }
+        decisions
+    }
+
+    /// Compiles the bytes `origin` holds again (the compile cache makes it
+    /// cheap), to be decided anew.
+    fn compile_again(&mut self, origin: &Origin) {
+        let Some(known) = self.origins.get_mut(origin) else {
+            return;
+        };
+        let Some(bytes) = known.bytes.clone() else {
+            return;
+        };
+        known.generation += 1;
+        let (generation, rollout, marks) = (known.generation, known.rollout, known.marks.clone());
+        let engine = self.engine.clone();
+        let origin = origin.clone();
+        self.compiling.spawn(async move {
+            let loaded = crate::runtime::Module::load(&engine, &bytes).await;
+            Compiled {
+                origin,
+                rollout,
+                marks,
+                generation,
+                loaded,
+            }
+        });
+    }
+}

@@ -1,0 +1,100 @@
+//! Each metric's help text, registered with it.
+
+use prometheus_client::registry::Registry;
+
+/// Every metric's name (after the `rekon_` prefix) and help text.
+pub(super) const HELP: [(&str, &str); 21] = [
+    (
+        "reconciles",
+        "Reconciles by module and result (done, requeue, error, panic, timeout, out_of_memory, stack_overflow, trap)",
+    ),
+    (
+        "reconcile_duration_seconds",
+        "Wall time of one reconcile, instantiation and host calls included",
+    ),
+    (
+        "queue_depth",
+        "Objects waiting in a module's queue, by priority (high: changes users cause; normal: requeues and retries; low: initial list, resyncs, reloads)",
+    ),
+    (
+        "queue_wait_seconds",
+        "Time from an object becoming due to its reconcile starting",
+    ),
+    ("retries", "Failed reconciles scheduled for a retry"),
+    (
+        "guest_failures",
+        "Guest traps, panics, timeouts, out-of-memory and stack overflows by kind",
+    ),
+    (
+        "host_calls",
+        "Host calls made by guests, by verb and result (ok, or the error reason)",
+    ),
+    (
+        "module_info",
+        "Loaded module versions (value 1), with their digest",
+    ),
+    ("module_load_failures", "Modules refused at load, by reason"),
+    (
+        "shadow_reconciles",
+        "Reconciles of a module's shadow version beside the serving one, its writes dry runs",
+    ),
+    (
+        "shadow_differences",
+        "Shadowed reconciles whose writes differ from the serving version's",
+    ),
+    (
+        "shadow_errors",
+        "Shadowed reconciles that failed (an error, trap, timeout or the guest's panic)",
+    ),
+    (
+        "shadow_skipped",
+        "Requests the shadow did not reconcile: its queue was full (it never slows the serving version)",
+    ),
+    (
+        "shadow_superseded",
+        "Shadow reconciles replaced, while waiting, by a newer request for the same object",
+    ),
+    (
+        "canary_reconciles",
+        "Reconciles served live by a module's canary (the shadow's share of the objects)",
+    ),
+    (
+        "leader",
+        "1 when this replica leads (or runs without election; in scale-out mode, holds at least one module Lease), else 0",
+    ),
+    (
+        "module_leader",
+        "1 while a module reconciles on this replica (it leads, holds the module's Lease in scale-out mode, or runs without election), else 0",
+    ),
+    (
+        "informer_objects",
+        "Objects in each shared informer's cache",
+    ),
+    (
+        "events",
+        "Events recorded by modules and the host, by result (created, aggregated into a series, dropped_refused, dropped_rate_limited, dropped_queue_full, dropped_failed, dropped_not_leading)",
+    ),
+    (
+        "admission_requests",
+        "Admission and conversion reviews by module, webhook (`convert` for conversions) and result (allowed, denied, patched, converted, bad_request, or the guest's failure: error, panic, timeout, out_of_memory, stack_overflow, trap, instantiate)",
+    ),
+    (
+        "admission_duration_seconds",
+        "Wall time of one review in the host, instantiation and reads included",
+    ),
+];
+
+/// Registers `metric` under `name`, with its help from [`HELP`], and
+/// returns it.
+pub(super) fn register<M>(registry: &mut Registry, name: &str, metric: M) -> M
+where
+    M: prometheus_client::registry::Metric + Clone,
+{
+    let help = HELP
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, help)| *help)
+        .unwrap_or_else(|| panic!("metric rekon_{name} has no help text in HELP"));
+    registry.register(name, help, metric.clone());
+    metric
+}
