@@ -164,3 +164,50 @@ impl Loader {
         });
     }
 }
+
+impl Loader {
+    /// Carries out an operator's command on module `name`'s rollout:
+    /// promoting makes the origin of its shadow provide the module (the
+    /// origin that provided it stays known, providing nothing); aborting
+    /// drops the shadow (its origin stays known: the same bytes are not
+    /// loaded again until they change). `None` when it has no shadow.
+    pub fn command(&mut self, name: &str, command: crate::rollout::Command) -> Option<Decision> {
+        let origin = self
+            .origins
+            .iter()
+            .find(|(_, state)| state.shadows.as_deref() == Some(name))
+            .map(|(origin, _)| origin.clone())?;
+        match command {
+            crate::rollout::Command::Abort => {
+                self.origins.get_mut(&origin)?.shadows = None;
+                Some(Decision::Unshadow {
+                    name: name.to_string(),
+                    origin,
+                    why: "aborted",
+                })
+            }
+            crate::rollout::Command::Promote => {
+                self.promote(name, &origin);
+                Some(Decision::Promote {
+                    name: name.to_string(),
+                    record: self.origins.get(&origin)?.marks.record,
+                    origin,
+                })
+            }
+        }
+    }
+
+    /// The shadow from `origin` provides module `name` now; the origin that
+    /// provided it stays known, providing nothing.
+    pub(super) fn promote(&mut self, name: &str, origin: &Origin) {
+        if let Some(state) = self.origins.get_mut(origin) {
+            state.shadows = None;
+            state.provides = Some(name.to_string());
+        }
+        if let Some(previous) = self.names.insert(name.to_string(), origin.clone())
+            && let Some(state) = self.origins.get_mut(&previous)
+        {
+            state.provides = None;
+        }
+    }
+}
