@@ -61,6 +61,24 @@ pub(super) struct Args {
     /// (`rekon.dev/record`).
     #[arg(long)]
     record: Option<usize>,
+    /// The canary's steps, shares and pauses: `10%/5m,50%/5m`
+    /// (`rekon.dev/steps`); implies `--rollout shadow`.
+    #[arg(long)]
+    steps: Option<String>,
+    /// No automatic promotion before the candidate has run this long, `5m`
+    /// (`rekon.dev/min-soak`).
+    #[arg(long)]
+    min_soak: Option<String>,
+}
+
+/// Whether `text` is a duration as the host reads one (`90s`, `5m`, `1h30m`).
+fn duration(text: &str) -> bool {
+    let text = text.trim();
+    !text.is_empty()
+        && text.split_inclusive(['h', 'm', 's']).all(|part| {
+            let number = part.trim_end_matches(['h', 'm', 's']);
+            !number.is_empty() && number.chars().all(|c| c.is_ascii_digit() || c == '.')
+        })
 }
 
 /// How a packed version runs.
@@ -75,17 +93,32 @@ enum RolloutMode {
 impl Args {
     /// The head ConfigMap's annotations these flags ask for.
     fn annotations(&self) -> anyhow::Result<Vec<(&'static str, String)>> {
-        let shadow = self.rollout == RolloutMode::Shadow || self.canary.is_some();
+        let shadow =
+            self.rollout == RolloutMode::Shadow || self.canary.is_some() || self.steps.is_some();
         let mut annotations = Vec::new();
         if shadow {
             annotations.push((pack::ROLLOUT_ANNOTATION, "shadow".to_string()));
         } else if self.promote_after.is_some()
             || self.abort_on_difference
             || self.abort_error_rate.is_some()
+            || self.min_soak.is_some()
         {
             anyhow::bail!(
-                "--promote-after, --abort-on-difference and --abort-error-rate are a shadow's policy: add --rollout shadow"
+                "--promote-after, --abort-on-difference, --abort-error-rate and --min-soak are a shadow's policy: add --rollout shadow"
             );
+        }
+        if let Some(steps) = &self.steps {
+            let valid = steps.split(',').all(|step| {
+                let (share, pause) = step.split_once('/').unwrap_or((step, "0s"));
+                let share = share.trim().trim_end_matches('%').trim().parse::<u8>();
+                share.is_ok_and(|s| s <= 100) && duration(pause)
+            });
+            anyhow::ensure!(valid, "--steps {steps}: not steps (10%/5m,50%/5m)");
+            annotations.push((pack::STEPS_ANNOTATION, steps.clone()));
+        }
+        if let Some(soak) = &self.min_soak {
+            anyhow::ensure!(duration(soak), "--min-soak {soak}: not a duration (5m)");
+            annotations.push((pack::MIN_SOAK_ANNOTATION, soak.clone()));
         }
         if let Some(canary) = self.canary {
             annotations.push((pack::CANARY_ANNOTATION, canary.to_string()));

@@ -91,11 +91,16 @@ pub enum Mode {
     /// there yet); then done. Tests compare the answers of every way to run
     /// a module.
     Probe,
+    /// `churn`: any build but A (a canary under test) merge-patches
+    /// `data.churn` with one more than it holds on every reconcile — each
+    /// write brings the next reconcile: a write loop. Build A behaves as
+    /// `ok`.
+    Churn,
 }
 
 impl Mode {
     /// Every mode with its name.
-    pub const ALL: [(&'static str, Mode); 15] = [
+    pub const ALL: [(&'static str, Mode); 16] = [
         ("ok", Mode::Ok),
         ("trap", Mode::Trap),
         ("panic", Mode::Panic),
@@ -111,6 +116,7 @@ impl Mode {
         ("requeue", Mode::Requeue),
         ("stamp", Mode::Stamp),
         ("probe", Mode::Probe),
+        ("churn", Mode::Churn),
     ];
 
     /// The mode called `name`.
@@ -205,6 +211,7 @@ impl Reconciler for Misbehave {
             )),
             Mode::Stamp => stamp(&req, &object),
             Mode::Probe => probe(&req, &object),
+            Mode::Churn => churn(&req, &object),
         }
     }
 }
@@ -219,6 +226,22 @@ fn behave(req: &Request, object: &Value) -> Result<Action, Error> {
         )?;
     }
     api::info("misbehave: behaved");
+    Ok(Action::Done)
+}
+
+fn churn(req: &Request, object: &Value) -> Result<Action, Error> {
+    if std::hint::black_box(BUILD_MARK) == "misbehave-build-A" {
+        return behave(req, object);
+    }
+    let count = object["data"]["churn"]
+        .as_str()
+        .and_then(|c| c.parse::<u64>().ok())
+        .unwrap_or(0);
+    api::patch_dyn(
+        &req.target,
+        &PatchType::Merge,
+        &json!({"data": {"churn": (count + 1).to_string()}}),
+    )?;
     Ok(Action::Done)
 }
 

@@ -42,7 +42,10 @@ use serde::Deserialize;
 
 mod duration;
 mod modules;
+mod policy;
 mod webhooks;
+
+pub use policy::{MIN_JUDGED, PolicyConfig, StepConfig};
 
 /// Why a configuration file was refused.
 #[derive(Debug, thiserror::Error)]
@@ -154,24 +157,6 @@ pub struct ModuleConfig {
     /// When the shadow is promoted or dropped without a command.
     pub policy: Option<PolicyConfig>,
 }
-
-/// When a shadow is promoted or dropped on its own (`modules.<name>.policy`).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PolicyConfig {
-    /// Promote the shadow once this many of its reconciles in a row agree
-    /// with the serving version's.
-    pub promote_after: Option<u64>,
-    /// Drop the shadow at its first difference.
-    #[serde(default)]
-    pub abort_on_difference: bool,
-    /// Drop the shadow when more than this share (0 to 1) of its
-    /// reconciles fail, once it has made at least [`MIN_JUDGED`].
-    pub abort_error_rate: Option<f64>,
-}
-
-/// Shadowed reconciles before an error rate is judged.
-pub const MIN_JUDGED: u64 = 20;
 
 /// What of a module's reconciles is recorded ([`crate::replay`]).
 #[derive(Clone, Debug, Default, Deserialize)]

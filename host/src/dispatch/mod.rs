@@ -60,6 +60,8 @@ pub(crate) trait Shadowing: Send + Sync {
     /// How the versions compared on `object`'s latest request; whether it
     /// is news to announce (the first time they differ on it).
     fn compared(&self, object: &str, compared: Compared) -> bool;
+    /// The canary served `object` live, with this outcome (its health).
+    fn canary_served(&self, object: &str, outcome: &Outcome);
 }
 
 /// What a controller dispatches into: the serving version and its layers.
@@ -134,6 +136,10 @@ impl Dispatch {
             ..DispatchOptions::default()
         };
         let mut outcome = module.reconcile(cluster.clone(), request, options).await;
+        if canary.is_some() {
+            let object = namespaced_name(request.target.namespace.as_deref(), &request.target.name);
+            self.rollout.canary_served(&object, &outcome);
+        }
         if let Some(recording) = &self.recording {
             let contract = module.contract_version();
             recording.push(Trace::of(

@@ -54,6 +54,7 @@ pub struct HostBuilder {
     install_crds: bool,
     uninstall_triggers: Option<(String, Vec<crate::webhook::uninstall::Trigger>)>,
     in_process_webhooks: bool,
+    rollouts_in_memory: bool,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -73,6 +74,15 @@ impl HostBuilder {
     /// Needs create and patch on customresourcedefinitions.
     pub fn install_crds(mut self, install: bool) -> Self {
         self.install_crds = install;
+        self
+    }
+
+    /// Keeps rollouts in this process only: no `Rollout` CRD applied or
+    /// watched, promotions and aborts forgotten at a restart (by default
+    /// each module's rollout is kept in a `Rollout` object of the host's
+    /// namespace, which every replica follows).
+    pub fn rollouts_in_memory(mut self) -> Self {
+        self.rollouts_in_memory = true;
         self
     }
 
@@ -307,7 +317,11 @@ impl HostBuilder {
         };
         // Which version serves is the rollout state's to say: known
         // before any version loads.
-        let followed = super::rollouts::keep(&client, &shared, &rollouts, &namespace).await;
+        let followed = if self.rollouts_in_memory {
+            None
+        } else {
+            super::rollouts::keep(&client, &shared, &rollouts, &namespace).await
+        };
         let (watchers, events, configmaps_synced) =
             watch_sources(&self.dirs, self.configmaps, &shared);
         let mut loader = Loader::new(engine, self.config);

@@ -35,7 +35,7 @@ pub(super) async fn keep(
         );
         return None;
     }
-    let followed = match follow(&shared.informers, namespace).await {
+    let followed = match follow(&shared.informers, namespace, rollouts.clone()).await {
         Ok(followed) => followed,
         Err(error) => {
             tracing::warn!(error = %error, "cannot watch Rollout objects: rollouts are kept in this process only");
@@ -45,6 +45,7 @@ pub(super) async fn keep(
     rollouts.keep_in(
         RolloutApi::new(client.clone(), namespace),
         shared.leaders.clone(),
+        shared.cluster.clone(),
     );
     tracing::info!(%namespace, modules = followed.0.len(), "rollouts kept in the cluster (Rollout objects)");
     Some(followed)

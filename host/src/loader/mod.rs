@@ -278,7 +278,7 @@ impl Loader {
         // version it says serves does, even marked shadow (it was promoted).
         let said = self.said(&name, module.digest(), &origin, canary.is_some());
         let serves = match said {
-            state::Said::Skip(decision) => return decision,
+            state::Said::Skip(decision) => return decision.map(|d| *d),
             state::Said::Serves => true,
             state::Said::Go => false,
         };

@@ -18,7 +18,7 @@ pub(super) enum Said {
     /// from whichever source provides it now.
     Serves,
     /// It does not run: skipped (quietly, or with this refusal).
-    Skip(Option<Decision>),
+    Skip(Option<Box<Decision>>),
 }
 
 impl Loader {
@@ -40,7 +40,7 @@ impl Loader {
                 .filter(|d| d.version.digest == digest)
                 .map(|d| format!(" ({} by {}: {})", "aborted", d.by, d.reason))
                 .unwrap_or_default();
-            return Said::Skip(Some(Decision::Refuse {
+            return Said::Skip(Some(Box::new(Decision::Refuse {
                 origin: origin.clone(),
                 reason: "aborted",
                 message: format!(
@@ -48,7 +48,7 @@ impl Loader {
                     short(digest)
                 ),
                 serving: self.names.contains_key(name).then(|| name.to_string()),
-            }));
+            })));
         }
         if shadow {
             return Said::Go;
@@ -70,7 +70,7 @@ impl Loader {
                         || other.to_string() == serving.source)
             })
         {
-            return Said::Skip(Some(Decision::Refuse {
+            return Said::Skip(Some(Box::new(Decision::Refuse {
                 origin: origin.clone(),
                 reason: "not_serving",
                 message: format!(
@@ -80,7 +80,7 @@ impl Loader {
                     serving.source
                 ),
                 serving: self.names.contains_key(name).then(|| name.to_string()),
-            }));
+            })));
         }
         Said::Go
     }

@@ -20,6 +20,8 @@ use crate::ha::Leaders;
 pub(crate) struct Durable {
     pub api: RolloutApi,
     pub leaders: Leaders,
+    /// Where each decision is announced (an Event on the `Rollout`).
+    pub events: Arc<dyn crate::cluster::Cluster>,
 }
 
 /// Set once a host keeps its rollouts in the cluster.
@@ -40,10 +42,34 @@ pub(crate) fn now() -> String {
 impl Rollouts {
     /// Keeps every rollout in `api`'s `Rollout` objects from now on; the
     /// leader of each module says what it runs every [`RECORD_EVERY`].
-    pub(crate) fn keep_in(self: &Arc<Self>, api: RolloutApi, leaders: Leaders) {
-        if self.keeper.set(Durable { api, leaders }).is_err() {
+    pub(crate) fn keep_in(
+        self: &Arc<Self>,
+        api: RolloutApi,
+        leaders: Leaders,
+        events: Arc<dyn crate::cluster::Cluster>,
+    ) {
+        if self
+            .keeper
+            .set(Durable {
+                api,
+                leaders,
+                events,
+            })
+            .is_err()
+        {
             return;
         }
+        let steps = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(super::steps::STEP_EVERY);
+            loop {
+                tick.tick().await;
+                let Some(rollouts) = steps.upgrade() else {
+                    return;
+                };
+                rollouts.take_steps();
+            }
+        });
         let rollouts = Arc::downgrade(self);
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(RECORD_EVERY);
@@ -79,7 +105,34 @@ impl Rollout {
             return;
         }
         let serving = self.serving_ref.lock().expect("rollout lock").clone();
-        let candidate = self.shadow_version().map(|shadow| Candidate {
+        let candidate = self.ours();
+        let stepped = self
+            .shadow_version()
+            .is_some_and(|s| !s.policy.steps.is_empty());
+        let module = self.module.clone();
+        tokio::spawn(async move {
+            let now = now();
+            let written = durable
+                .api
+                .update(&module, |status| {
+                    Ok(record(
+                        status,
+                        serving.as_ref(),
+                        candidate.as_ref(),
+                        stepped,
+                        &now,
+                    ))
+                })
+                .await;
+            if let Err(error) = written {
+                tracing::warn!(module = %module, error = %error, "cannot write the module's rollout state");
+            }
+        });
+    }
+
+    /// The shadow this replica runs, as the state's candidate.
+    fn ours(&self) -> Option<Candidate> {
+        self.shadow_version().map(|shadow| Candidate {
             version: VersionRef {
                 digest: shadow.version.digest().to_string(),
                 version: shadow.version.manifest().version.clone(),
@@ -87,20 +140,7 @@ impl Rollout {
             },
             canary: shadow.canary,
             ..Candidate::default()
-        });
-        let module = self.module.clone();
-        tokio::spawn(async move {
-            let now = now();
-            let written = durable
-                .api
-                .update(&module, |status| {
-                    Ok(record(status, serving.as_ref(), candidate.as_ref(), &now))
-                })
-                .await;
-            if let Err(error) = written {
-                tracing::warn!(module = %module, error = %error, "cannot write the module's rollout state");
-            }
-        });
+        })
     }
 
     /// The shadow from `digest` ended (its source went): the state has no
@@ -148,9 +188,8 @@ impl Rollout {
                 )))
             }));
         }
-        let expected = self
-            .shadow_version()
-            .map(|shadow| shadow.version.digest().to_string());
+        let ours = self.ours();
+        let expected = ours.as_ref().map(|c| c.version.digest.clone());
         let evidence = self.evidence();
         let module = self.module.clone();
         Some(tokio::spawn(async move {
@@ -159,6 +198,9 @@ impl Rollout {
                 .api
                 .update(&module, |status| {
                     let evidence = evidence.clone();
+                    // The version decided on is the candidate, even if
+                    // the state has not been told of it yet.
+                    record(status, None, ours.as_ref(), false, &now);
                     match command {
                         Command::Promote => {
                             status.promote(expected.as_deref(), by, &reason, evidence, &now)
@@ -176,7 +218,7 @@ impl Rollout {
 
     /// What this replica saw of the candidate: its tally, and the objects
     /// the versions differ on.
-    fn evidence(&self) -> Evidence {
+    pub(super) fn evidence(&self) -> Evidence {
         let mut evidence = Evidence::default();
         {
             let tally = self.tally.lock().expect("rollout lock");
@@ -185,6 +227,8 @@ impl Rollout {
             figures.insert("errors".into(), tally.errors as f64);
             figures.insert("agreeingInARow".into(), tally.agreeing_in_a_row as f64);
         }
+        let health = self.health.lock().expect("rollout lock").figures();
+        evidence.figures.extend(health);
         evidence.differences = self
             .compared()
             .into_iter()
@@ -209,6 +253,7 @@ fn record(
     status: &mut RolloutStatus,
     serving: Option<&VersionRef>,
     candidate: Option<&Candidate>,
+    stepped: bool,
     now: &str,
 ) -> bool {
     let mut changed = false;
@@ -224,7 +269,16 @@ fn record(
         let digest = &candidate.version.digest;
         let serves = status.serving.as_ref().is_some_and(|s| s.digest == *digest);
         if !status.is_aborted(digest) && !serves {
-            changed |= status.set_candidate(Some(candidate.clone()), now);
+            let mut candidate = candidate.clone();
+            // With steps, the share is the step's, in the state.
+            if let Some(known) = status
+                .candidate
+                .as_ref()
+                .filter(|c| stepped && c.version.digest == *digest)
+            {
+                candidate.canary = known.canary;
+            }
+            changed |= status.set_candidate(Some(candidate), now);
         }
     }
     changed
@@ -251,10 +305,10 @@ mod tests {
             canary: 10,
             ..Candidate::default()
         };
-        assert!(record(&mut status, Some(&v1), Some(&v2), "t0"));
+        assert!(record(&mut status, Some(&v1), Some(&v2), false, "t0"));
         assert_eq!(status.phase.as_deref(), Some("Canary"));
         assert!(
-            !record(&mut status, Some(&v1), Some(&v2), "t1"),
+            !record(&mut status, Some(&v1), Some(&v2), false, "t1"),
             "nothing new"
         );
         assert_eq!(
@@ -267,7 +321,7 @@ mod tests {
         status
             .promote(Some("bbb"), "operator", "", Evidence::default(), "t2")
             .unwrap();
-        assert!(!record(&mut status, Some(&v1), Some(&v2), "t3"));
+        assert!(!record(&mut status, Some(&v1), Some(&v2), false, "t3"));
         assert_eq!(status.serving.as_ref().unwrap().digest, "bbb");
         assert!(status.is_retired("aaa"));
         assert!(
@@ -281,21 +335,39 @@ mod tests {
             ..Candidate::default()
         };
         let v2_serving = v2.version.clone();
-        assert!(record(&mut status, Some(&v2_serving), Some(&v3), "t4"));
+        assert!(record(
+            &mut status,
+            Some(&v2_serving),
+            Some(&v3),
+            false,
+            "t4"
+        ));
         status
             .abort(Some("ccc"), "policy", "writes", Evidence::default(), "t5")
             .unwrap();
-        assert!(!record(&mut status, Some(&v2_serving), Some(&v3), "t6"));
+        assert!(!record(
+            &mut status,
+            Some(&v2_serving),
+            Some(&v3),
+            false,
+            "t6"
+        ));
         assert!(status.candidate.is_none() && status.is_aborted("ccc"));
 
         // A serving version is never recorded as the candidate.
-        assert!(!record(&mut status, Some(&v2_serving), Some(&v2), "t7"));
+        assert!(!record(
+            &mut status,
+            Some(&v2_serving),
+            Some(&v2),
+            false,
+            "t7"
+        ));
         // A decision about a candidate that is no longer the candidate.
         let v4 = Candidate {
             version: version("ddd", "configmap:rekon/v4"),
             ..Candidate::default()
         };
-        record(&mut status, Some(&v2_serving), Some(&v4), "t8");
+        record(&mut status, Some(&v2_serving), Some(&v4), false, "t8");
         let error = status
             .promote(Some("eee"), "operator", "", Evidence::default(), "t9")
             .unwrap_err();

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use futures::StreamExt as _;
 use tokio::sync::mpsc;
 
+use super::Rollouts;
 use super::resource::{GROUP, KIND, RolloutStatus, VERSION};
 use crate::contract::Gvk;
 use crate::informer::{Informer, Informers};
@@ -40,6 +41,7 @@ fn states(informer: &Informer) -> BTreeMap<String, RolloutStatus> {
 pub(crate) async fn follow(
     informers: &Informers,
     namespace: &str,
+    rollouts: Arc<Rollouts>,
 ) -> Result<
     (
         BTreeMap<String, RolloutStatus>,
@@ -53,6 +55,9 @@ pub(crate) async fn follow(
         .map_err(|e| e.to_string())?;
     informer.wait_ready().await;
     let mut known = states(&informer);
+    for (module, state) in &known {
+        rollouts.of(module).seen(Some(state.clone()));
+    }
     let first = known.clone();
     let (sender, receiver) = mpsc::unbounded_channel();
     tokio::spawn(async move {
@@ -61,10 +66,12 @@ pub(crate) async fn follow(
             let now = states(&informer);
             for (module, state) in &now {
                 if known.get(module) != Some(state) {
+                    rollouts.of(module).seen(Some(state.clone()));
                     let _ = sender.send((module.clone(), Some(state.clone())));
                 }
             }
             for module in known.keys().filter(|m| !now.contains_key(*m)) {
+                rollouts.of(module).seen(None);
                 let _ = sender.send((module.clone(), None));
             }
             known = now;

@@ -26,10 +26,12 @@ mod admin;
 pub mod api;
 mod durable;
 mod follow;
+mod health;
 mod policy;
 pub mod resource;
 mod state;
 mod status;
+mod steps;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

@@ -38,13 +38,17 @@ pub struct Rollout {
     pub(super) serving_ref: Mutex<Option<VersionRef>>,
     /// Where the rollout is kept in the cluster, once it is.
     pub(super) keeper: Keeper,
+    /// The state in the cluster, as last seen.
+    pub(super) seen: Mutex<Option<super::resource::RolloutStatus>>,
     /// The serving version, as `1.0.0 (digest)`, while one runs.
     serving: Mutex<Option<String>>,
-    shadow: Mutex<Option<ShadowVersion>>,
+    pub(super) shadow: Mutex<Option<ShadowVersion>>,
     /// Bumped whenever a shadow arrives (its controller queues every
     /// object once, so each is compared).
     arrivals: watch::Sender<u64>,
     pub(super) tally: Mutex<Tally>,
+    /// What the candidate's live (canary) reconciles cost.
+    pub(super) health: Mutex<super::health::Health>,
     /// Per object (`namespace/name`): the latest comparison, and whether
     /// the versions ever differed on it (its Event is sent once).
     objects: Mutex<BTreeMap<String, (Compared, bool)>>,
@@ -68,10 +72,12 @@ impl Rollout {
             module: module.to_string(),
             serving_ref: Mutex::new(None),
             keeper,
+            seen: Mutex::new(None),
             serving: Mutex::new(None),
             shadow: Mutex::new(None),
             arrivals: watch::Sender::new(0),
             tally: Mutex::new(Tally::default()),
+            health: Mutex::default(),
             objects: Mutex::new(BTreeMap::new()),
             queue: Arc::default(),
             commands,
@@ -111,13 +117,23 @@ impl Rollout {
 
     /// Runs `shadow` (replacing the one running: what it compared is
     /// forgotten), or none.
-    pub(crate) fn set_shadow(&self, shadow: Option<ShadowVersion>) {
+    pub(crate) fn set_shadow(&self, mut shadow: Option<ShadowVersion>) {
         let arrives = shadow.is_some();
+        if let Some(shadow) = shadow.as_mut().filter(|s| !s.policy.steps.is_empty()) {
+            // Its share is the state's (the step it is at), 0 before any.
+            let seen = self.seen.lock().expect("rollout lock");
+            shadow.canary = seen
+                .as_ref()
+                .and_then(|s| s.candidate.as_ref())
+                .filter(|c| c.version.digest == shadow.version.digest())
+                .map_or(0, |c| c.canary);
+        }
         *self.shadow.lock().expect("rollout lock") = shadow;
         // What waited was for the shadow that was.
         self.queue.clear();
         self.objects.lock().expect("rollout lock").clear();
         *self.tally.lock().expect("rollout lock") = Tally::default();
+        *self.health.lock().expect("rollout lock") = super::health::Health::default();
         if arrives {
             self.arrivals.send_modify(|n| *n += 1);
         }
@@ -216,6 +232,32 @@ impl Shadowing for Rollout {
             module: s.module,
             canary: s.canary,
         })
+    }
+
+    fn canary_served(&self, object: &str, outcome: &crate::runtime::Outcome) {
+        let Some(shadow) = self.shadow_version() else {
+            return;
+        };
+        let tripped =
+            self.health
+                .lock()
+                .expect("rollout lock")
+                .count(object, outcome, &shadow.policy);
+        let Some(why) = tripped else {
+            return;
+        };
+        // Once: the tally says whether the policy has decided.
+        {
+            let mut tally = self.tally.lock().expect("rollout lock");
+            if tally.decided {
+                return;
+            }
+            tally.decided = true;
+        }
+        tracing::warn!(module = %self.module, reason = %why, "the canary is unhealthy: the rollout policy aborts it");
+        if let Err(error) = self.decide(Command::Abort, "policy", why) {
+            tracing::warn!(module = %self.module, error = %error, "the rollout policy's decision was not carried out");
+        }
     }
 
     fn arrivals(&self) -> watch::Receiver<u64> {

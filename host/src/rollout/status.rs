@@ -22,6 +22,10 @@ impl Rollout {
                         shadow.canary
                     ));
                 }
+                if let Some(health) = self.health.lock().expect("rollout lock").summary() {
+                    out.push_str(&health);
+                    out.push('\n');
+                }
                 let policy = &shadow.policy;
                 let tally = self.tally.lock().expect("rollout lock");
                 let mut rules = Vec::new();

@@ -77,6 +77,15 @@ pub const ABORT_ON_DIFFERENCE_ANNOTATION: &str = "rekon.dev/abort-on-difference"
 /// `policy.abortErrorRate`).
 pub const ABORT_ERROR_RATE_ANNOTATION: &str = "rekon.dev/abort-error-rate";
 
+/// The annotation of a shadow's module ConfigMap giving its canary steps:
+/// shares and pauses, `10%/5m,50%/5m` (a step without a pause waits for
+/// `rekon rollout promote`; `policy.steps`).
+pub const STEPS_ANNOTATION: &str = "rekon.dev/steps";
+
+/// The annotation of a shadow's module ConfigMap: no automatic promotion
+/// before it has run this long (`5m`; `policy.minSoak`).
+pub const MIN_SOAK_ANNOTATION: &str = "rekon.dev/min-soak";
+
 /// What a module's source says of how to run it beyond serving or
 /// shadowing: the annotations of its ConfigMap.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -128,11 +137,45 @@ impl Marks {
                 None => unreadable(ABORT_ERROR_RATE_ANNOTATION, value, "a share (0.05 or 5%)"),
             }
         }
+        if let Some(value) = text(STEPS_ANNOTATION) {
+            match steps(value) {
+                Some(steps) => policy.steps = steps,
+                None => unreadable(STEPS_ANNOTATION, value, "steps (10%/5m,50%/5m)"),
+            }
+        }
+        if let Some(value) = text(MIN_SOAK_ANNOTATION) {
+            policy.min_soak = Some(value.to_string());
+            if policy.soak().is_zero() && value != "0" {
+                unreadable(MIN_SOAK_ANNOTATION, value, "a duration (5m)");
+                policy.min_soak = None;
+            }
+        }
         Marks {
             record,
             policy: (policy != crate::config::PolicyConfig::default()).then_some(policy),
         }
     }
+}
+
+/// Steps as `10%/5m,50%/5m,100` (a share, and a pause unless it waits).
+fn steps(text: &str) -> Option<Vec<crate::config::StepConfig>> {
+    text.split(',')
+        .map(|step| {
+            let (share, pause) = match step.split_once('/') {
+                Some((share, pause)) => (share, Some(pause.trim().to_string())),
+                None => (step, None),
+            };
+            let step = crate::config::StepConfig {
+                canary: canary_percent(share)?,
+                pause,
+            };
+            let policy = crate::config::PolicyConfig {
+                steps: vec![step.clone()],
+                ..Default::default()
+            };
+            policy.steps().ok().map(|_| step)
+        })
+        .collect()
 }
 
 /// A share as `0.05` or `5%`, between 0 and 1.

@@ -23,7 +23,8 @@ use serde_json::{Value, json};
 /// recording): see each annotation.
 pub use super::{
     ABORT_ERROR_RATE_ANNOTATION, ABORT_ON_DIFFERENCE_ANNOTATION, CANARY_ANNOTATION,
-    PROMOTE_AFTER_ANNOTATION, RECORD_ANNOTATION, ROLLOUT_ANNOTATION,
+    MIN_SOAK_ANNOTATION, PROMOTE_AFTER_ANNOTATION, RECORD_ANNOTATION, ROLLOUT_ANNOTATION,
+    STEPS_ANNOTATION,
 };
 
 /// The label every module ConfigMap (manifest or part) carries.

@@ -161,3 +161,102 @@ async fn an_abort_survives_a_restart() {
         aborted
     );
 }
+
+/// A canary that loops writes is rolled back by its policy within its
+/// minute: the state says why, with the figures; an Event on the
+/// `Rollout` announces it; the loop stops; `rekon rollout status` shows
+/// the evidence after the fact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_canary_that_loops_writes_is_rolled_back_with_its_evidence() {
+    let mut env = Env::new().await;
+    env.apply(namespace("shop"));
+    for i in 0..10 {
+        let mut object = configmap("shop", &format!("c{i}"), json!({}), json!({}));
+        object["metadata"]["annotations"] = json!({ misbehave::MODE_KEY: "churn" });
+        env.apply(object);
+    }
+    let shadow = support::misbehave_with(misbehave::BUILD_MARK, "misbehave-build-B");
+    let settings = "    canary: 50\n    policy:\n      maxWritesPerObjectPerMinute: 20\n";
+    run_with_shadow_settings(&mut env, shadow, settings);
+    let rolled_back = env
+        .wait_long("the canary rolled back by its policy", || {
+            rollout(&env).filter(|r| r["status"]["lastDecision"]["action"] == "Abort")
+        })
+        .await;
+    let decision = &rolled_back["status"]["lastDecision"];
+    assert_eq!(decision["by"], "policy", "{decision}");
+    let reason = decision["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("(maxWritesPerObjectPerMinute: 20)"),
+        "{reason}"
+    );
+    let worst = decision["evidence"]["figures"]["canaryMaxWritesPerObjectPerMinute"]
+        .as_f64()
+        .unwrap();
+    assert!(worst > 20.0, "{decision}");
+    let event = env
+        .event("the rollback announced", |e| {
+            e["reason"] == "Aborted" && e["regarding"]["kind"] == "Rollout"
+        })
+        .await;
+    assert!(
+        event["note"].as_str().unwrap().contains("by policy"),
+        "{event}"
+    );
+    // The loop stopped: the serving version alone serves every object.
+    env.settled().await;
+    let churned = |env: &Env| -> Vec<Value> {
+        (0..10)
+            .map(|i| {
+                env.get("", "v1", "ConfigMap", Some("shop"), &format!("c{i}"))
+                    .unwrap()["data"]["churn"]
+                    .clone()
+            })
+            .collect()
+    };
+    let before = churned(&env);
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    assert_eq!(churned(&env), before, "no write after the rollback");
+    let (out, code) = rollout_command(&env, "status");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("last decision: Abort"), "{out}");
+    assert!(out.contains("canaryMaxWritesPerObjectPerMinute"), "{out}");
+}
+
+/// A canary taken in steps, by time: the state says each step and its
+/// share as they come, and after the last the policy promotes the
+/// candidate, which then serves every object.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_canary_in_steps_is_promoted_after_its_last_step() {
+    let mut env = Env::new().await;
+    env.apply(namespace("shop"));
+    for i in 0..6 {
+        env.apply(configmap("shop", &format!("c{i}"), json!({}), json!({})));
+    }
+    let shadow = support::misbehave_with(misbehave::BUILD_MARK, "misbehave-build-B");
+    let settings = "    policy:\n      steps:\n      - {canary: 20, pause: 2s}\n      - {canary: 60, pause: 2s}\n";
+    start(&mut env, &shadow, settings).await;
+    env.wait("the first step", || {
+        rollout(&env).filter(|r| {
+            r["status"]["candidate"]["step"] == 0 && r["status"]["candidate"]["canary"] == 20
+        })
+    })
+    .await;
+    env.wait("the second step", || {
+        rollout(&env).filter(|r| {
+            r["status"]["candidate"]["step"] == 1 && r["status"]["candidate"]["canary"] == 60
+        })
+    })
+    .await;
+    let promoted = env
+        .wait("the promotion after the last step", || {
+            rollout(&env).filter(|r| r["status"]["lastDecision"]["action"] == "Promote")
+        })
+        .await;
+    assert_eq!(promoted["status"]["lastDecision"]["by"], "policy");
+    assert!(promoted["status"]["candidate"].is_null());
+    env.wait_long("every object served by the promoted version", || {
+        all_behaved(&env, 0..6, "misbehave-build-B")
+    })
+    .await;
+}
