@@ -66,7 +66,7 @@ async fn new_versions_take_over_live_bad_ones_are_refused_and_removal_unloads() 
     })
     .await;
     assert_eq!(
-        env.log().matches("informer started").count(),
+        env.log().matches("informer started kind=ConfigMap").count(),
         1,
         "the ConfigMap informer was kept across the swap"
     );
@@ -222,7 +222,7 @@ async fn a_cold_module_serves_on_baseline_code_until_optimised_code_takes_over()
     let log = env.log();
     assert_eq!(log.matches("module loaded").count(), 1, "one load:\n{log}");
     assert_eq!(
-        log.matches("informer started").count(),
+        log.matches("informer started kind=ConfigMap").count(),
         1,
         "the ConfigMap informer is the same"
     );

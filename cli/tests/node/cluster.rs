@@ -135,6 +135,55 @@ impl Node {
             .count()
     }
 
+    /// [`wait`], with the rekon pods' latest log lines in the failure.
+    pub fn wait<T>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        mut check: impl FnMut() -> Option<T>,
+    ) -> T {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(value) = check() {
+                return value;
+            }
+            if Instant::now() > deadline {
+                let logs = self.kubectl(&[
+                    "-n",
+                    "rekon-system",
+                    "logs",
+                    "-l",
+                    "app.kubernetes.io/name=rekon",
+                    "--tail=40",
+                    "--prefix",
+                ]);
+                let modules: Vec<String> = self
+                    .metrics()
+                    .into_iter()
+                    .flat_map(|(pod, metrics)| {
+                        metrics
+                            .lines()
+                            .filter(|l| {
+                                l.starts_with("rekon_module") || l.starts_with("rekon_leader")
+                            })
+                            .map(|l| format!("{pod}: {l}"))
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+                let pods = self.kubectl(&["-n", "rekon-system", "get", "pods", "-o", "wide"]);
+                panic!(
+                    "timed out after {timeout:?} waiting for {what}\n--- the rekon pods ---\n{}{}\n--- their modules ---\n{}\n--- their logs ---\n{}{}",
+                    text(&pods.stdout),
+                    text(&pods.stderr),
+                    modules.join("\n"),
+                    text(&logs.stdout),
+                    text(&logs.stderr)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
     pub fn leader(&self) -> String {
         self.json(&["-n", "rekon-system", "get", "lease", "rekon-leader"])["spec"]["holderIdentity"]
             .as_str()

@@ -48,7 +48,7 @@ pub fn in_place(node: &Node, work: &Path, deploy: &Path, step: &dyn Fn(&str)) {
     pack(&v2_wasm, &deploy.join("modules/app.yaml"));
     let modules = deploy.join("modules");
     node.k(&["apply", "-k", modules.to_str().expect("a path")]);
-    wait(
+    node.wait(
         "both replicas serving the new version",
         Duration::from_secs(60),
         || serving(&digest_of(&v2_bytes)),
@@ -110,7 +110,7 @@ pub fn in_place(node: &Node, work: &Path, deploy: &Path, step: &dyn Fn(&str)) {
     step("a rollback");
     std::fs::copy(&v1_pack, deploy.join("modules/app.yaml")).expect("restoring the first pack");
     node.k(&["apply", "-k", modules.to_str().expect("a path")]);
-    wait(
+    node.wait(
         "both replicas serving the first version again",
         Duration::from_secs(60),
         || serving(&digest_of(&v1_bytes)),

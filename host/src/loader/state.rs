@@ -53,6 +53,14 @@ impl Loader {
         if shadow {
             return Said::Go;
         }
+        // The shadow marked to serve by its source: a promotion.
+        if self
+            .origins
+            .get(origin)
+            .is_some_and(|known| known.shadows.as_deref() == Some(name))
+        {
+            return Said::Go;
+        }
         if serving.is_some_and(|s| s.source == source) {
             // A new version at the serving source: an upgrade in place.
             return Said::Serves;

@@ -78,6 +78,12 @@ impl RolloutApi {
             &ApiResource::from_gvk_with_plural(&gvk, "customresourcedefinitions"),
         );
         let name = format!("{PLURAL}.{GROUP}");
+        // Installed already (deploy/ does): nothing to write, so a replica
+        // that does not lead writes nothing.
+        let installed = crds.get_opt(&name).await.map_err(|e| e.to_string())?;
+        if installed.is_some_and(|crd| serves(&crd.data)) {
+            return Ok(());
+        }
         crds.patch(
             &name,
             &PatchParams::apply(FIELD_MANAGER).force(),
@@ -88,12 +94,7 @@ impl RolloutApi {
         let started = Instant::now();
         loop {
             let crd = crds.get(&name).await.map_err(|e| e.to_string())?;
-            let established = crd.data["status"]["conditions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|c| c["type"] == "Established" && c["status"] == "True");
-            if established {
+            if serves(&crd.data) {
                 return Ok(());
             }
             if started.elapsed() > Duration::from_secs(30) {
@@ -162,4 +163,19 @@ impl RolloutApi {
         };
         self.api.create(&params, &object).await
     }
+}
+
+/// Whether a `Rollout` CRD serves this version and is established.
+fn serves(crd: &serde_json::Value) -> bool {
+    let established = crd["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Established" && c["status"] == "True");
+    let served = crd["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|v| v["name"] == VERSION && v["served"] == true);
+    established && served
 }

@@ -201,6 +201,11 @@ impl Rollout {
                     // The version decided on is the candidate, even if
                     // the state has not been told of it yet.
                     record(status, None, ours.as_ref(), false, &now);
+                    if status.paused && by != "operator" && command == Command::Promote {
+                        return Err(
+                            "the Rollout is paused (spec.paused): only an operator promotes".into(),
+                        );
+                    }
                     match command {
                         Command::Promote => {
                             status.promote(expected.as_deref(), by, &reason, evidence, &now)

@@ -62,7 +62,13 @@ pub(crate) async fn follow(
     let (sender, receiver) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         let mut changes = informer.changed();
-        while changes.next().await.is_some() {
+        // Until the informer stops, or no one follows any more (the host
+        // stopped): the informer is let go then, and its watch ends.
+        loop {
+            tokio::select! {
+                change = changes.next() => if change.is_none() { return },
+                () = sender.closed() => return,
+            }
             let now = states(&informer);
             for (module, state) in &now {
                 if known.get(module) != Some(state) {
@@ -75,9 +81,6 @@ pub(crate) async fn follow(
                 let _ = sender.send((module.clone(), None));
             }
             known = now;
-            if sender.is_closed() {
-                return;
-            }
         }
     });
     Ok((first, receiver))

@@ -134,12 +134,19 @@ pub struct RolloutStatus {
     /// The last promotion or abort.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_decision: Option<DecisionRecord>,
+    /// The operator holds the candidate (`spec.paused`): no step is taken
+    /// and its policy promotes nothing. Read from the spec, never written.
+    #[serde(skip)]
+    pub paused: bool,
 }
 
 impl RolloutStatus {
     /// Reads the status of a `Rollout` object (none: the default).
     pub fn of(object: &serde_json::Value) -> RolloutStatus {
-        serde_json::from_value(object["status"].clone()).unwrap_or_default()
+        let mut status: RolloutStatus =
+            serde_json::from_value(object["status"].clone()).unwrap_or_default();
+        status.paused = object["spec"]["paused"] == true;
+        status
     }
 
     /// Whether `digest` was aborted.

@@ -170,6 +170,9 @@ pub(super) fn step(
     evidence: Evidence,
 ) -> Result<bool, String> {
     let now = at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    if status.paused {
+        return Ok(false);
+    }
     let Some(candidate) = status.candidate.as_mut() else {
         return Ok(false);
     };
@@ -277,5 +280,30 @@ mod tests {
             )
             .unwrap()
         );
+        // Paused by the operator: no step is taken however late it is.
+        let mut held = RolloutStatus {
+            paused: true,
+            ..RolloutStatus::default()
+        };
+        held.set_candidate(
+            Some(Candidate {
+                version: VersionRef {
+                    digest: "c".into(),
+                    ..VersionRef::default()
+                },
+                ..Candidate::default()
+            }),
+            "2026-11-29T07:00:00Z",
+        );
+        let late = step(
+            &mut held,
+            "c",
+            &steps,
+            soak,
+            secs(4000),
+            Evidence::default(),
+        );
+        assert!(!late.unwrap());
+        assert_eq!(held.candidate.unwrap().canary, 0);
     }
 }
