@@ -9,6 +9,8 @@ use crate::support::{Env, app, holder, path, reconciled, replica, writes};
 async fn only_the_leader_writes_and_a_killed_leader_is_replaced() {
     let mut env = Env::new().await;
     env.apply_file(&path("guests/app/manifests/crd.yaml"));
+    // Installed as deploy/ installs it: a replica then writes nothing of it.
+    env.apply_file(&path("deploy/crds/rollouts.yaml"));
     let a = replica(&mut env, "replica-a");
     let b = replica(&mut env, "replica-b");
     let first = env.wait("a leader", || holder(&env)).await;
@@ -49,6 +51,8 @@ async fn only_the_leader_writes_and_a_killed_leader_is_replaced() {
 async fn a_frozen_leader_writes_nothing_after_the_new_leader_starts() {
     let mut env = Env::new().await;
     env.apply_file(&path("guests/app/manifests/crd.yaml"));
+    // Installed as deploy/ installs it: a replica then writes nothing of it.
+    env.apply_file(&path("deploy/crds/rollouts.yaml"));
     let a = replica(&mut env, "replica-a");
     let b = replica(&mut env, "replica-b");
     let first = env.wait("a leader", || holder(&env)).await;
@@ -85,6 +89,8 @@ async fn a_frozen_leader_writes_nothing_after_the_new_leader_starts() {
 async fn sigterm_hands_the_lease_over_at_once() {
     let mut env = Env::new().await;
     env.apply_file(&path("guests/app/manifests/crd.yaml"));
+    // Installed as deploy/ installs it: a replica then writes nothing of it.
+    env.apply_file(&path("deploy/crds/rollouts.yaml"));
     // A long lease: a handover faster than it proves the release.
     let mut args = vec![
         "--leader-elect",

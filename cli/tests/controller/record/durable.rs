@@ -260,3 +260,86 @@ async fn a_canary_in_steps_is_promoted_after_its_last_step() {
     })
     .await;
 }
+
+/// Starts a replica `identity` of misbehave (build A) with build B as its
+/// shadow (named in the configuration), leader election on.
+fn replica_with_shadow(env: &mut Env, identity: &str, shadow: &[u8]) -> usize {
+    let path = env.dir.path().join("misbehave-shadow.wasm");
+    std::fs::write(&path, shadow).unwrap();
+    let config = env.dir.path().join("rekon.yaml");
+    std::fs::write(
+        &config,
+        format!("modules:\n  misbehave:\n    shadow: {}\n", path.display()),
+    )
+    .unwrap();
+    let mut args = support::LEASE.to_vec();
+    let config = config.to_str().unwrap().to_string();
+    args.extend(["--identity", identity, "--config", &config]);
+    let modules = [rekon_test_artifacts::MISBEHAVE, path.to_str().unwrap()];
+    env.run(&modules, &args)
+}
+
+/// Two replicas, leader election on: a promotion is followed by both; the
+/// standby serves the promoted version once the leader is killed, and two
+/// replicas started again serve it from their first reconcile — the
+/// retired version never writes after the promotion.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_keep_a_promotion_through_a_failover_and_a_restart() {
+    let mut env = Env::new().await;
+    env.apply(namespace("shop"));
+    for i in 0..3 {
+        env.apply(configmap("shop", &format!("c{i}"), json!({}), json!({})));
+    }
+    let shadow = support::misbehave_with(misbehave::BUILD_MARK, "misbehave-build-B");
+    let a = replica_with_shadow(&mut env, "replica-a", &shadow);
+    let b = replica_with_shadow(&mut env, "replica-b", &shadow);
+    let first = env.wait("a leader", || support::holder(&env)).await;
+    env.wait("the candidate in the Rollout", || {
+        rollout(&env).filter(|r| r["status"]["candidate"]["digest"].is_string())
+    })
+    .await;
+    env.wait("the serving version's reconciles", || {
+        all_behaved(&env, 0..3, "misbehave-build-A")
+    })
+    .await;
+    let (out, code) = rollout_command(&env, "promote");
+    assert_eq!(code, Some(0), "{out}");
+    env.wait_long("every object reconciled by the promoted version", || {
+        all_behaved(&env, 0..3, "misbehave-build-B")
+    })
+    .await;
+    let (_watch, writes) = config_map_writes(&env);
+
+    // The leader killed: the standby leads, and serves the promoted version.
+    let (leader, standby) = if first == "replica-a" { (a, b) } else { (b, a) };
+    env.signal(leader, "KILL");
+    env.wait("a new leader", || {
+        support::holder(&env).filter(|h| *h != first)
+    })
+    .await;
+    configmaps_arriving(&env, "c", 3..6).await.unwrap();
+    env.wait_long("new objects reconciled by the promoted version", || {
+        all_behaved(&env, 0..6, "misbehave-build-B")
+    })
+    .await;
+
+    // Both replicas started again: the promoted version from the first.
+    stop(&mut env, standby);
+    let _ = env.hosts[leader].wait();
+    replica_with_shadow(&mut env, "replica-c", &shadow);
+    replica_with_shadow(&mut env, "replica-d", &shadow);
+    configmaps_arriving(&env, "c", 6..9).await.unwrap();
+    env.wait_long("objects reconciled after the restart", || {
+        all_behaved(&env, 0..9, "misbehave-build-B")
+    })
+    .await;
+    env.settled().await;
+    let marks: Vec<String> = writes
+        .try_iter()
+        .filter_map(|e| e.object["data"]["behaved-by"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        marks.iter().all(|m| m == "misbehave-build-B"),
+        "the retired version wrote after the promotion: {marks:?}"
+    );
+}
