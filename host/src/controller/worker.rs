@@ -64,6 +64,9 @@ impl Worker {
             reason = reason_name(reason),
             attempt = ticket.attempt,
             priority = ticket.priority.label(),
+            // Set when the module's canary serves the object instead.
+            canary_version = tracing::field::Empty,
+            canary_digest = tracing::field::Empty,
         );
         let completion = self
             .run(&request, waited, cached.is_some())

@@ -123,6 +123,10 @@ impl Dispatch {
         });
         if let Some(canary) = &canary {
             module = &canary.module;
+            // The reconcile's span says which version served it.
+            let span = tracing::Span::current();
+            span.record("canary_version", canary.module.manifest().version.as_str());
+            span.record("canary_digest", canary.module.short_digest());
             let label = ModuleLabel {
                 module: self.serving.name().to_string(),
             };

@@ -204,6 +204,22 @@ async fn a_canary_share_is_served_live_by_the_new_version() {
         "{status}"
     );
     assert_counted(port, "rekon_canary_reconciles_total");
+    // Each reconcile the canary served is logged under its version; the
+    // others are not.
+    let log = env.log();
+    let behaved: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("misbehave: behaved"))
+        .collect();
+    let by_canary = behaved
+        .iter()
+        .filter(|l| l.contains("canary_digest="))
+        .count();
+    assert!(
+        by_canary > 0 && by_canary < behaved.len(),
+        "{by_canary} of {} reconciles logged as the canary's",
+        behaved.len()
+    );
 }
 
 /// A policy decides without a command: a shadow that agrees on three
