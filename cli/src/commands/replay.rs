@@ -59,7 +59,9 @@ pub(super) async fn run(global: &Global, args: &Args) -> anyhow::Result<ExitCode
         differ += 1;
         say(format!("differ  {} ({})", replayed.target, replayed.reason))?;
         for difference in &replayed.differences {
-            say(format!("  {difference}"))?;
+            for line in difference.lines() {
+                say(format!("  {line}"))?;
+            }
         }
         for call in &replayed.unanswered {
             say(format!("  not in the recording: {call}"))?;

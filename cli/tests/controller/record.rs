@@ -120,10 +120,17 @@ async fn live_reconciles_are_recorded_and_replayed_against_other_versions() {
     let (out, code) = replay(&traces, &other);
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("differ  shop/one"), "{out}");
+    // As a unified diff of the call's arguments, the differing line alone.
+    assert!(out.contains(": patch with other arguments"), "{out}");
+    let minus = out.lines().any(|l| {
+        l.trim_start().starts_with('-') && l.contains("\"behaved-by\": \"misbehave-build-A\"")
+    });
+    let plus = out.lines().any(|l| {
+        l.trim_start().starts_with('+') && l.contains("\"behaved-by\": \"misbehave-build-B\"")
+    });
     assert!(
-        out.contains("\"behaved-by\":\"misbehave-build-A\"")
-            && out.contains("\"behaved-by\":\"misbehave-build-B\""),
-        "the differing patch is shown: {out}"
+        minus && plus,
+        "the differing line is shown as a diff: {out}"
     );
     // A recording made with another contract replays, saying so.
     let older = env.dir.path().join("older.jsonl");

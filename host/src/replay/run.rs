@@ -87,6 +87,22 @@ fn compare_calls(recorded: &[Value], replayed: &[Value]) -> Vec<String> {
     for i in 0..recorded.len().max(replayed.len()) {
         match (recorded.get(i), replayed.get(i)) {
             (Some(a), Some(b)) if a["call"] == b["call"] && a["args"] == b["args"] => {}
+            // The same call with other arguments: a unified diff of them,
+            // as `rekon rollout status` shows a shadow's.
+            (Some(a), Some(b)) if a["call"] == b["call"] => {
+                let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
+                let lines = rekon_rules::diff_lines(&pretty(&a["args"]), &pretty(&b["args"]), 3);
+                let mut text = format!(
+                    "call {}: {} with other arguments\n--- recorded\n+++ replayed",
+                    i + 1,
+                    a["call"].as_str().unwrap_or_default()
+                );
+                for line in lines {
+                    text.push('\n');
+                    text.push_str(&line);
+                }
+                differences.push(text);
+            }
             (Some(a), Some(b)) => differences.push(format!(
                 "call {}: recorded {} {}, replayed {} {}",
                 i + 1,
