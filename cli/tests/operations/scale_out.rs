@@ -124,9 +124,15 @@ async fn modules_spread_over_replicas_and_move_when_one_dies() {
     all_stamped(&env, "probe-balanced").await;
     let balanced = holders(&env);
     for (module, holder) in &balanced {
-        let writers = writers_of(&env, module);
+        // The server logs a request once it has answered it: a write seen
+        // in the store may not be in the log yet.
+        let writers = env
+            .wait(&format!("{module}'s write in the request log"), || {
+                Some(writers_of(&env, module)).filter(|w| !w.is_empty())
+            })
+            .await;
         assert!(
-            !writers.is_empty() && writers.iter().all(|w| w == holder),
+            writers.iter().all(|w| w == holder),
             "{module} is held by {holder} but written by {writers:?}"
         );
     }

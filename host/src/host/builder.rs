@@ -227,7 +227,7 @@ impl HostBuilder {
         };
         let engine = Engine::new(self.engine)?;
         let metrics = Arc::new(Metrics::new());
-        let rollouts = Arc::new(Rollouts::default());
+        let rollouts = Arc::new(Rollouts::new(metrics.clone()));
         let recordings = Arc::new(Recordings::default());
         let admin = Arc::new(Admin::new(rollouts.clone(), recordings.clone()));
         let telemetry = match self.metrics_addr {

@@ -66,6 +66,8 @@ pub struct Rollouts {
     commands: Commands,
     /// Where the rollouts are kept in the cluster, once they are.
     keeper: Keeper,
+    /// Where each candidate is shown (`rekon_candidate_canary_percent`).
+    metrics: Arc<crate::telemetry::Metrics>,
 }
 
 impl std::fmt::Debug for Rollouts {
@@ -75,6 +77,14 @@ impl std::fmt::Debug for Rollouts {
 }
 
 impl Rollouts {
+    /// The rollouts of a host whose metrics are `metrics`.
+    pub fn new(metrics: Arc<crate::telemetry::Metrics>) -> Rollouts {
+        Rollouts {
+            metrics,
+            ..Rollouts::default()
+        }
+    }
+
     /// The rollout of `module`.
     pub fn of(&self, module: &str) -> Arc<Rollout> {
         self.map
@@ -82,11 +92,9 @@ impl Rollouts {
             .expect("rollouts lock")
             .entry(module.to_string())
             .or_insert_with(|| {
-                Arc::new(Rollout::new(
-                    module,
-                    self.commands.clone(),
-                    self.keeper.clone(),
-                ))
+                let mut rollout = Rollout::new(module, self.commands.clone(), self.keeper.clone());
+                rollout.metrics = Some(self.metrics.clone());
+                Arc::new(rollout)
             })
             .clone()
     }

@@ -38,6 +38,8 @@ pub struct Rollout {
     pub(super) serving_ref: Mutex<Option<VersionRef>>,
     /// Where the rollout is kept in the cluster, once it is.
     pub(super) keeper: Keeper,
+    /// Where its candidate is shown (`rekon_candidate_canary_percent`).
+    pub(super) metrics: Option<Arc<crate::telemetry::Metrics>>,
     /// The state in the cluster, as last seen.
     pub(super) seen: Mutex<Option<super::resource::RolloutStatus>>,
     /// The serving version, as `1.0.0 (digest)`, while one runs.
@@ -73,6 +75,7 @@ impl Rollout {
             serving_ref: Mutex::new(None),
             keeper,
             seen: Mutex::new(None),
+            metrics: None,
             serving: Mutex::new(None),
             shadow: Mutex::new(None),
             arrivals: watch::Sender::new(0),
@@ -128,7 +131,19 @@ impl Rollout {
                 .filter(|c| c.version.digest == shadow.version.digest())
                 .map_or(0, |c| c.canary);
         }
-        *self.shadow.lock().expect("rollout lock") = shadow;
+        let shown = shadow.as_ref().map(|s| (self.labels_of(s), s.canary));
+        let before = std::mem::replace(&mut *self.shadow.lock().expect("rollout lock"), shadow);
+        if let Some(metrics) = &self.metrics {
+            if let Some(before) = before {
+                metrics.candidate_canary.remove(&self.labels_of(&before));
+            }
+            if let Some((labels, canary)) = shown {
+                metrics
+                    .candidate_canary
+                    .get_or_create(&labels)
+                    .set(i64::from(canary));
+            }
+        }
         // What waited was for the shadow that was.
         self.queue.clear();
         self.objects.lock().expect("rollout lock").clear();
@@ -196,6 +211,15 @@ impl Rollout {
 }
 
 impl Rollout {
+    /// The labels of `shadow`'s series.
+    pub(super) fn labels_of(&self, shadow: &ShadowVersion) -> crate::telemetry::InfoLabels {
+        crate::telemetry::InfoLabels {
+            module: self.module.clone(),
+            version: shadow.version.manifest().version.clone(),
+            digest: shadow.version.digest().to_string(),
+        }
+    }
+
     /// Writes `command`, `by` whom and why, to the state in the cluster
     /// (in the background, saying how it went); whether the rollout is
     /// kept there.

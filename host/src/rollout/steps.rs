@@ -37,6 +37,13 @@ impl Rollout {
             && !shadow.policy.steps.is_empty()
         {
             shadow.canary = candidate.canary;
+            if let Some(metrics) = &self.metrics {
+                let labels = self.labels_of(shadow);
+                metrics
+                    .candidate_canary
+                    .get_or_create(&labels)
+                    .set(i64::from(candidate.canary));
+            }
         }
         drop(shadow);
         let before = std::mem::replace(

@@ -3,7 +3,7 @@
 use prometheus_client::registry::Registry;
 
 /// Every metric's name (after the `rekon_` prefix) and help text.
-pub(super) const HELP: [(&str, &str); 21] = [
+pub(super) const HELP: [(&str, &str); 22] = [
     (
         "reconciles",
         "Reconciles by module and result (done, requeue, error, panic, timeout, out_of_memory, stack_overflow, trap)",
@@ -34,6 +34,10 @@ pub(super) const HELP: [(&str, &str); 21] = [
         "Loaded module versions (value 1), with their digest",
     ),
     ("module_load_failures", "Modules refused at load, by reason"),
+    (
+        "candidate_canary_percent",
+        "The version tried beside a module's serving one, while it runs: the share of objects (a percentage) it serves live as a canary, 0 for a shadow",
+    ),
     (
         "shadow_reconciles",
         "Reconciles of a module's shadow version beside the serving one, its writes dry runs",

@@ -128,6 +128,11 @@ async fn an_aborted_shadow_is_gone_and_the_serving_version_goes_on() {
             .then_some(())
     })
     .await;
+    let metrics = support::http_get(port, "/metrics").unwrap();
+    assert!(
+        !metrics.contains("rekon_candidate_canary_percent{module=\"misbehave\""),
+        "the aborted candidate's series is gone:\n{metrics}"
+    );
     let names: Vec<String> = (0..20).map(|i| format!("a{i}")).collect();
     for name in names.iter().map(String::as_str).chain(["one"]) {
         env.wait("the serving version's reconcile", || {
@@ -204,6 +209,13 @@ async fn a_canary_share_is_served_live_by_the_new_version() {
         "{status}"
     );
     assert_counted(port, "rekon_canary_reconciles_total");
+    // The candidate is shown beside the serving version, with its share.
+    let metrics = support::http_get(port, "/metrics").unwrap();
+    let candidate = metrics
+        .lines()
+        .find(|l| l.starts_with("rekon_candidate_canary_percent{module=\"misbehave\""))
+        .unwrap_or_else(|| panic!("no candidate series:\n{metrics}"));
+    assert!(candidate.ends_with(" 50"), "{candidate}");
     // Each reconcile the canary served is logged under its version; the
     // others are not.
     let log = env.log();
