@@ -232,7 +232,12 @@ async fn a_configmap_marked_shadow_shadows_the_serving_version() {
         &[],
         &["--watch-configmaps", "--metrics-addr", &metrics_addr],
     );
-    for document in pack(&version("misbehave-build-A"), "misbehave", &[]) {
+    // The serving version records its reconciles (its ConfigMap says so).
+    for document in pack(
+        &version("misbehave-build-A"),
+        "misbehave",
+        &["--record", "50"],
+    ) {
         env.apply(document);
     }
     env.apply(configmap("one"));
@@ -272,8 +277,16 @@ async fn a_configmap_marked_shadow_shadows_the_serving_version() {
 
     // Shadowing again, then the annotation taken off: promoted, it serves.
     let marked = pack(&version("misbehave-build-B"), "misbehave-next", &[]);
-    let mut shadow = marked.clone();
-    shadow.last_mut().unwrap()["metadata"]["annotations"]["rekon.dev/rollout"] = json!("shadow");
+    // `rekon pack --rollout shadow` writes the annotation.
+    let shadow = pack(
+        &version("misbehave-build-B"),
+        "misbehave-next",
+        &["--rollout", "shadow"],
+    );
+    assert_eq!(
+        shadow.last().unwrap()["metadata"]["annotations"]["rekon.dev/rollout"],
+        "shadow"
+    );
     for document in shadow {
         env.apply(document);
     }
@@ -290,4 +303,11 @@ async fn a_configmap_marked_shadow_shadows_the_serving_version() {
     behaved_by(&env, "three", "misbehave-build-B").await;
     let status = support::http_get(port, "/rollout/misbehave").unwrap();
     assert!(status.contains("no shadow"), "{status}");
+    // The recording follows the module: the promoted version's reconciles
+    // are recorded though its ConfigMap does not ask for it.
+    let recorded = support::http_get(port, "/recordings/misbehave").unwrap();
+    assert!(
+        recorded.contains("misbehave-build-B"),
+        "the promoted version's reconciles are recorded: {recorded}"
+    );
 }

@@ -44,3 +44,12 @@ pub(super) struct Running {
 
 /// One module's place: its running version, swapped under its own lock.
 pub(super) type Slot = Arc<tokio::sync::Mutex<Option<Running>>>;
+
+/// The labels of `module`'s `rekon_module_info` series.
+pub(super) fn info_labels(module: &crate::runtime::Module) -> crate::telemetry::InfoLabels {
+    crate::telemetry::InfoLabels {
+        module: module.name().to_string(),
+        version: module.manifest().version.clone(),
+        digest: module.digest().to_string(),
+    }
+}

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use super::running::info_labels;
 use super::running::{Controller, Running, Slot};
 use crate::config::HostConfig;
 use crate::controller::{self, ControllerConfig, Shared, Start};
@@ -17,7 +18,6 @@ use crate::rollout::resource::VersionRef;
 use crate::rollout::{Rollouts, ShadowVersion};
 use crate::runtime::Module;
 use crate::source::Origin;
-use crate::telemetry::InfoLabels;
 use crate::webhook::WebhookModules;
 
 /// Runs the validated versions. Cheap to clone.
@@ -240,6 +240,9 @@ impl Supervisor {
         if !self.webhooks_served {
             self.report_unserved(&module, &origin).await;
         }
+        // Another source's version takes over (a promotion): what the
+        // module records goes on being recorded.
+        let moved = running.as_ref().is_some_and(|r| r.origin != origin);
         if let Some(old) = running.take() {
             self.forget_info(&old.module);
             if let Some(controller) = old.controller {
@@ -286,6 +289,8 @@ impl Supervisor {
                     .ok()
             })
         });
+        let recording =
+            recording.or_else(|| moved.then(|| self.recordings.existing(&name)).flatten());
         let controller = module.reconciles().then(|| {
             Controller::spawn(
                 self.dispatch(
@@ -438,13 +443,5 @@ impl Supervisor {
             controller.stop.send_replace(true);
         }
         futures::future::join_all(controllers.into_iter().map(Controller::stop)).await;
-    }
-}
-
-pub(super) fn info_labels(module: &Module) -> InfoLabels {
-    InfoLabels {
-        module: module.name().to_string(),
-        version: module.manifest().version.clone(),
-        digest: module.digest().to_string(),
     }
 }

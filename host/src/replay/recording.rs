@@ -97,6 +97,15 @@ impl Recordings {
         Some(recording)
     }
 
+    /// The recording `module` has, if any.
+    pub fn existing(&self, module: &str) -> Option<Arc<Recording>> {
+        self.map
+            .lock()
+            .expect("recordings lock")
+            .get(module)
+            .cloned()
+    }
+
     /// The traces kept of `module`'s reconciles, as JSON lines; `None` when
     /// they are not recorded.
     pub fn lines(&self, module: &str) -> Option<String> {
