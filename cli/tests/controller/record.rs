@@ -188,6 +188,15 @@ fn config_map_writes(
         .unwrap()
 }
 
+/// The `behaved-by` marks written so far, in order, by the writes `writes`
+/// received ([`config_map_writes`]).
+fn marks_written(writes: &std::sync::mpsc::Receiver<rekon_apiserver::WatchEvent>) -> Vec<String> {
+    writes
+        .try_iter()
+        .filter_map(|e| e.object["data"]["behaved-by"].as_str().map(str::to_string))
+        .collect()
+}
+
 /// ConfigMaps `{prefix}{i}` in `shop` for each `i` of `numbers`, one every
 /// 20 ms, from a task of their own.
 fn configmaps_arriving(

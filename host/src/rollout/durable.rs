@@ -87,6 +87,16 @@ impl Rollouts {
 }
 
 impl Rollout {
+    /// Where the rollout is kept, when it is and this replica leads the
+    /// module (only then does it write what the module runs or decides).
+    pub(super) fn leading(&self) -> Option<Durable> {
+        let durable = self.keeper.get().cloned()?;
+        durable
+            .leaders
+            .speaks_for(Some(&self.module))
+            .then_some(durable)
+    }
+
     /// The version serving, as the state names it.
     pub(crate) fn served(&self, version: VersionRef) {
         *self.serving_ref.lock().expect("rollout lock") = Some(version);
@@ -98,12 +108,9 @@ impl Rollout {
     /// loader is bringing in), and its shadow as the candidate (unless
     /// aborted).
     pub(crate) fn record(&self) {
-        let Some(durable) = self.keeper.get().cloned() else {
+        let Some(durable) = self.leading() else {
             return;
         };
-        if !durable.leaders.speaks_for(Some(&self.module)) {
-            return;
-        }
         let serving = self.serving_ref.lock().expect("rollout lock").clone();
         let candidate = self.ours();
         let stepped = self
@@ -146,12 +153,9 @@ impl Rollout {
     /// The shadow from `digest` ended (its source went): the state has no
     /// candidate any more, if it was that one.
     pub(crate) fn record_ended(&self, digest: String) {
-        let Some(durable) = self.keeper.get().cloned() else {
+        let Some(durable) = self.leading() else {
             return;
         };
-        if !durable.leaders.speaks_for(Some(&self.module)) {
-            return;
-        }
         let module = self.module.clone();
         tokio::spawn(async move {
             let now = now();

@@ -62,12 +62,9 @@ impl Rollout {
 
     /// An Event on the module's `Rollout` telling `decision` and why.
     fn announce(&self, decision: &super::resource::DecisionRecord) {
-        let Some(durable) = self.keeper.get().cloned() else {
+        let Some(durable) = self.leading() else {
             return;
         };
-        if !durable.leaders.speaks_for(Some(&self.module)) {
-            return;
-        }
         let (kind, reason) = match decision.action {
             super::resource::Action::Promote => (crate::contract::EventType::Normal, "Promoted"),
             super::resource::Action::Abort => (crate::contract::EventType::Warning, "Aborted"),
@@ -117,12 +114,9 @@ impl Rollout {
         if steps.is_empty() {
             return;
         }
-        let Some(durable) = self.keeper.get().cloned() else {
+        let Some(durable) = self.leading() else {
             return;
         };
-        if !durable.leaders.speaks_for(Some(&self.module)) {
-            return;
-        }
         let digest = shadow.version.digest().to_string();
         let soak = shadow.policy.soak();
         let at = Utc::now();

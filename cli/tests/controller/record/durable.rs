@@ -5,7 +5,9 @@
 
 use serde_json::{Value, json};
 
-use super::{config_map_writes, configmaps_arriving, rekon, run_with_shadow_settings};
+use super::{
+    config_map_writes, configmaps_arriving, marks_written, rekon, run_with_shadow_settings,
+};
 use crate::support::{self, Env, configmap, namespace};
 
 /// The module's `Rollout` (the host's namespace is `default` here).
@@ -99,10 +101,7 @@ async fn a_promotion_survives_a_restart() {
     })
     .await;
     env.settled().await;
-    let marks: Vec<String> = writes
-        .try_iter()
-        .filter_map(|e| e.object["data"]["behaved-by"].as_str().map(str::to_string))
-        .collect();
+    let marks = marks_written(&writes);
     assert!(
         marks.iter().all(|m| m == "misbehave-build-B"),
         "the retired version wrote after the restart: {marks:?}"
@@ -146,10 +145,7 @@ async fn an_abort_survives_a_restart() {
     })
     .await;
     env.settled().await;
-    let marks: Vec<String> = writes
-        .try_iter()
-        .filter_map(|e| e.object["data"]["behaved-by"].as_str().map(str::to_string))
-        .collect();
+    let marks = marks_written(&writes);
     assert!(
         marks.iter().all(|m| m == "misbehave-build-A"),
         "the aborted version served after the restart: {marks:?}"
@@ -334,10 +330,7 @@ async fn two_replicas_keep_a_promotion_through_a_failover_and_a_restart() {
     })
     .await;
     env.settled().await;
-    let marks: Vec<String> = writes
-        .try_iter()
-        .filter_map(|e| e.object["data"]["behaved-by"].as_str().map(str::to_string))
-        .collect();
+    let marks = marks_written(&writes);
     assert!(
         marks.iter().all(|m| m == "misbehave-build-B"),
         "the retired version wrote after the promotion: {marks:?}"

@@ -4,8 +4,8 @@
 use serde_json::json;
 
 use super::{
-    assert_counted, config_map_writes, configmaps_arriving, rekon, rollout_status, run_with_shadow,
-    run_with_shadow_settings,
+    assert_counted, config_map_writes, configmaps_arriving, marks_written, rekon, rollout_status,
+    run_with_shadow, run_with_shadow_settings,
 };
 use crate::support::{self, Env, configmap, namespace};
 
@@ -157,10 +157,7 @@ async fn an_aborted_shadow_is_gone_and_the_serving_version_goes_on() {
         );
     }
     // Nothing the shadow would have written was ever stored.
-    let marks: Vec<String> = writes
-        .try_iter()
-        .filter_map(|e| e.object["data"]["behaved-by"].as_str().map(str::to_string))
-        .collect();
+    let marks = marks_written(&writes);
     assert!(!marks.is_empty());
     assert!(marks.iter().all(|m| m == "misbehave-build-A"), "{marks:?}");
 }
