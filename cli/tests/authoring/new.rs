@@ -118,7 +118,7 @@ impl Dev {
     }
 
     fn kubectl(&self, args: &[&str]) -> Output {
-        Command::new("kubectl")
+        Command::new(crate::support::kubectl_binary())
             .arg("--cache-dir")
             .arg(self.dir.join("build/kubectl-cache"))
             .args(args)

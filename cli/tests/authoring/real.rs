@@ -199,7 +199,7 @@ fn rekon_test_runs_the_example_cases_on_a_real_api_server() {
 }
 
 fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
-    Command::new("kubectl")
+    Command::new(super::support::kubectl_binary())
         .args(args)
         .env("KUBECONFIG", kubeconfig)
         .output()
@@ -387,3 +387,6 @@ fn rekon_dev_runs_the_app_on_a_real_api_server() {
 
 #[path = "real/rollout.rs"]
 mod rollout;
+
+#[path = "real/durable.rs"]
+mod durable;

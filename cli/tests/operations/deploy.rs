@@ -33,7 +33,7 @@ async fn kubectl_apply_k_deploy_then_the_deployment_args_run_the_modules() {
     let deploy = env.dir.path().join("deploy");
     copy_dir(std::path::Path::new(&path("deploy")), &deploy);
     deploy_modules(&deploy);
-    let applied = std::process::Command::new("kubectl")
+    let applied = std::process::Command::new(crate::support::kubectl_binary())
         .args(["apply", "-k"])
         .arg(&deploy)
         .env("KUBECONFIG", &env.kubeconfig)
@@ -193,7 +193,7 @@ fn the_readme_scale_out_overlay_builds_with_kubectl() {
     let overlay_dir = dir.path().join("scale-out");
     std::fs::create_dir(&overlay_dir).unwrap();
     std::fs::write(overlay_dir.join("kustomization.yaml"), overlay).unwrap();
-    let built = std::process::Command::new("kubectl")
+    let built = std::process::Command::new(crate::support::kubectl_binary())
         .arg("kustomize")
         .arg(&overlay_dir)
         .output()

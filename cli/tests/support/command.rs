@@ -33,9 +33,19 @@ pub fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// The kubectl to run: the one beside the real binaries
+/// (`$KUBEBUILDER_ASSETS/kubectl`, of the server's version) when there is
+/// one, else the one on `PATH`.
+pub fn kubectl_binary() -> std::path::PathBuf {
+    std::env::var_os("KUBEBUILDER_ASSETS")
+        .map(|assets| Path::new(&assets).join("kubectl"))
+        .filter(|k| k.is_file())
+        .unwrap_or_else(|| "kubectl".into())
+}
+
 /// Runs kubectl with `args` against the cluster of `kubeconfig`.
 pub fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
-    Command::new("kubectl")
+    Command::new(kubectl_binary())
         .args(args)
         .env("KUBECONFIG", kubeconfig)
         .output()

@@ -39,7 +39,7 @@ impl Dev {
 
     /// kubectl with `args` against its API server.
     pub fn kubectl(&self, args: &[&str]) -> Output {
-        Command::new("kubectl")
+        Command::new(super::kubectl_binary())
             .arg("--cache-dir")
             .arg(self.dir.path().join("kubectl-cache"))
             .args(args)

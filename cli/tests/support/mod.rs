@@ -19,7 +19,9 @@ mod replicas;
 
 // Each test binary uses a part of these, as of the rest of this module.
 #[allow(unused_imports)]
-pub use command::{dev_kubectl, kubectl, rekon, sigterm_and_wait, stderr, stdout, write};
+pub use command::{
+    dev_kubectl, kubectl, kubectl_binary, rekon, sigterm_and_wait, stderr, stdout, write,
+};
 #[allow(unused_imports)]
 pub use dev::{Dev, fresh};
 #[allow(unused_imports)]

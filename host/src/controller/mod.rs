@@ -198,7 +198,8 @@ fn queue_every_primary(worker: &Worker) {
 
 /// Queues every primary once (low priority) whenever a shadow version
 /// arrives, so that the shadow compares each object, not only those that
-/// change next.
+/// change next; and when a canary gives objects back, so that the serving
+/// version takes each one back.
 fn shadow_task(worker: &Worker) -> tokio::task::JoinHandle<()> {
     let worker = worker.clone();
     let mut arrivals = worker.dispatch.arrivals();

@@ -53,7 +53,8 @@ pub(crate) trait Shadowing: Send + Sync {
     /// The version shadowing the serving one now, if any.
     fn shadow(&self) -> Option<Shadow>;
     /// Changes whenever a shadow version arrives (its controller then
-    /// queues every object once, so each is compared).
+    /// queues every object once, so each is compared), and when a canary
+    /// gives objects back (so the serving version reconciles them again).
     fn arrivals(&self) -> watch::Receiver<u64>;
     /// Where the shadow's reconciles wait.
     fn queue(&self) -> &Arc<ShadowQueue>;
@@ -101,7 +102,8 @@ impl Dispatch {
         self.rollout.shadow().is_some()
     }
 
-    /// Changes whenever a shadow version arrives.
+    /// Changes whenever a shadow version arrives or a canary gives
+    /// objects back.
     pub fn arrivals(&self) -> watch::Receiver<u64> {
         self.rollout.arrivals()
     }

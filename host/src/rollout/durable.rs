@@ -27,8 +27,8 @@ pub(crate) struct Durable {
 /// Set once a host keeps its rollouts in the cluster.
 pub(crate) type Keeper = Arc<OnceLock<Durable>>;
 
-/// How often the leader of each module says what it runs (after a
-/// failover, the new leader's first word comes within this).
+/// How often the leader of each module says what it runs (a replica that
+/// comes to lead says it within a step, [`super::steps::STEP_EVERY`]).
 const RECORD_EVERY: Duration = Duration::from_secs(10);
 
 /// Differences kept as a decision's evidence.
@@ -41,7 +41,8 @@ pub(crate) fn now() -> String {
 
 impl Rollouts {
     /// Keeps every rollout in `api`'s `Rollout` objects from now on; the
-    /// leader of each module says what it runs every [`RECORD_EVERY`].
+    /// leader of each module says what it runs when it comes to lead, and
+    /// every [`RECORD_EVERY`] after.
     pub(crate) fn keep_in(
         self: &Arc<Self>,
         api: RolloutApi,
@@ -72,14 +73,29 @@ impl Rollouts {
         });
         let rollouts = Arc::downgrade(self);
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(RECORD_EVERY);
+            // When each module's leadership was last seen here, and its
+            // rollout last recorded: a replica that comes to lead records
+            // at once (its shadow may have loaded before it led).
+            let mut recorded: std::collections::HashMap<String, std::time::Instant> =
+                std::collections::HashMap::new();
+            let mut tick = tokio::time::interval(super::steps::STEP_EVERY);
             loop {
                 tick.tick().await;
                 let Some(rollouts) = rollouts.upgrade() else {
                     return;
                 };
                 for rollout in rollouts.all() {
-                    rollout.record();
+                    if rollout.leading().is_none() {
+                        recorded.remove(&rollout.module);
+                        continue;
+                    }
+                    let due = recorded
+                        .get(&rollout.module)
+                        .is_none_or(|at| at.elapsed() >= RECORD_EVERY);
+                    if due {
+                        recorded.insert(rollout.module.clone(), std::time::Instant::now());
+                        rollout.record();
+                    }
                 }
             }
         });

@@ -132,7 +132,11 @@ impl Rollout {
                 .map_or(0, |c| c.canary);
         }
         let shown = shadow.as_ref().map(|s| (self.labels_of(s), s.canary));
+        let share = shadow.as_ref().map_or(0, |s| s.canary);
         let before = std::mem::replace(&mut *self.shadow.lock().expect("rollout lock"), shadow);
+        // A canary that ends (aborted, rolled back) or shrinks gives its
+        // objects back: the serving version reconciles them again.
+        let gives_back = before.as_ref().is_some_and(|b| b.canary > share);
         if let Some(metrics) = &self.metrics {
             if let Some(before) = before {
                 metrics.candidate_canary.remove(&self.labels_of(&before));
@@ -149,7 +153,7 @@ impl Rollout {
         self.objects.lock().expect("rollout lock").clear();
         *self.tally.lock().expect("rollout lock") = Tally::default();
         *self.health.lock().expect("rollout lock") = super::health::Health::default();
-        if arrives {
+        if arrives || gives_back {
             self.arrivals.send_modify(|n| *n += 1);
         }
     }

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use super::{ONE_AT_A_TIME, Stopped, kubectl, kubectl_out, real_binaries, shown, until};
 
 /// `bytes` with every `from` replaced by `to` (of the same length).
-fn replaced(mut bytes: Vec<u8>, from: &str, to: &str) -> Vec<u8> {
+pub(super) fn replaced(mut bytes: Vec<u8>, from: &str, to: &str) -> Vec<u8> {
     let (from, to) = (from.as_bytes(), to.as_bytes());
     assert_eq!(from.len(), to.len());
     let mut at = 0;

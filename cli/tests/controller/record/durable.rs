@@ -116,15 +116,30 @@ async fn a_promotion_survives_a_restart() {
 async fn an_abort_survives_a_restart() {
     let mut env = Env::new().await;
     env.apply(namespace("shop"));
+    for i in 10..20 {
+        env.apply(configmap("shop", &format!("c{i}"), json!({}), json!({})));
+    }
     let shadow = support::misbehave_with(misbehave::BUILD_MARK, "misbehave-build-B");
     // Half the objects served live by the candidate.
     start(&mut env, &shadow, "    canary: 50\n").await;
+    env.wait("the canary's live writes", || {
+        (10..20)
+            .filter_map(|i| env.get("", "v1", "ConfigMap", Some("shop"), &format!("c{i}")))
+            .any(|c| c["data"]["behaved-by"] == "misbehave-build-B")
+            .then_some(())
+    })
+    .await;
     let (out, code) = rollout_command(&env, "abort");
     assert_eq!(code, Some(0), "{out}");
     env.wait("the candidate dropped", || {
         env.log_of(0)
             .contains("shadow unloaded: aborted")
             .then_some(())
+    })
+    .await;
+    // The canary's objects taken back by the serving version.
+    env.wait_long("the canary's objects taken back", || {
+        all_behaved(&env, 10..20, "misbehave-build-A")
     })
     .await;
     let status = rollout(&env).unwrap()["status"].clone();
