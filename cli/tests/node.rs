@@ -8,7 +8,9 @@
 //! `kubectl apply -k deploy/`, client-side, then server-side), two replicas
 //! Ready with one leader, an App reconciled into Ready pods, a denial and a
 //! conversion through the webhook Service, a module updated in place, a
-//! garbage module refused with an Event, a rollback; then a rolling
+//! garbage module refused with an Event, a rollback, a shadow version
+//! promoted with `rekon rollout promote` and served by both replicas
+//! through a rolling restart; then a rolling
 //! restart, a scale from 2 to 1 and back, a graceful leader kill and a
 //! crash, while a write the validating webhook must refuse is sent every
 //! 100 ms (refused at every moment, and by the webhook itself outside the
@@ -28,6 +30,8 @@ mod churn;
 mod cluster;
 #[path = "node/install.rs"]
 mod install;
+#[path = "node/rollout.rs"]
+mod rollout;
 #[path = "node/uninstall.rs"]
 mod uninstall;
 #[path = "node/updates.rs"]
@@ -147,6 +151,7 @@ fn installed_as_the_readme_says_on_a_real_node() {
 
     let deploy = install::as_the_readme_says(&node, work.path(), &step);
     updates::in_place(&node, work.path(), &deploy, &step);
+    rollout::promoted(&node, work.path(), &step);
     churn::replicas_come_and_go(&node, &step);
     uninstall::as_the_readme_says(&node, &deploy, &step);
     step("done");

@@ -120,7 +120,7 @@ pub fn in_place(node: &Node, work: &Path, deploy: &Path, step: &dyn Fn(&str)) {
 
 /// `bytes` with one more custom section: the same code, another digest (a
 /// new version of the module, as a rebuild makes).
-fn with_custom_section(bytes: &[u8], payload: &str) -> Vec<u8> {
+pub fn with_custom_section(bytes: &[u8], payload: &str) -> Vec<u8> {
     fn leb(mut n: usize, out: &mut Vec<u8>) {
         loop {
             let byte = (n & 0x7f) as u8;
