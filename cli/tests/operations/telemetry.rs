@@ -107,10 +107,28 @@ async fn metrics_and_probes_behave_as_documented() {
             .parse()
             .ok()
     };
+    // Counted under the version that served them (as rekon_module_info).
+    let done = metrics
+        .lines()
+        .find(|l| {
+            l.starts_with("rekon_reconciles_total{module=\"app\",version=\"0.1.0\",digest=\"")
+                && l.contains("result=\"done\"}")
+        })
+        .unwrap_or_else(|| panic!("no reconcile of app counted:\n{metrics}"));
+    let digest = done
+        .split("digest=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
     assert!(
-        line("rekon_reconciles_total{module=\"app\",result=\"done\"}").unwrap_or(0.0) >= 1.0,
+        metrics.contains(&format!(
+            "rekon_module_info{{module=\"app\",version=\"0.1.0\",digest=\"{digest}\"}} 1"
+        )),
         "{metrics}"
     );
+    assert!(line(done).is_some_and(|n| n >= 1.0), "{done}");
     assert_eq!(
         line("rekon_module_load_failures_total{reason=\"not_wasm\"}"),
         Some(1.0)

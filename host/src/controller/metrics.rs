@@ -7,16 +7,18 @@ use super::queue::Priority;
 use crate::contract::Action;
 use crate::runtime::{Outcome, ReconcileError};
 use crate::telemetry::{
-    CallLabels, InformerLabel, KindLabels, Metrics, ModuleLabel, PriorityLabels, ResultLabels,
+    CallLabels, InfoLabels, InformerLabel, KindLabels, Metrics, ModuleLabel, PriorityLabels,
 };
 
-/// Counts one reconcile of `module` that waited `waited` in the queue.
+/// Counts one reconcile that waited `waited` in the queue, served by
+/// `version` (of its module; a canary's for the objects it serves).
 pub(crate) fn record_reconcile(
     metrics: &Metrics,
-    module: &str,
+    version: &InfoLabels,
     waited: Duration,
     outcome: &Outcome,
 ) {
+    let module = version.module.as_str();
     let label = ModuleLabel {
         module: module.to_string(),
     };
@@ -24,22 +26,12 @@ pub(crate) fn record_reconcile(
         .queue_wait
         .get_or_create(&label)
         .observe(waited.as_secs_f64());
-    metrics
-        .reconcile_duration
-        .get_or_create(&label)
-        .observe(outcome.elapsed.as_secs_f64());
     let result = match &outcome.result {
         Ok(Action::Done) => "done",
         Ok(Action::RequeueAfter(_)) => "requeue",
         Err(error) => error.metric_label(),
     };
-    metrics
-        .reconciles
-        .get_or_create(&ResultLabels {
-            module: module.to_string(),
-            result: result.to_string(),
-        })
-        .inc();
+    metrics.count_reconcile(version, result, outcome.elapsed);
     if let Err(error) = &outcome.result {
         if error.retry() {
             metrics.retries.get_or_create(&label).inc();

@@ -85,9 +85,8 @@ impl Worker {
     /// Runs the module on `request` and reports; `exists`: the object is
     /// still there to carry Events.
     async fn run(&self, request: &Request, waited: Duration, exists: bool) -> Completion {
-        let manifest = self.dispatch.serving().manifest();
-        let outcome = self.dispatch.reconcile(self.cluster.clone(), request).await;
-        record_reconcile(&self.metrics, &manifest.name, waited, &outcome);
+        let (outcome, served_by) = self.dispatch.reconcile(self.cluster.clone(), request).await;
+        record_reconcile(&self.metrics, &served_by, waited, &outcome);
         if !outcome.denied.is_empty() && exists {
             // Once per reconcile, however many calls were refused.
             let message = format!(

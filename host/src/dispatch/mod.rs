@@ -35,7 +35,7 @@ use crate::contract::Request;
 use crate::names::namespaced_name;
 use crate::replay::{Recording, Trace};
 use crate::runtime::{DispatchOptions, Outcome};
-use crate::telemetry::{Metrics, ModuleLabel};
+use crate::telemetry::{InfoLabels, Metrics, ModuleLabel};
 
 /// The version shadowing a module's serving version, as the dispatch
 /// runs it.
@@ -109,8 +109,14 @@ impl Dispatch {
     }
 
     /// Runs one request through the layers; the outcome of the version
-    /// that served it (the canary's, or the serving version's).
-    pub async fn reconcile(&self, cluster: Arc<dyn Cluster>, request: &Request) -> Outcome {
+    /// that served it (the canary's, or the serving version's), and that
+    /// version (its metric labels: the module keeps the serving version's
+    /// name).
+    pub async fn reconcile(
+        &self,
+        cluster: Arc<dyn Cluster>,
+        request: &Request,
+    ) -> (Outcome, InfoLabels) {
         let started = std::time::SystemTime::now();
         let mut shadow = self.rollout.shadow();
         // An object in the shadow's canary is served by the shadow, live.
@@ -173,6 +179,6 @@ impl Dispatch {
                 &self.metrics,
             );
         }
-        outcome
+        (outcome, module.version_labels())
     }
 }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use crate::cluster::Cluster;
 use crate::contract::{Action, GuestError, Manifest, Request};
 use crate::runtime::{DispatchOptions, Module, Outcome, ReconcileError};
+use crate::telemetry::InfoLabels;
 
 /// The future a [`NativeReconciler`] returns.
 pub type NativeFuture = Pin<Box<dyn Future<Output = Result<Action, GuestError>> + Send>>;
@@ -114,6 +115,23 @@ impl Dispatcher {
         match &self.target {
             Target::Wasm(module) => module.contract_version(),
             Target::Native(_) => "native",
+        }
+    }
+
+    /// The module's digest; `native` for a native reconciler.
+    pub fn digest(&self) -> &str {
+        match &self.target {
+            Target::Wasm(module) => module.digest(),
+            Target::Native(_) => "native",
+        }
+    }
+
+    /// The labels of the version, as `rekon_module_info` has them.
+    pub fn version_labels(&self) -> InfoLabels {
+        InfoLabels {
+            module: self.name().to_string(),
+            version: self.manifest().version.clone(),
+            digest: self.digest().to_string(),
         }
     }
 

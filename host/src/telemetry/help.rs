@@ -6,11 +6,11 @@ use prometheus_client::registry::Registry;
 pub(super) const HELP: [(&str, &str); 22] = [
     (
         "reconciles",
-        "Reconciles by module and result (done, requeue, error, panic, timeout, out_of_memory, stack_overflow, trap)",
+        "Reconciles by module, the version that served them (a canary's for the objects it serves) and result (done, requeue, error, panic, timeout, out_of_memory, stack_overflow, trap)",
     ),
     (
         "reconcile_duration_seconds",
-        "Wall time of one reconcile, instantiation and host calls included",
+        "Wall time of one reconcile, instantiation and host calls included, by module and the version that served it",
     ),
     (
         "queue_depth",

@@ -41,10 +41,12 @@ pub(crate) struct PriorityLabels {
     pub priority: String,
 }
 
-/// Labels: a module and an outcome.
+/// Labels: the module version that served, and an outcome.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct ResultLabels {
     pub module: String,
+    pub version: String,
+    pub digest: String,
     pub result: String,
 }
 
@@ -108,7 +110,7 @@ pub(crate) struct InformerLabel {
 pub struct Metrics {
     registry: Registry,
     pub(crate) reconciles: Family<ResultLabels, Counter>,
-    pub(crate) reconcile_duration: Family<ModuleLabel, Histogram>,
+    pub(crate) reconcile_duration: Family<InfoLabels, Histogram>,
     pub(crate) queue_depth: Family<PriorityLabels, Gauge>,
     pub(crate) queue_wait: Family<ModuleLabel, Histogram>,
     pub(crate) retries: Family<ModuleLabel, Counter>,
@@ -131,6 +133,8 @@ pub struct Metrics {
     pub(crate) admission_duration: Family<WebhookLabel, Histogram>,
     /// The label sets of `host_calls` created so far (to forget a module's).
     host_call_labels: Mutex<HashSet<CallLabels>>,
+    /// The versions that served reconciles so far (to forget a module's).
+    served_versions: Mutex<HashSet<InfoLabels>>,
     /// The initial modules have been loaded (or refused).
     ready: AtomicBool,
     stopping: AtomicBool,
@@ -159,7 +163,9 @@ impl Metrics {
     /// Registers every metric.
     pub fn new() -> Metrics {
         let mut r = Registry::with_prefix("rekon");
-        let seconds = || Family::new_with_constructor(seconds_histogram as fn() -> Histogram);
+        fn seconds<L: Clone + std::hash::Hash + Eq>() -> Family<L, Histogram> {
+            Family::new_with_constructor(seconds_histogram as fn() -> Histogram)
+        }
         Metrics {
             reconciles: register(&mut r, "reconciles", Family::default()),
             reconcile_duration: register(&mut r, "reconcile_duration_seconds", seconds()),
@@ -189,6 +195,7 @@ impl Metrics {
             ),
             registry: r,
             host_call_labels: Mutex::new(HashSet::new()),
+            served_versions: Mutex::new(HashSet::new()),
             ready: AtomicBool::new(false),
             stopping: AtomicBool::new(false),
             controllers: Mutex::new(BTreeMap::new()),
@@ -249,6 +256,31 @@ impl Metrics {
     }
 
     /// Counts one host call.
+    /// Counts one reconcile `version` served, with `result`, that took
+    /// `elapsed`.
+    pub(crate) fn count_reconcile(
+        &self,
+        version: &InfoLabels,
+        result: &str,
+        elapsed: std::time::Duration,
+    ) {
+        self.reconcile_duration
+            .get_or_create(version)
+            .observe(elapsed.as_secs_f64());
+        self.reconciles
+            .get_or_create(&ResultLabels {
+                module: version.module.clone(),
+                version: version.version.clone(),
+                digest: version.digest.clone(),
+                result: result.to_string(),
+            })
+            .inc();
+        let mut served = self.served_versions.lock().expect("metrics lock");
+        if !served.contains(version) {
+            served.insert(version.clone());
+        }
+    }
+
     pub(crate) fn count_host_call(&self, labels: CallLabels) {
         self.host_calls.get_or_create(&labels).inc();
         self.host_call_labels
@@ -291,7 +323,6 @@ impl Metrics {
         let label = ModuleLabel {
             module: module.to_string(),
         };
-        self.reconcile_duration.remove(&label);
         for priority in PRIORITIES {
             self.queue_depth.remove(&PriorityLabels {
                 module: module.to_string(),
@@ -302,16 +333,29 @@ impl Metrics {
         self.retries.remove(&label);
         self.module_leader.remove(&label);
         for result in RESULTS {
-            let labels = ResultLabels {
-                module: module.to_string(),
-                result: result.to_string(),
-            };
-            self.reconciles.remove(&labels);
             self.guest_failures.remove(&KindLabels {
-                module: labels.module,
-                kind: labels.result,
+                module: module.to_string(),
+                kind: result.to_string(),
             });
         }
+        self.served_versions
+            .lock()
+            .expect("metrics lock")
+            .retain(|version| {
+                let keep = version.module != module;
+                if !keep {
+                    self.reconcile_duration.remove(version);
+                    for result in RESULTS {
+                        self.reconciles.remove(&ResultLabels {
+                            module: version.module.clone(),
+                            version: version.version.clone(),
+                            digest: version.digest.clone(),
+                            result: result.to_string(),
+                        });
+                    }
+                }
+                keep
+            });
         self.host_call_labels
             .lock()
             .expect("metrics lock")

@@ -213,6 +213,34 @@ async fn a_canary_share_is_served_live_by_the_new_version() {
         .find(|l| l.starts_with("rekon_candidate_canary_percent{module=\"misbehave\""))
         .unwrap_or_else(|| panic!("no candidate series:\n{metrics}"));
     assert!(candidate.ends_with(" 50"), "{candidate}");
+    // Reconciles are counted under the version that served them: the
+    // serving version's digest and the canary's, each with a share.
+    fn digest_of(line: &str) -> Option<&str> {
+        line.split("digest=\"").nth(1)?.split('"').next()
+    }
+    let candidate_digest = digest_of(candidate).unwrap();
+    let serving_line = metrics
+        .lines()
+        .find(|l| l.starts_with("rekon_module_info{module=\"misbehave\""))
+        .unwrap();
+    let serving_digest = digest_of(serving_line).unwrap();
+    let done_by = |digest: &str| -> f64 {
+        metrics
+            .lines()
+            .filter(|l| l.starts_with("rekon_reconciles_total{module=\"misbehave\""))
+            .filter(|l| l.contains(&format!("digest=\"{digest}\"")))
+            .filter(|l| l.contains("result=\"done\""))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    };
+    assert!(done_by(candidate_digest) > 0.0, "{metrics}");
+    assert!(done_by(serving_digest) > 0.0, "{metrics}");
+    assert!(
+        metrics.lines().any(|l| l
+            .starts_with("rekon_reconcile_duration_seconds_count{module=\"misbehave\"")
+            && l.contains(candidate_digest)),
+        "{metrics}"
+    );
     // Each reconcile the canary served is logged under its version; the
     // others are not.
     let log = env.log();
