@@ -45,6 +45,22 @@ pub fn promoted(node: &Node, work: &Path, step: &dyn Fn(&str)) {
         },
     );
     assert_eq!(rollout()["status"]["serving"]["digest"], v1_digest.as_str());
+    // The documented flow says nothing is wrong: no refusal, no error.
+    let rejected = node.json(&[
+        "-n",
+        "rekon-system",
+        "get",
+        "events",
+        "--field-selector",
+        "reason=ModuleRejected,involvedObject.name=app-v3",
+    ]);
+    assert_eq!(rejected["items"], Value::Array(Vec::new()), "{rejected}");
+    let logs = node.in_rekon(&["logs", "-l", "app.kubernetes.io/name=rekon", "--tail=-1"]);
+    let errors: Vec<&str> = logs
+        .lines()
+        .filter(|l| l.contains("app-v3") && (l.contains("ERROR") || l.contains("WARN")))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
     let serving = |digest: &str| {
         let line =
             format!("rekon_module_info{{module=\"app\",version=\"0.1.0\",digest=\"{digest}\"}} 1");

@@ -286,7 +286,7 @@ impl Loader {
         let shadow = canary.is_some() && !serves;
         if shadow && serving.is_some() {
             let message = format!(
-                "a version that serves cannot turn into a shadow: run the shadow of module {name:?} from another source"
+                "this source serves module {name:?} (it was promoted, or it serves already), and a version that serves cannot turn into a shadow: to update it in place, take its rekon.dev/rollout annotation off; to try a new version beside it, ship it from another source"
             );
             return Some(refuse("serving_as_shadow", message));
         }
