@@ -33,11 +33,6 @@ pub(super) fn configured_shadows(
             )));
         }
         named.push((module, path));
-        let bytes = std::fs::read(path).map_err(|error| {
-            HostError::Configuration(format!(
-                "modules.{module}.shadow: cannot read {path}: {error}"
-            ))
-        })?;
         let provided = given
             .iter()
             .any(|(source, _)| origin_is(&Origin::Given(source.clone()), path))
@@ -47,6 +42,11 @@ pub(super) fn configured_shadows(
                 })
             });
         if !provided {
+            let bytes = std::fs::read(path).map_err(|error| {
+                HostError::Configuration(format!(
+                    "modules.{module}.shadow: cannot read {path}: {error}"
+                ))
+            })?;
             read.push((path.to_string(), bytes));
         }
     }
@@ -81,6 +81,16 @@ mod tests {
         // In a watched directory: the directory loads it.
         let dirs = vec![dir.path().to_path_buf()];
         assert!(configured_shadows(&named, &[], &dirs).unwrap().is_empty());
+
+        // Given in memory by an embedder, under a name no file has: no
+        // file is read.
+        let embedded = config("modules:\n  app:\n    shadow: app-shadow.wasm\n");
+        let given = vec![("app-shadow.wasm".to_string(), b"v2".to_vec())];
+        assert!(
+            configured_shadows(&embedded, &given, &[])
+                .unwrap()
+                .is_empty()
+        );
 
         // Missing: the start stops, saying which setting.
         let missing = config("modules:\n  app:\n    shadow: /nonexistent/v9.wasm\n");
