@@ -74,8 +74,8 @@ pub use meta::selector;
 pub use meta::selector::{FieldLabels, FieldSelector, LabelSelector};
 pub use meta::status::Status;
 pub use meta::types::{
-    DeleteOutcome, EventType, FieldValidation, ListOptions, ObjectList, PatchType, Propagation,
-    StoreConfig, Warnings, WatchEvent, WatchId, WatchSink, WriteOptions,
+    DeleteOutcome, Deletion, EventType, FieldValidation, ListOptions, ObjectList, PatchType,
+    Propagation, StoreConfig, Warnings, WatchEvent, WatchId, WatchSink, WriteOptions,
 };
 pub use resource::{
     Conversion, Converter, CustomSchemas, ResourceInfo, Subresource, builtin_resources, is_builtin,

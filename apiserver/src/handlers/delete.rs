@@ -2,12 +2,127 @@
 //! preconditions, dry run) and of a collection.
 
 use http::Response;
-use rekon_store::{DeleteOutcome, Propagation, Status, WriteOptions, is_builtin};
+use rekon_store::{DeleteOutcome, Deletion, Propagation, Status, WriteOptions, is_builtin};
 use serde_json::{Value, json};
 
 use super::body::{strip_kind, success_status};
 use super::request::Request;
 use crate::respond::{Body, json_response};
+
+/// The kinds whose DELETE answers the object it deleted (their registry's
+/// `ReturnDeletedObject`); the others answer a `Status`.
+fn answers_the_object(group: &str, kind: &str) -> bool {
+    match group {
+        "" => matches!(
+            kind,
+            "Namespace"
+                | "PersistentVolume"
+                | "PersistentVolumeClaim"
+                | "Pod"
+                | "PodTemplate"
+                | "ResourceQuota"
+                | "Service"
+                | "ServiceAccount"
+        ),
+        "storage.k8s.io" => matches!(
+            kind,
+            "CSIDriver" | "CSINode" | "StorageClass" | "VolumeAttachment" | "VolumeAttributesClass"
+        ),
+        "resource.k8s.io" => true,
+        _ => false,
+    }
+}
+
+/// What a Job's DELETE without a propagation policy warns (batch/v1 keeps
+/// its pods by default).
+const JOB_ORPHANS: &str = "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning";
+
+/// The 422 of DeleteOptions that `ValidateDeleteOptions` refuses.
+fn invalid_options(causes: Vec<(&str, &str, String)>) -> Status {
+    let rendered: Vec<String> = causes.iter().map(|(f, _, m)| format!("{f}: {m}")).collect();
+    let joined = if rendered.len() == 1 {
+        rendered[0].clone()
+    } else {
+        format!("[{}]", rendered.join(", "))
+    };
+    Status {
+        code: 422,
+        reason: "Invalid".into(),
+        message: format!("DeleteOptions.meta.k8s.io \"\" is invalid: {joined}"),
+        details: Some(json!({
+            "group": "meta.k8s.io",
+            "kind": "DeleteOptions",
+            "causes": causes
+                .iter()
+                .map(|(f, r, m)| json!({"reason": r, "message": m, "field": f}))
+                .collect::<Vec<_>>(),
+        })),
+    }
+}
+
+/// How the DELETE goes, from its body and query (the body wins), checked
+/// as `ValidateDeleteOptions` checks them.
+fn deletion(req: &Request<'_>, body: &Value, dry_run: bool) -> Result<Deletion, Status> {
+    let policy = body
+        .get("propagationPolicy")
+        .and_then(Value::as_str)
+        .or_else(|| req.query.get("propagationPolicy"));
+    let orphan_dependents = body
+        .get("orphanDependents")
+        .and_then(Value::as_bool)
+        .or_else(|| req.query.get("orphanDependents").map(|v| v == "true"));
+    let mut causes = Vec::new();
+    if let (Some(policy), Some(_)) = (policy, orphan_dependents) {
+        causes.push((
+            "propagationPolicy",
+            "FieldValueInvalid",
+            format!(
+                "Invalid value: \"{policy}\": orphanDependents and deletionPropagation cannot be both set"
+            ),
+        ));
+    }
+    let propagation = match policy {
+        Some("Foreground") => Some(Propagation::Foreground),
+        Some("Orphan") => Some(Propagation::Orphan),
+        Some("Background") => Some(Propagation::Background),
+        Some(other) => {
+            causes.push((
+                "propagationPolicy",
+                "FieldValueNotSupported",
+                format!(
+                    "Unsupported value: \"{other}\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
+                ),
+            ));
+            None
+        }
+        None => match orphan_dependents {
+            Some(true) => Some(Propagation::Orphan),
+            Some(false) => Some(Propagation::Background),
+            None => None,
+        },
+    };
+    if !causes.is_empty() {
+        return Err(invalid_options(causes));
+    }
+    let grace_period = body
+        .get("gracePeriodSeconds")
+        .and_then(Value::as_i64)
+        .or_else(|| {
+            req.query
+                .get("gracePeriodSeconds")
+                .and_then(|g| g.parse().ok())
+        });
+    let dry_run = dry_run
+        || body
+            .get("dryRun")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|v| v == "All"));
+    Ok(Deletion {
+        propagation,
+        dry_run,
+        grace_period,
+    })
+}
 
 /// DELETE of one object.
 pub(crate) fn delete(
@@ -22,20 +137,8 @@ pub(crate) fn delete(
         serde_json::from_slice(body)
             .map_err(|e| Status::bad_request(format!("error decoding DeleteOptions: {e}")))?
     };
-    let policy = opts_body
-        .get("propagationPolicy")
-        .and_then(Value::as_str)
-        .or_else(|| req.query.get("propagationPolicy"));
-    let propagation = match policy {
-        Some("Foreground") => Some(Propagation::Foreground),
-        Some("Orphan") => Some(Propagation::Orphan),
-        Some("Background") => Some(Propagation::Background),
-        _ if opts_body.get("orphanDependents").and_then(Value::as_bool) == Some(true) => {
-            Some(Propagation::Orphan)
-        }
-        _ => None,
-    };
     let current = store.get(res, namespace, n)?;
+    let how = deletion(req, &opts_body, opts.dry_run)?;
     if let Some(pre) = opts_body.get("preconditions") {
         let uid = current
             .pointer("/metadata/uid")
@@ -63,19 +166,17 @@ pub(crate) fn delete(
             ));
         }
     }
-    let dry = opts.dry_run
-        || opts_body
-            .get("dryRun")
-            .and_then(Value::as_array)
-            .is_some_and(|a| a.iter().any(|v| v == "All"));
-    let outcome = if dry {
-        DeleteOutcome::Deleted(current)
-    } else {
-        store.delete(res, namespace, n, propagation)?
-    };
-    match outcome {
-        DeleteOutcome::Deleted(o) => Ok(json_response(200, &success_status(res, n, &o), req.ctx)),
-        DeleteOutcome::Pending(o) => Ok(json_response(200, &o, req.ctx)),
+    if res.group == "batch" && res.version == "v1" && res.kind == "Job" && how.propagation.is_none()
+    {
+        opts.warnings.add(JOB_ORPHANS);
+    }
+    match store.delete_with(res, namespace, n, how)? {
+        DeleteOutcome::Deleted(o) if !answers_the_object(&res.group, &res.kind) => {
+            Ok(json_response(200, &success_status(res, n, &o), req.ctx))
+        }
+        DeleteOutcome::Deleted(o) | DeleteOutcome::Pending(o) => {
+            Ok(json_response(200, &o, req.ctx))
+        }
     }
 }
 

@@ -18,6 +18,9 @@
 //! ```
 //!
 //! Objects are namespaced into the case's namespace (`{ns}` in paths).
+//! A file with `whole: true` compares the objects it gets back whole:
+//! `managedFields` (times masked) and whether each object's
+//! resourceVersion moved since the case last saw it.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -31,10 +34,17 @@ use serde_json::Value;
 pub struct Case {
     pub name: String,
     pub steps: Vec<Step>,
+    /// Its file's `whole: true`: objects are compared whole — managedFields
+    /// (their times masked), and whether the resourceVersion moved.
+    #[serde(skip)]
+    pub whole: bool,
 }
 
 #[derive(Debug, Deserialize)]
 struct File {
+    /// Compare objects whole (see [`Case::whole`]).
+    #[serde(default)]
+    whole: bool,
     cases: Vec<Case>,
 }
 
@@ -88,8 +98,11 @@ pub fn load(dir: &Path) -> Vec<(String, Vec<Case>)> {
         .into_iter()
         .map(|path| {
             let text = std::fs::read_to_string(&path).unwrap();
-            let file: File = serde_yaml_ng::from_str(&text)
+            let mut file: File = serde_yaml_ng::from_str(&text)
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            for case in &mut file.cases {
+                case.whole = file.whole;
+            }
             let name = path.file_stem().unwrap().to_string_lossy().into_owned();
             let mut names = BTreeSet::new();
             for case in &file.cases {
@@ -177,10 +190,25 @@ fn resource_version(client: &Client, path: &str) -> String {
         .to_string()
 }
 
+/// `value` with `{ns}` in its strings written as `namespace`.
+fn filled(value: &Value, namespace: &str) -> Value {
+    match value {
+        Value::String(s) => Value::String(s.replace("{ns}", namespace)),
+        Value::Array(items) => Value::Array(items.iter().map(|v| filled(v, namespace)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), filled(v, namespace)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 impl Step {
-    /// The request this step sends to `client`, in `namespace`.
+    /// The request this step sends to `client`, in `namespace` (`{ns}` in
+    /// paths and bodies).
     pub fn request(&self, client: &Client, namespace: &str) -> Request {
-        let json = |v: &Value| Some(serde_json::to_vec(v).unwrap());
+        let json = |v: &Value| Some(serde_json::to_vec(&filled(v, namespace)).unwrap());
         let put = |object: &Value, suffix: &str| {
             let path = of_object(client, object, namespace);
             let mut object = object.clone();

@@ -62,11 +62,21 @@ fn start() -> Servers {
             let cluster = rekon_envtest::RealCluster::start(
                 &assets,
                 &rekon_envtest::Options {
-                    // Answers are the API server's own: the disruption
-                    // controller would write a budget's status between
-                    // two steps of a case (a 409 the embedded server,
-                    // which runs no controllers, never gives).
-                    controllers: vec!["*".into(), "-disruption".into()],
+                    // Answers are the API server's own: no controller
+                    // writes the objects of a case between two of its
+                    // steps (the embedded server runs none). Those that
+                    // keep namespaces as a cluster keeps them run: each
+                    // namespace's service account and root CA, namespace
+                    // deletion and garbage collection.
+                    controllers: [
+                        "serviceaccount-controller",
+                        "serviceaccount-token-controller",
+                        "root-ca-certificate-publisher-controller",
+                        "namespace-controller",
+                        "garbage-collector-controller",
+                    ]
+                    .map(String::from)
+                    .to_vec(),
                     ..Default::default()
                 },
             )
@@ -170,6 +180,7 @@ fn run(client: &Client, case: &Case, namespace: &str, real: bool) -> Vec<Value> 
         }
     }
     let mut summaries = Vec::new();
+    let mut versions = summary::Versions::default();
     for step in &case.steps {
         let request = step.request(client, namespace);
         let answer = client
@@ -180,7 +191,8 @@ fn run(client: &Client, case: &Case, namespace: &str, real: bool) -> Vec<Value> 
                 request.body.as_deref(),
             )
             .unwrap();
-        summaries.push(summary::of(&answer, namespace, step));
+        let versions = case.whole.then_some(&mut versions);
+        summaries.push(summary::of(&answer, namespace, step, versions));
     }
     summaries
 }

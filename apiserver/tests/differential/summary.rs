@@ -106,6 +106,22 @@ fn scrub(text: &str) -> String {
         } else if matches(i, "dddd-dd-ddTdd:dd:ddZ") {
             out.push_str("<time>");
             i += 20;
+        } else if text[text.char_indices().nth(i).map_or(text.len(), |(b, _)| b)..]
+            .starts_with("ResourceVersion in record (")
+        {
+            // A resourceVersion in a precondition's message.
+            out.push_str("ResourceVersion in record (<rv>");
+            i += 27;
+            while chars.get(i).is_some_and(|c| c.is_ascii_digit()) {
+                i += 1;
+            }
+        } else if matches(i, "kube-api-access-") {
+            // A Pod's token volume, named with a random suffix.
+            out.push_str("kube-api-access-<random>");
+            i += 16;
+            while chars.get(i).is_some_and(|c| c.is_ascii_alphanumeric()) {
+                i += 1;
+            }
         } else if matches(i, "resourceVersion\\\":\\\"") {
             out.push_str("resourceVersion\\\":\\\"<rv>");
             i += 20;
@@ -120,31 +136,85 @@ fn scrub(text: &str) -> String {
     out
 }
 
-/// An object without what the server assigns on its own.
-fn object(mut object: Value) -> Value {
+/// The resourceVersion each object of a case had when last seen, by
+/// kind and name: whether a write moved it is compared, not its value.
+#[derive(Default)]
+pub struct Versions(std::collections::HashMap<String, String>);
+
+impl Versions {
+    /// `new` the first time an object is seen, then `moved` or `same`.
+    fn movement(&mut self, object: &Value) -> Option<&'static str> {
+        let version = object["metadata"]["resourceVersion"].as_str()?;
+        let key = format!(
+            "{}/{}",
+            object["kind"].as_str().unwrap_or_default(),
+            object["metadata"]["name"].as_str()?
+        );
+        Some(match self.0.insert(key, version.to_string()) {
+            None => "new",
+            Some(before) if before == version => "same",
+            Some(_) => "moved",
+        })
+    }
+}
+
+/// An object without what the server assigns on its own; with `versions`
+/// (a `whole: true` file), with its managedFields (their times masked)
+/// and whether its resourceVersion moved.
+fn object(mut object: Value, mut versions: Option<&mut Versions>) -> Value {
+    let kind = object["kind"].clone();
+    let movement = versions.as_deref_mut().and_then(|v| v.movement(&object));
     if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        for field in [
-            "uid",
-            "resourceVersion",
-            "creationTimestamp",
-            "managedFields",
-            "selfLink",
-        ] {
+        let mut assigned = vec!["uid", "resourceVersion", "creationTimestamp", "selfLink"];
+        match (&versions, metadata.get_mut("managedFields")) {
+            (Some(_), Some(Value::Array(entries))) => {
+                for entry in entries {
+                    if entry.get("time").is_some() {
+                        entry["time"] = json!("<time>");
+                    }
+                }
+            }
+            _ => assigned.push("managedFields"),
+        }
+        for field in assigned {
             metadata.remove(field);
+        }
+        if let Some(movement) = movement {
+            metadata.insert("resourceVersion".into(), json!(movement));
+        }
+        if versions.is_some() && metadata.get("continue").is_some_and(|c| c != "") {
+            metadata.insert("continue".into(), json!("<token>"));
         }
         if metadata.contains_key("deletionTimestamp") {
             metadata.insert("deletionTimestamp".into(), json!("<set>"));
         }
     }
     if let Some(items) = object.get_mut("items").and_then(Value::as_array_mut) {
+        // A list's items carry no kind: each is known by its list's.
+        let kind = kind
+            .as_str()
+            .and_then(|k| k.strip_suffix("List"))
+            .map(str::to_string);
         for item in items.iter_mut() {
-            *item = self::object(item.take());
+            let mut item_with_kind = item.take();
+            let added = item_with_kind.get("kind").is_none() && kind.is_some();
+            if added {
+                item_with_kind["kind"] = json!(kind);
+            }
+            let mut summarised = self::object(item_with_kind, versions.as_deref_mut());
+            if added && let Some(map) = summarised.as_object_mut() {
+                map.remove("kind");
+            }
+            *item = summarised;
         }
     }
     if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut)
         && object_is_list(metadata)
     {
-        metadata.remove("continue");
+        if versions.is_none() {
+            metadata.remove("continue");
+        }
+        metadata.remove("resourceVersion");
     }
     object
 }
@@ -198,7 +268,12 @@ fn message(status: &Value) -> Value {
 }
 
 /// What is compared of one answer.
-pub fn of(answer: &Response, namespace: &str, step: &Step) -> Value {
+pub fn of(
+    answer: &Response,
+    namespace: &str,
+    step: &Step,
+    versions: Option<&mut Versions>,
+) -> Value {
     let body = answer.json();
     let mut summary = Map::new();
     summary.insert("code".into(), json!(answer.status));
@@ -221,7 +296,7 @@ pub fn of(answer: &Response, namespace: &str, step: &Step) -> Value {
             summary.insert("causes".into(), json!(causes(&body)));
         }
     } else if !step.brief && body.is_object() {
-        let mut body = object(body);
+        let mut body = object(body, versions);
         allocated(&mut body);
         summary.insert("object".into(), body);
     }
@@ -233,10 +308,28 @@ pub fn of(answer: &Response, namespace: &str, step: &Step) -> Value {
     summary
 }
 
+/// `value` with every object's keys in order (what is compared does not
+/// depend on it; a diff of the text then shows only what differs).
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        other => other.clone(),
+    }
+}
+
 /// A line-by-line difference of two summaries (`-` real, `+` embedded).
 pub fn diff(real: &Value, embedded: &Value) -> String {
-    let real = serde_json::to_string_pretty(real).unwrap_or_default();
-    let embedded = serde_json::to_string_pretty(embedded).unwrap_or_default();
+    let real = serde_json::to_string_pretty(&sorted(real)).unwrap_or_default();
+    let embedded = serde_json::to_string_pretty(&sorted(embedded)).unwrap_or_default();
     let (a, b): (Vec<&str>, Vec<&str>) = (real.lines().collect(), embedded.lines().collect());
     // Longest common subsequence, enough for summaries of a few hundred lines.
     let mut table = vec![vec![0usize; b.len() + 1]; a.len() + 1];

@@ -1,201 +1,281 @@
-//! The list types of the built-in kinds, as their Go types declare them
-//! (`+listType=map`, `+listMapKey=...` in `k8s.io/api`), for server-side
-//! apply: a Deployment's containers are merged item by item by `name`, a
-//! container's ports by `containerPort` and `protocol` (`TCP` when absent),
-//! a Service's ports by `port` and `protocol`. Every other list of a
-//! built-in kind is atomic, every map is merged field by field.
+//! How server-side apply types the built-in kinds, as a real
+//! kube-apiserver 1.36 publishes them in its OpenAPI v3 documents
+//! (`types.json`, written by `tools/managed-fields.py`): which lists are
+//! sets, which are maps by which keys (a Deployment's containers by
+//! `name`, a container's ports by `containerPort` and `protocol`, `TCP`
+//! when absent), which structs and maps are atomic — owned as one field,
+//! as `f:selector: {}` for a Deployment's LabelSelector, a RoleBinding's
+//! `roleRef`, a Service's `selector`. Every other list is atomic, every
+//! other map and struct is owned field by field.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::typed::ListKind;
 
-/// One node of a built-in kind's shape: the fields below it that hold
-/// typed lists, and its own list type.
+/// One node of a built-in kind's type.
+#[derive(Debug)]
+pub(crate) enum Node {
+    /// A scalar, or a value not looked into (a quantity, RawExtension).
+    Leaf,
+    /// A struct: an index into the types.
+    Struct(usize),
+    /// A list: its items, how it is owned, its keys' defaults.
+    List {
+        item: Box<Node>,
+        kind: ListKind,
+        defaults: Vec<(String, Value)>,
+    },
+    /// A map of values, owned entry by entry unless atomic.
+    Map { value: Box<Node>, atomic: bool },
+}
+
+/// A struct type: whether it is atomic, its fields, and those that hold
+/// a struct by value (not a pointer: there in the type's zero value).
 #[derive(Debug, Default)]
-pub(crate) struct Node {
-    /// The fields of an object node whose shape matters.
-    pub(crate) fields: HashMap<&'static str, Node>,
-    /// The type of the items of a list node.
-    pub(crate) item: Option<Box<Node>>,
-    /// How a list node is owned.
-    pub(crate) list: Option<ListKind>,
-    /// The defaults of its items' key fields.
-    pub(crate) key_defaults: Vec<(&'static str, Value)>,
+struct Type {
+    atomic: bool,
+    fields: HashMap<String, Node>,
+    by_value: Vec<String>,
+    /// Its pointers, lists and maps encoded as null when unset.
+    nulls: Vec<String>,
+}
+
+/// Every type of `types.json`, and each kind's.
+#[derive(Debug, Default)]
+struct Types {
+    types: Vec<Type>,
+    kinds: HashMap<String, Node>,
+}
+
+fn types() -> &'static Types {
+    static TYPES: OnceLock<Types> = OnceLock::new();
+    TYPES.get_or_init(|| {
+        let doc: Value = serde_json::from_str(include_str!("types.json")).unwrap_or_default();
+        let empty = serde_json::Map::new();
+        let defs = doc
+            .get("types")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let index: HashMap<&str, usize> = defs
+            .keys()
+            .enumerate()
+            .map(|(i, name)| (name.as_str(), i))
+            .collect();
+        let types = defs
+            .values()
+            .map(|def| Type {
+                atomic: def.get("a").is_some_and(|a| a == 1),
+                fields: def
+                    .get("f")
+                    .and_then(Value::as_object)
+                    .map(|fields| {
+                        fields
+                            .iter()
+                            .map(|(name, node)| (name.clone(), parse(node, &index)))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                by_value: names(def.get("v")),
+                nulls: names(def.get("n")),
+            })
+            .collect();
+        let kinds = doc
+            .get("kinds")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty)
+            .iter()
+            .map(|(kind, node)| (kind.clone(), parse(node, &index)))
+            .collect();
+        Types { types, kinds }
+    })
+}
+
+/// A list of names of `types.json`.
+fn names(list: Option<&Value>) -> Vec<String> {
+    list.and_then(Value::as_array)
+        .map(|v| {
+            v.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A node of `types.json` (see the tool for the forms).
+fn parse(node: &Value, index: &HashMap<&str, usize>) -> Node {
+    match node {
+        Value::String(name) => index
+            .get(name.as_str())
+            .map_or(Node::Leaf, |i| Node::Struct(*i)),
+        Value::Object(map) if map.contains_key("l") => {
+            let kind = match map.get("t").and_then(Value::as_str) {
+                Some("set") => ListKind::Set,
+                Some("map") => ListKind::Map(
+                    map.get("k")
+                        .and_then(Value::as_array)
+                        .map(|keys| {
+                            keys.iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_string)
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                ),
+                _ => ListKind::Atomic,
+            };
+            let defaults = map
+                .get("d")
+                .and_then(Value::as_object)
+                .map(|d| d.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                .unwrap_or_default();
+            Node::List {
+                item: Box::new(parse(&map["l"], index)),
+                kind,
+                defaults,
+            }
+        }
+        Value::Object(map) if map.contains_key("m") => Node::Map {
+            value: Box::new(parse(&map["m"], index)),
+            atomic: map.get("a").is_some_and(|a| a == 1),
+        },
+        _ => Node::Leaf,
+    }
 }
 
 impl Node {
-    fn object(fields: impl IntoIterator<Item = (&'static str, Node)>) -> Node {
-        Node {
-            fields: fields.into_iter().collect(),
-            ..Node::default()
+    /// The node of the field (or map entry) `name` below this one.
+    pub(crate) fn field(&'static self, name: &str) -> Option<&'static Node> {
+        match self {
+            Node::Struct(i) => types().types[*i].fields.get(name),
+            Node::Map { value, .. } => Some(value),
+            _ => None,
         }
     }
 
-    fn map_list(keys: &[&str], item: Node) -> Node {
-        Node {
-            item: Some(Box::new(item)),
-            list: Some(ListKind::Map(keys.iter().map(|k| k.to_string()).collect())),
-            ..Node::default()
+    /// Whether `name` is a declared field of this struct (not a map's key).
+    pub(crate) fn named(&self, name: &str) -> bool {
+        match self {
+            Node::Struct(i) => types().types[*i].fields.contains_key(name),
+            Node::Map { .. } => false,
+            _ => true,
         }
     }
 
-    fn with_key_default(mut self, key: &'static str, value: Value) -> Node {
-        self.key_defaults.push((key, value));
-        self
+    /// The node of a list's items.
+    pub(crate) fn item(&'static self) -> Option<&'static Node> {
+        match self {
+            Node::List { item, .. } => Some(item),
+            _ => None,
+        }
+    }
+
+    /// How a list of this node is owned.
+    pub(crate) fn list(&self) -> ListKind {
+        match self {
+            Node::List { kind, .. } => kind.clone(),
+            _ => ListKind::Atomic,
+        }
+    }
+
+    /// Whether a struct or map of this node is owned as one field.
+    pub(crate) fn atomic(&self) -> bool {
+        match self {
+            Node::Struct(i) => types().types[*i].atomic,
+            Node::Map { atomic, .. } => *atomic,
+            _ => false,
+        }
     }
 
     /// The default of the key field `key` of this list's items.
     pub(crate) fn key_default(&self, key: &str) -> Option<Value> {
-        self.key_defaults
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| v.clone())
+        match self {
+            Node::List { defaults, .. } => defaults
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.clone()),
+            _ => None,
+        }
     }
 }
 
-fn by_name(item: Node) -> Node {
-    Node::map_list(&["name"], item)
-}
-
-fn container() -> Node {
-    Node::object([
-        (
-            "ports",
-            Node::map_list(&["containerPort", "protocol"], Node::default())
-                .with_key_default("protocol", json!("TCP")),
-        ),
-        ("env", by_name(Node::default())),
-        (
-            "volumeMounts",
-            Node::map_list(&["mountPath"], Node::default()),
-        ),
-        (
-            "volumeDevices",
-            Node::map_list(&["devicePath"], Node::default()),
-        ),
-        (
-            "resources",
-            Node::object([("claims", by_name(Node::default()))]),
-        ),
-    ])
-}
-
-fn pod_spec() -> Node {
-    Node::object([
-        ("containers", by_name(container())),
-        ("initContainers", by_name(container())),
-        ("ephemeralContainers", by_name(container())),
-        ("volumes", by_name(Node::default())),
-        ("imagePullSecrets", by_name(Node::default())),
-        ("hostAliases", Node::map_list(&["ip"], Node::default())),
-        (
-            "topologySpreadConstraints",
-            Node::map_list(&["topologyKey", "whenUnsatisfiable"], Node::default()),
-        ),
-        ("schedulingGates", by_name(Node::default())),
-        ("resourceClaims", by_name(Node::default())),
-    ])
-}
-
-fn template() -> Node {
-    Node::object([("spec", pod_spec())])
-}
-
-fn conditions_by_type() -> Node {
-    Node::object([("conditions", Node::map_list(&["type"], Node::default()))])
-}
-
-fn with_template() -> Node {
-    Node::object([("template", template())])
-}
-
-/// The shapes, by `(group, kind)`.
-fn shapes() -> &'static [((&'static str, &'static str), Node)] {
-    static SHAPES: OnceLock<Vec<((&'static str, &'static str), Node)>> = OnceLock::new();
-    SHAPES.get_or_init(|| {
-        let mut shapes = Vec::new();
-        let mut add = |kind: (&'static str, &'static str), node: Node| shapes.push((kind, node));
-        add(
-            ("", "Pod"),
-            Node::object([
-                ("spec", pod_spec()),
-                (
-                    "status",
-                    Node::object([
-                        ("conditions", Node::map_list(&["type"], Node::default())),
-                        ("podIPs", Node::map_list(&["ip"], Node::default())),
-                    ]),
-                ),
-            ]),
-        );
-        add(("", "PodTemplate"), with_template());
-        add(
-            ("", "ReplicationController"),
-            Node::object([("spec", with_template())]),
-        );
-        for kind in ["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"] {
-            add(
-                ("apps", kind),
-                Node::object([("spec", with_template()), ("status", conditions_by_type())]),
-            );
+impl Node {
+    /// The zero value of this struct as the real server encodes it: the
+    /// structs it holds by value are there (`{}`), and the pointers, lists
+    /// and maps it does not omit (null); the rest is absent.
+    /// An object created is compared with it, so a struct held by value is
+    /// never owned as a member of its own.
+    pub(crate) fn zero(&self) -> Value {
+        let Node::Struct(i) = self else {
+            return Value::Null;
+        };
+        let ty = &types().types[*i];
+        let mut out = serde_json::Map::new();
+        for name in &ty.nulls {
+            out.insert(name.clone(), Value::Null);
         }
-        add(("batch", "Job"), Node::object([("spec", with_template())]));
-        add(
-            ("batch", "CronJob"),
-            Node::object([(
-                "spec",
-                Node::object([("jobTemplate", Node::object([("spec", with_template())]))]),
-            )]),
-        );
-        add(
-            ("", "Service"),
-            Node::object([(
-                "spec",
-                Node::object([(
-                    "ports",
-                    Node::map_list(&["port", "protocol"], Node::default())
-                        .with_key_default("protocol", json!("TCP")),
-                )]),
-            )]),
-        );
-        add(
-            ("", "PersistentVolumeClaim"),
-            Node::object([("status", conditions_by_type())]),
-        );
-        shapes
-    })
+        for name in &ty.by_value {
+            if let Some(node) = ty.fields.get(name) {
+                out.insert(name.clone(), node.zero());
+            }
+        }
+        Value::Object(out)
+    }
 }
 
-/// The shape of a built-in kind, if its lists are typed.
-pub(crate) fn shape(group: &str, kind: &str) -> Option<&'static Node> {
-    shapes()
-        .iter()
-        .find(|((g, k), _)| *g == group && *k == kind)
-        .map(|(_, node)| node)
+/// The type of the built-in kind `group/version/kind`, if it is one.
+pub(crate) fn shape(group: &str, version: &str, kind: &str) -> Option<&'static Node> {
+    let key = if group.is_empty() {
+        format!("{version}/{kind}")
+    } else {
+        format!("{group}/{version}/{kind}")
+    };
+    types().kinds.get(&key)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn at(node: &'static Node, path: &[&str]) -> &'static Node {
+        path.iter().fold(node, |node, name| match *name {
+            "[]" => node.item().unwrap(),
+            name => node.field(name).unwrap(),
+        })
+    }
+
     #[test]
-    fn a_deployments_containers_and_their_ports_are_map_lists() {
-        let deployment = shape("apps", "Deployment").unwrap();
-        let containers =
-            &deployment.fields["spec"].fields["template"].fields["spec"].fields["containers"];
-        assert_eq!(containers.list, Some(ListKind::Map(vec!["name".into()])));
-        let ports = &containers.item.as_ref().unwrap().fields["ports"];
+    fn a_deployments_lists_and_atomic_structs_are_typed_as_the_real_server_types_them() {
+        let deployment = shape("apps", "v1", "Deployment").unwrap();
+        let containers = at(deployment, &["spec", "template", "spec", "containers"]);
+        assert_eq!(containers.list(), ListKind::Map(vec!["name".into()]));
+        let ports = at(containers, &["[]", "ports"]);
         assert_eq!(
-            ports.list,
-            Some(ListKind::Map(vec![
-                "containerPort".into(),
-                "protocol".into()
-            ]))
+            ports.list(),
+            ListKind::Map(vec!["containerPort".into(), "protocol".into()])
         );
-        assert_eq!(ports.key_default("protocol"), Some(json!("TCP")));
-        assert!(shape("", "ConfigMap").is_none());
+        assert_eq!(
+            ports.key_default("protocol"),
+            Some(serde_json::json!("TCP"))
+        );
+        assert!(at(deployment, &["spec", "selector"]).atomic());
+        assert!(!at(deployment, &["spec", "template"]).atomic());
+        let service = shape("", "v1", "Service").unwrap();
+        assert!(at(service, &["spec", "selector"]).atomic());
+        let binding = shape("rbac.authorization.k8s.io", "v1", "RoleBinding").unwrap();
+        assert!(at(binding, &["roleRef"]).atomic());
+        // Created, it is compared with its zero value: the structs it
+        // holds by value are there already.
+        let zero = deployment.zero();
+        assert!(zero["spec"]["template"]["spec"].is_object(), "{zero}");
+        assert!(zero["spec"]["strategy"].is_object(), "{zero}");
+        assert!(zero["spec"]["selector"].is_null(), "{zero}");
+        assert!(zero["spec"].get("replicas").is_none(), "{zero}");
+        let config_map = shape("", "v1", "ConfigMap").unwrap();
+        assert!(!at(config_map, &["data"]).atomic());
+        assert!(!config_map.named("nothing"));
     }
 }

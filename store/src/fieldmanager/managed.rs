@@ -55,9 +55,27 @@ pub(crate) fn read_managed(o: &Value) -> Vec<ManagedEntry> {
 }
 
 pub(crate) fn write_managed(o: &mut Value, entries: &[ManagedEntry]) {
-    let arr: Vec<Value> = entries
-        .iter()
-        .filter(|e| !e.fields.is_empty())
+    // In the real server's order (`sortEncodedManagedFields`): by
+    // operation (Apply first), time, manager, apiVersion, subresource.
+    let mut sorted: Vec<&ManagedEntry> = entries.iter().filter(|e| !e.fields.is_empty()).collect();
+    sorted.sort_by(|p, q| {
+        (
+            &p.operation,
+            &p.time,
+            &p.manager,
+            &p.api_version,
+            &p.subresource,
+        )
+            .cmp(&(
+                &q.operation,
+                &q.time,
+                &q.manager,
+                &q.api_version,
+                &q.subresource,
+            ))
+    });
+    let arr: Vec<Value> = sorted
+        .into_iter()
         .map(|e| {
             let mut m = Map::new();
             m.insert("manager".into(), json!(e.manager));
@@ -85,7 +103,7 @@ pub(crate) fn write_managed(o: &mut Value, entries: &[ManagedEntry]) {
 pub(crate) fn root_type(res: &ResourceInfo) -> Ty<'_> {
     match &res.custom {
         Some(custom) => Ty::Root(custom.schema(&res.version)),
-        None => Ty::builtin(&res.group, &res.kind),
+        None => Ty::builtin(&res.group, &res.version, &res.kind),
     }
 }
 
@@ -148,8 +166,17 @@ pub(crate) fn track_update(
     subresource: Option<&str>,
 ) {
     let mut entries = read_managed(old.unwrap_or(&Value::Null));
+    // An object that holds no managedFields (it was created with no field
+    // to own) is not tracked by an update: tracking starts again with an
+    // apply (the real field manager's `skipNonAppliedManager`).
+    if old.is_some() && entries.is_empty() {
+        return;
+    }
     let ty = root_type(res);
-    let before = old.map(|o| ownable(res, o, subresource));
+    // Created: compared with the kind's zero value, as the real server
+    // compares with a new object of its Go type.
+    let zero = ty.zero();
+    let before = old.or(zero.as_ref()).map(|o| ownable(res, o, subresource));
     let after = ownable(res, new, subresource);
     let changes = compare(before.as_ref(), Some(&after), ty);
     let changed: FieldSet = strip_meta(changes.added.union(&changes.modified).cloned().collect());

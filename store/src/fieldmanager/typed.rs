@@ -27,6 +27,8 @@ pub(crate) enum Ty<'a> {
     Builtin(&'static super::builtin::Node),
     /// No schema: maps field by field, lists atomic.
     Untyped,
+    /// A struct owned as one field (an owner reference).
+    Atomic,
 }
 
 /// How a list's items are owned.
@@ -59,15 +61,24 @@ impl<'a> Ty<'a> {
                 _ => Ty::Untyped,
             },
             Ty::Builtin(_) if name == "metadata" => Ty::ObjectMeta,
-            Ty::Builtin(node) => node.fields.get(name).map_or(Ty::Untyped, Ty::Builtin),
+            Ty::Builtin(node) => node.field(name).map_or(Ty::Untyped, Ty::Builtin),
             _ => Ty::Untyped,
         }
     }
 
     /// The type of a built-in kind's objects: its shape, if its lists are
     /// typed.
-    pub(crate) fn builtin(group: &str, kind: &str) -> Ty<'static> {
-        super::builtin::shape(group, kind).map_or(Ty::Root(None), Ty::Builtin)
+    pub(crate) fn builtin(group: &str, version: &str, kind: &str) -> Ty<'static> {
+        super::builtin::shape(group, version, kind).map_or(Ty::Root(None), Ty::Builtin)
+    }
+
+    /// The zero value of a built-in kind's objects (see
+    /// [`super::builtin::Node::zero`]); `None` for other kinds.
+    pub(crate) fn zero(self) -> Option<Value> {
+        match self {
+            Ty::Builtin(node) => Some(node.zero()),
+            _ => None,
+        }
     }
 
     /// Whether `name` is a declared field (a struct's), not a key of a map.
@@ -78,6 +89,9 @@ impl<'a> Ty<'a> {
                     || schema.properties.contains_key(name)
             }
             Ty::Schema(schema) => schema.properties.contains_key(name),
+            Ty::Builtin(node) => {
+                matches!(name, "apiVersion" | "kind" | "metadata") || node.named(name)
+            }
             // Without a schema, fields are taken for a struct's.
             _ => true,
         }
@@ -87,7 +101,8 @@ impl<'a> Ty<'a> {
     pub(crate) fn item(self) -> Ty<'a> {
         match self {
             Ty::Schema(schema) => schema.items.as_deref().map_or(Ty::Untyped, Ty::Schema),
-            Ty::Builtin(node) => node.item.as_deref().map_or(Ty::Untyped, Ty::Builtin),
+            Ty::Builtin(node) => node.item().map_or(Ty::Untyped, Ty::Builtin),
+            Ty::OwnerReferences => Ty::Atomic,
             _ => Ty::Untyped,
         }
     }
@@ -104,14 +119,19 @@ impl<'a> Ty<'a> {
             },
             Ty::Finalizers => ListKind::Set,
             Ty::OwnerReferences => ListKind::Map(vec!["uid".into()]),
-            Ty::Builtin(node) => node.list.clone().unwrap_or(ListKind::Atomic),
+            Ty::Builtin(node) => node.list(),
             _ => ListKind::Atomic,
         }
     }
 
     /// Whether a map of this type is owned as a whole.
     pub(crate) fn atomic_map(self) -> bool {
-        matches!(self, Ty::Schema(schema) if schema.map_type.as_deref() == Some("atomic"))
+        match self {
+            Ty::Schema(schema) => schema.map_type.as_deref() == Some("atomic"),
+            Ty::Builtin(node) => node.atomic(),
+            Ty::Atomic => true,
+            _ => false,
+        }
     }
 
     /// The default of the key field `key` of this list's items.

@@ -81,6 +81,21 @@ pub enum Propagation {
     Orphan,
 }
 
+/// How a DELETE goes, from its DeleteOptions (the preconditions are the
+/// caller's to check).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Deletion {
+    /// `propagationPolicy` (or `orphanDependents: true`); `None`: the
+    /// kind's default (a `batch/v1` Job and a `v1` ReplicationController
+    /// orphan their dependents, everything else goes in the background).
+    pub propagation: Option<Propagation>,
+    /// `dryRun=All`: answered as it would go, nothing stored.
+    pub dry_run: bool,
+    /// `gracePeriodSeconds`: for Pods bound to a node, how long before
+    /// they go (their `terminationGracePeriodSeconds` when unset).
+    pub grace_period: Option<i64>,
+}
+
 /// What a list selects and how it pages.
 #[derive(Clone, Debug, Default)]
 pub struct ListOptions {

@@ -89,6 +89,17 @@ impl Registry {
         {
             m.remove("status");
         }
+        // The field manager sees the object as it was sent and defaulted:
+        // what the kind's strategy, the allocators and admission add
+        // after it (a claim's protection finalizer, a Service's addresses)
+        // is owned by no one.
+        if obj.pointer("/metadata/managedFields").is_none() {
+            let manager = opts
+                .field_manager
+                .clone()
+                .unwrap_or_else(|| "unknown".into());
+            track_update(res, None, &mut obj, &manager, None);
+        }
         prepare_create(res, &mut obj);
         allocate(self, res, &mut obj, None)?;
         if !opts.skip_validation {
@@ -97,13 +108,6 @@ impl Registry {
                 opts.warnings.add(warning);
             }
             self.validate_custom(res, &obj, None, Write::Create, opts)?;
-        }
-        if obj.pointer("/metadata/managedFields").is_none() {
-            let manager = opts
-                .field_manager
-                .clone()
-                .unwrap_or_else(|| "unknown".into());
-            track_update(res, None, &mut obj, &manager, None);
         }
         let mut full = obj;
         if let Some(m) = full.as_object_mut() {

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::registry::{ObjKey, Registry};
 use crate::fieldmanager::managed::{read_managed, write_managed};
 use crate::machinery::object::{finalizers, is_deleting, meta, meta_mut, owner_uids};
-use crate::meta::types::{EventType, Propagation};
+use crate::meta::types::{Deletion, EventType, Propagation};
 
 impl Registry {
     /// Runs the garbage collector and the namespace and foreground finalizers
@@ -68,7 +68,11 @@ impl Registry {
                         } else {
                             Some(Propagation::Background)
                         };
-                        if self.delete(&res, ns.as_deref(), &name, prop, true).is_ok() {
+                        let how = Deletion {
+                            propagation: prop,
+                            ..Deletion::default()
+                        };
+                        if self.delete(&res, ns.as_deref(), &name, how, true).is_ok() {
                             changed = true;
                         }
                         continue;

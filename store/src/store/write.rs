@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::handle::Store;
 use crate::meta::status::Status;
-use crate::meta::types::{DeleteOutcome, PatchType, Propagation, WriteOptions};
+use crate::meta::types::{DeleteOutcome, Deletion, PatchType, Propagation, WriteOptions};
 use crate::registry::present::present_owned;
 use crate::registry::registry::Registry;
 use crate::resource::info::ResourceInfo;
@@ -91,8 +91,24 @@ impl Store {
         name: &str,
         propagation: Option<Propagation>,
     ) -> Result<DeleteOutcome, Status> {
+        let how = Deletion {
+            propagation,
+            ..Deletion::default()
+        };
+        self.delete_with(res, namespace, name, how)
+    }
+
+    /// Deletes an object as a DELETE with these options does (see
+    /// [`Deletion`]); a dry run stores nothing.
+    pub fn delete_with(
+        &self,
+        res: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        how: Deletion,
+    ) -> Result<DeleteOutcome, Status> {
         let mut g = self.lock();
-        let out = g.delete(res, namespace, name, propagation, false)?;
+        let out = g.delete(res, namespace, name, how, false)?;
         g.collect_garbage();
         Ok(match out {
             DeleteOutcome::Deleted(o) => DeleteOutcome::Deleted(present_owned(res, o)),

@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""tools/managed-fields.py
+
+Regenerates store/src/fieldmanager/types.json: how server-side apply and
+managedFields see each built-in kind, as a real kube-apiserver publishes it
+in its OpenAPI v3 documents: which lists are sets, which are maps by which
+keys (and their keys' defaults), which structs and maps are atomic (owned
+as one field: a LabelSelector, a RoleRef, an OwnerReference, a Service's
+selector). The embedded server's field manager types built-in objects with
+it (store/src/fieldmanager/builtin.rs).
+
+Usage, against a real API server (`rekon dev --kube-assets DIR
+--api-only --write-kubeconfig FILE`, or any kube-apiserver the file should
+follow), and the same version's `k8s.io` sources (`staging/src/k8s.io` of
+the Kubernetes tree: `api/` and `apimachinery/`):
+
+    KUBECONFIG=... tools/managed-fields.py - K8S_IO     # fetches with kubectl
+    tools/managed-fields.py DIR K8S_IO                  # or reads DIR/*.json
+
+The Go types say which struct fields are values, not pointers: an object
+the server creates is compared with its type's zero value, where such a
+field is there already (`"spec": {}`), so it is not owned as a member
+itself (no `"."` in its managedFields), only what is set below it.
+
+The file holds `kinds` (`group/version/Kind`, `v1/Kind` for the core
+group, to its type) and `types`, each `{"f": {field: node}}` with `"a": 1`
+when the type is atomic, `"v": [field, ...]`, its fields that hold a
+struct by value, and `"n": [field, ...]`, its pointers, lists and maps
+its zero value encodes as null (no `omitempty`). A node is:
+    0                            a scalar, or a value not looked into
+    "T"                          a struct of type T
+    {"l": node, "t": "atomic"}   a list, owned whole
+    {"l": node, "t": "set"}      a list of scalars, each owned (v:...)
+    {"l": node, "t": "map", "k": [keys], "d": {key: default}}
+                                 a list of items owned by their keys (k:{...})
+    {"m": node}                  a map, each entry owned ("a": 1: atomic)
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "store", "src", "fieldmanager", "types.json")
+PREFIXES = ("io.k8s.api.", "io.k8s.apimachinery.pkg.apis.", "io.k8s.apimachinery.pkg.")
+# CustomResourceDefinitions are typed by their own code.
+SKIP_GROUPS = ("apiextensions.k8s.io",)
+
+
+def short(name):
+    for p in PREFIXES:
+        if name.startswith(p):
+            return name[len(p):]
+    return name
+
+
+def value_structs(k8s_io):
+    """`group.version.Type` (as the documents shorten names) to the json
+    names of its fields that hold a struct by value."""
+    import re
+    field = re.compile(r'^\s+(\w+)\s+([\w.*\[\]]+)\s+`json:"([^,"]*)([^"]*)"')
+    # An embedded struct with a name of its own (`metav1.ObjectMeta
+    # `json:"metadata,omitempty"`` in a PodTemplateSpec).
+    embedded = re.compile(r'^\s+([\w.*]+)\s+`json:"([^,"]+)([^"]*)"')
+    structs = {}
+    for base, prefix in ((os.path.join(k8s_io, "api"), ""), (os.path.join(k8s_io, "apimachinery", "pkg", "apis"), "")):
+        for folder, _, files in os.walk(base):
+            if "types.go" not in files:
+                continue
+            rel = os.path.relpath(folder, base).split(os.sep)
+            if len(rel) != 2:
+                continue
+            package = ".".join(rel)
+            current = None
+            for line in open(os.path.join(folder, "types.go")):
+                start = re.match(r"^type (\w+) struct \{", line)
+                if start:
+                    current = structs.setdefault(f"{package}.{start.group(1)}", {})
+                    continue
+                if line.startswith("}"):
+                    current = None
+                    continue
+                m = field.match(line) if current is not None else None
+                if m:
+                    current[m.group(3)] = (m.group(2), "omitempty" in m.group(4))
+                    continue
+                m = embedded.match(line) if current is not None else None
+                if m:
+                    current[m.group(2)] = (m.group(1), "omitempty" in m.group(3))
+    names = {name.rsplit(".", 1)[1] for name in structs}
+    out = {}
+    for name, fields in structs.items():
+        values, nulls = [], []
+        for json_name, (go_type, omitempty) in fields.items():
+            if not json_name or json_name == "-":
+                continue
+            if go_type.startswith(("*", "[]", "map[")):
+                # A nil pointer, slice or map: null unless omitted.
+                if not omitempty:
+                    nulls.append(json_name)
+            elif go_type.rsplit(".", 1)[-1] in names:
+                values.append(json_name)
+        out[name] = (values, nulls)
+    return out
+
+
+def documents():
+    if len(sys.argv) > 1 and sys.argv[1] != "-":
+        folder = sys.argv[1]
+        for f in sorted(os.listdir(folder)):
+            if f.endswith(".json"):
+                with open(os.path.join(folder, f)) as fh:
+                    yield json.load(fh)
+        return
+    kubectl = os.environ.get("KUBECTL", "kubectl")
+    index = json.loads(subprocess.check_output([kubectl, "get", "--raw", "/openapi/v3"]))
+    for path in sorted(index["paths"]):
+        parts = path.split("/")
+        if path == "api/v1" or (len(parts) == 3 and parts[0] == "apis"):
+            if len(parts) == 3 and parts[1] in SKIP_GROUPS:
+                continue
+            yield json.loads(subprocess.check_output([kubectl, "get", "--raw", "/openapi/v3/" + path]))
+
+
+def main():
+    values = value_structs(sys.argv[2]) if len(sys.argv) > 2 else {}
+    schemas = {}
+    for doc in documents():
+        schemas.update(doc.get("components", {}).get("schemas", {}))
+    types = {}
+
+    def ref_of(schema):
+        if "$ref" in schema:
+            return schema["$ref"].rsplit("/", 1)[1]
+        for sub in schema.get("allOf", []):
+            if "$ref" in sub:
+                return sub["$ref"].rsplit("/", 1)[1]
+        return None
+
+    def node(schema):
+        ref = ref_of(schema)
+        if ref is not None:
+            return type_node(ref)
+        if schema.get("type") == "array" and "items" in schema:
+            item = node(schema["items"])
+            kind = schema.get("x-kubernetes-list-type", "atomic")
+            out = {"l": item, "t": kind}
+            if kind == "map":
+                keys = schema.get("x-kubernetes-list-map-keys", [])
+                out["k"] = keys
+                item_schema = schemas.get(ref_of(schema["items"]) or "", schema["items"])
+                defaults = {
+                    k: item_schema.get("properties", {}).get(k, {}).get("default")
+                    for k in keys
+                }
+                defaults = {k: v for k, v in defaults.items() if v is not None}
+                if defaults:
+                    out["d"] = defaults
+            return out
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict) and "properties" not in schema:
+            out = {"m": node(extra)}
+            if schema.get("x-kubernetes-map-type") == "atomic":
+                out["a"] = 1
+            return out
+        return 0
+
+    def type_node(name):
+        key = short(name)
+        if key in types:
+            return key
+        schema = schemas.get(name, {})
+        if "properties" not in schema:
+            # A scalar (Quantity, Time, IntOrString) or a value that
+            # declares no fields (RawExtension, FieldsV1): a leaf.
+            return node(schema) if schema.get("type") == "array" or isinstance(schema.get("additionalProperties"), dict) else 0
+        types[key] = None  # recursion guard
+        entry = {"f": {k: node(v) for k, v in schema["properties"].items()}}
+        if schema.get("x-kubernetes-map-type") == "atomic":
+            entry["a"] = 1
+        # What the type's zero value holds: the structs (with fields of
+        # their own) it holds by value, and null for each pointer, list and
+        # map the encoding does not omit.
+        by_value, nulls = values.get(key, ([], []))
+        by_value = [f for f in by_value if isinstance(entry["f"].get(f), str)]
+        nulls = [f for f in nulls if f in entry["f"]]
+        if by_value:
+            entry["v"] = sorted(by_value)
+        if nulls:
+            entry["n"] = sorted(nulls)
+        types[key] = entry
+        return key
+
+    kinds = {}
+    for name, schema in sorted(schemas.items()):
+        for gvk in schema.get("x-kubernetes-group-version-kind", []):
+            group, version, kind = gvk["group"], gvk["version"], gvk["kind"]
+            if group in SKIP_GROUPS or kind.endswith("List") or kind in ("Status", "WatchEvent", "DeleteOptions", "APIResourceList", "APIGroup", "APIGroupList", "APIVersions"):
+                continue
+            if "properties" not in schema or "metadata" not in schema["properties"]:
+                continue
+            gv = f"{group}/{version}" if group else version
+            kinds[f"{gv}/{kind}"] = type_node(name)
+
+    # Types only their kinds' metadata reach (ObjectMeta is typed by hand).
+    out = {"kinds": dict(sorted(kinds.items())), "types": dict(sorted(types.items()))}
+    with open(OUT, "w") as fh:
+        json.dump(out, fh, separators=(",", ":"), sort_keys=False)
+        fh.write("\n")
+    print(f"{OUT}: {len(kinds)} kinds, {len(types)} types, {os.path.getsize(OUT)} bytes")
+
+
+if __name__ == "__main__":
+    main()
