@@ -6,6 +6,7 @@ use rekon_store::{DeleteOutcome, Deletion, Propagation, Status, WriteOptions, is
 use serde_json::{Value, json};
 
 use super::body::{strip_kind, success_status};
+use super::options::options_invalid;
 use super::request::Request;
 use crate::respond::{Body, json_response};
 
@@ -36,29 +37,6 @@ fn answers_the_object(group: &str, kind: &str) -> bool {
 /// What a Job's DELETE without a propagation policy warns (batch/v1 keeps
 /// its pods by default).
 const JOB_ORPHANS: &str = "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning";
-
-/// The 422 of DeleteOptions that `ValidateDeleteOptions` refuses.
-fn invalid_options(causes: Vec<(&str, &str, String)>) -> Status {
-    let rendered: Vec<String> = causes.iter().map(|(f, _, m)| format!("{f}: {m}")).collect();
-    let joined = if rendered.len() == 1 {
-        rendered[0].clone()
-    } else {
-        format!("[{}]", rendered.join(", "))
-    };
-    Status {
-        code: 422,
-        reason: "Invalid".into(),
-        message: format!("DeleteOptions.meta.k8s.io \"\" is invalid: {joined}"),
-        details: Some(json!({
-            "group": "meta.k8s.io",
-            "kind": "DeleteOptions",
-            "causes": causes
-                .iter()
-                .map(|(f, r, m)| json!({"reason": r, "message": m, "field": f}))
-                .collect::<Vec<_>>(),
-        })),
-    }
-}
 
 /// How the DELETE goes, from its body and query (the body wins), checked
 /// as `ValidateDeleteOptions` checks them.
@@ -102,7 +80,11 @@ fn deletion(req: &Request<'_>, body: &Value, dry_run: bool) -> Result<Deletion, 
         },
     };
     if !causes.is_empty() {
-        return Err(invalid_options(causes));
+        let causes: Vec<(&str, &str, &str)> = causes
+            .iter()
+            .map(|(f, r, m)| (*f, *r, m.as_str()))
+            .collect();
+        return Err(options_invalid("DeleteOptions", &causes));
     }
     let grace_period = body
         .get("gracePeriodSeconds")
@@ -195,10 +177,9 @@ pub(crate) fn delete_collection(req: &Request<'_>) -> Result<Response<Body>, Sta
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
             .map(str::to_string);
+        // Each answered as it was before its delete.
         match store.delete(res, ns.as_deref(), &n, None) {
-            Ok(DeleteOutcome::Deleted(o) | DeleteOutcome::Pending(o)) => {
-                items.push(strip_kind(is_builtin(res), o))
-            }
+            Ok(_) => items.push(strip_kind(is_builtin(res), o)),
             Err(e) if e.code == 404 => {}
             Err(e) => return Err(e),
         }

@@ -37,8 +37,20 @@ pub(crate) fn scale(req: &Request<'_>, name: &str, opts: &WriteOptions) -> Resul
             "Required value",
         ));
     };
+    // A Scale naming a resourceVersion is written only over that version.
+    if let Some(version) = wanted
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .filter(|v| !v.is_empty())
+        && Some(version)
+            != object
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+    {
+        return Err(Status::conflict(res, name));
+    }
     let mut opts = opts.clone();
-    opts.subresource = None;
+    opts.subresource = Some("scale".into());
     let spec_path = res
         .custom
         .as_ref()

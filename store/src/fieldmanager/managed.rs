@@ -81,7 +81,9 @@ pub(crate) fn write_managed(o: &mut Value, entries: &[ManagedEntry]) {
             m.insert("manager".into(), json!(e.manager));
             m.insert("operation".into(), json!(e.operation));
             m.insert("apiVersion".into(), json!(e.api_version));
-            m.insert("time".into(), json!(e.time));
+            if !e.time.is_empty() {
+                m.insert("time".into(), json!(e.time));
+            }
             m.insert("fieldsType".into(), json!("FieldsV1"));
             m.insert("fieldsV1".into(), fieldpath::fields_v1(&e.fields));
             if let Some(s) = &e.subresource {
@@ -182,6 +184,13 @@ pub(crate) fn track_update(
     let changed: FieldSet = strip_meta(changes.added.union(&changes.modified).cloned().collect());
     let removed = strip_meta(changes.removed);
     let sub = subresource.map(str::to_string);
+    // The scale subresource's entry carries no time (the real server
+    // writes it through the Scale's own field manager).
+    let time = if subresource == Some("scale") {
+        String::new()
+    } else {
+        now()
+    };
     let api_version = res.api_version();
     let is_self = |e: &ManagedEntry| {
         e.manager == manager
@@ -198,14 +207,14 @@ pub(crate) fn track_update(
             e.fields.retain(|p| !removed.contains(p));
             if !changed.is_empty() {
                 e.fields.extend(changed);
-                e.time = now();
+                e.time = time.clone();
             }
         }
         None if !changed.is_empty() => entries.push(ManagedEntry {
             manager: manager.into(),
             operation: "Update".into(),
             api_version,
-            time: now(),
+            time,
             subresource: sub,
             fields: changed,
         }),

@@ -112,6 +112,43 @@ impl Status {
         }
     }
 
+    /// 409 Conflict of a replace naming another uid than the stored
+    /// object's: the storage's precondition, in its words (the object's
+    /// etcd key, its uid and the one sent).
+    pub fn uid_precondition_failed(
+        res: &ResourceInfo,
+        namespace: &str,
+        name: &str,
+        sent: &str,
+        stored: &str,
+    ) -> Status {
+        let resource = if res.group.is_empty() {
+            res.plural.clone()
+        } else if res.custom.is_some() {
+            format!("{}/{}", res.group, res.plural)
+        } else {
+            res.plural.clone()
+        };
+        let key = match (res.group.as_str(), res.plural.as_str()) {
+            ("", "services") => "services/specs".to_string(),
+            _ => resource,
+        };
+        let key = if namespace.is_empty() {
+            format!("/registry/{key}/{name}")
+        } else {
+            format!("/registry/{key}/{namespace}/{name}")
+        };
+        Status {
+            code: 409,
+            reason: "Conflict".into(),
+            message: format!(
+                "Operation cannot be fulfilled on {} \"{name}\": StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {sent}, UID in object meta: {stored}",
+                res.qualified_plural()
+            ),
+            details: Some(Status::details_for(res, name)),
+        }
+    }
+
     /// 409 Conflict of a delete whose precondition (`uid` or
     /// `resourceVersion`, `what` naming it `UID` or `ResourceVersion`)
     /// does not hold, as `rest.BeforeDelete` words it: on the kind.

@@ -157,13 +157,24 @@ impl Registry {
                     .retain(|p| !lost.contains(p) && !removed.contains(p));
             }
         }
+        // An apply that changes nothing keeps its entry's time (a first
+        // one gets none), as the real field manager's times go.
+        let time = if merged == *live {
+            entries
+                .iter()
+                .find(|e| is_self(e))
+                .map(|e| e.time.clone())
+                .unwrap_or_default()
+        } else {
+            now()
+        };
         let live = merged;
         entries.retain(|e| !is_self(e));
         entries.push(ManagedEntry {
             manager: manager.into(),
             operation: "Apply".into(),
             api_version,
-            time: now(),
+            time,
             subresource: sub_owned,
             fields: set,
         });

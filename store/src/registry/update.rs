@@ -63,6 +63,20 @@ impl Registry {
                 )],
             ));
         }
+        // The uid the body names is the storage's precondition.
+        let sent_uid = meta(&obj, "uid").filter(|u| !u.is_empty());
+        let stored_uid = meta(&existing, "uid").unwrap_or_default();
+        if let Some(sent) = sent_uid
+            && sent != stored_uid
+        {
+            return Err(Status::uid_precondition_failed(
+                res,
+                &ns,
+                name,
+                &sent,
+                &stored_uid,
+            ));
+        }
         if let Some(rv) = given {
             if rv.parse::<u64>().is_err() {
                 return Err(Status::internal(format!(
@@ -87,7 +101,10 @@ impl Registry {
         managed: Option<Vec<ManagedEntry>>,
     ) -> Result<Value, Status> {
         let name = meta(existing, "name").unwrap_or_default();
-        let subresource = opts.subresource.as_deref();
+        // A write through `/scale` changes the object as the main
+        // resource would, and is owned under its own managedFields entry.
+        let tracked_as = opts.subresource.as_deref();
+        let subresource = tracked_as.filter(|s| *s != "scale");
         if subresource.is_some_and(|s| s != "status")
             || (subresource == Some("status") && !res.status_subresource)
         {
@@ -96,6 +113,15 @@ impl Registry {
         decode(res, &incoming)?;
         if res.custom.is_none() {
             validate_generic(res, &incoming, &name)?;
+        }
+        // A write cannot change the uid (an empty one is the stored one);
+        // the metadata checks run twice on an update, so it is said twice.
+        if let Some(sent) = meta(&incoming, "uid").filter(|u| !u.is_empty())
+            && Some(&sent) != meta(existing, "uid").as_ref()
+        {
+            let message = format!("Invalid value: \"{sent}\": field is immutable");
+            let cause = ("metadata.uid", "FieldValueInvalid", message.as_str());
+            return Err(Status::invalid_causes(res, &name, &[cause, cause]));
         }
         // What the client did with managedFields: kept them, cleared them
         // (an empty list), or wrote others.
@@ -139,6 +165,7 @@ impl Registry {
                 .and_then(Value::as_object)
                 .unwrap_or(&empty);
             let md = meta_mut(&mut n);
+            md.remove("selfLink");
             for k in [
                 "name",
                 "namespace",
@@ -208,14 +235,19 @@ impl Registry {
                     .field_manager
                     .clone()
                     .unwrap_or_else(|| "unknown".into());
-                track_update(res, Some(existing), &mut new, &manager, subresource);
+                track_update(res, Some(existing), &mut new, &manager, tracked_as);
             }
         }
         omit_empty_metadata(&mut new);
         if same_object(&new, existing) {
             return Ok(existing.clone());
         }
-        if res.has_generation() && spec_differs(&new, existing) {
+        // A Deployment's generation also moves with its annotations (its
+        // strategy's PrepareForUpdate: they can carry rollout settings).
+        let annotations_moved = res.group == "apps"
+            && res.kind == "Deployment"
+            && new.pointer("/metadata/annotations") != existing.pointer("/metadata/annotations");
+        if res.has_generation() && (spec_differs(&new, existing) || annotations_moved) {
             let g = existing
                 .pointer("/metadata/generation")
                 .and_then(Value::as_i64)
