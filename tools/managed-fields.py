@@ -25,8 +25,9 @@ itself (no `"."` in its managedFields), only what is set below it.
 The file holds `kinds` (`group/version/Kind`, `v1/Kind` for the core
 group, to its type) and `types`, each `{"f": {field: node}}` with `"a": 1`
 when the type is atomic, `"v": [field, ...]`, its fields that hold a
-struct by value, and `"n": [field, ...]`, its pointers, lists and maps
-its zero value encodes as null (no `omitempty`). A node is:
+struct by value, and `"z": {field: value}`, what its zero value holds of
+its other fields: null for a pointer, list or map without `omitempty`, a
+scalar's zero without it, a time's null. A node is:
     0                            a scalar, or a value not looked into
     "T"                          a struct of type T
     {"l": node, "t": "atomic"}   a list, owned whole
@@ -89,19 +90,35 @@ def value_structs(k8s_io):
                 if m:
                     current[m.group(2)] = (m.group(1), "omitempty" in m.group(3))
     names = {name.rsplit(".", 1)[1] for name in structs}
+    # Structs with an encoding of their own: what their zero value is.
+    special = {"Time": None, "MicroTime": None, "Quantity": "0", "IntOrString": 0, "Duration": "0s"}
+    scalars = {"string": "", "bool": False}
+    for folder, _, files in os.walk(os.path.join(k8s_io, "api")):
+        for f in files:
+            if f.endswith(".go") and not f.endswith("_test.go"):
+                for line in open(os.path.join(folder, f)):
+                    m = re.match(r"^type (\w+) (string|bool|u?int\d*|float\d+)\s*$", line)
+                    if m:
+                        scalars[m.group(1)] = "" if m.group(2) == "string" else (False if m.group(2) == "bool" else 0)
     out = {}
     for name, fields in structs.items():
-        values, nulls = [], []
+        values, zeros = [], {}
         for json_name, (go_type, omitempty) in fields.items():
             if not json_name or json_name == "-":
                 continue
+            base = go_type.rsplit(".", 1)[-1]
             if go_type.startswith(("*", "[]", "map[")):
                 # A nil pointer, slice or map: null unless omitted.
                 if not omitempty:
-                    nulls.append(json_name)
-            elif go_type.rsplit(".", 1)[-1] in names:
+                    zeros[json_name] = None
+            elif base in special:
+                # A struct is never omitted; these encode as scalars.
+                zeros[json_name] = special[base]
+            elif base in names:
                 values.append(json_name)
-        out[name] = (values, nulls)
+            elif not omitempty and (base in scalars or re.match(r"^(u?int\d*|float\d+)$", base)):
+                zeros[json_name] = scalars.get(base, 0)
+        out[name] = (values, zeros)
     return out
 
 
@@ -182,13 +199,13 @@ def main():
         # What the type's zero value holds: the structs (with fields of
         # their own) it holds by value, and null for each pointer, list and
         # map the encoding does not omit.
-        by_value, nulls = values.get(key, ([], []))
+        by_value, zeros = values.get(key, ([], {}))
         by_value = [f for f in by_value if isinstance(entry["f"].get(f), str)]
-        nulls = [f for f in nulls if f in entry["f"]]
+        zeros = {f: v for f, v in zeros.items() if f in entry["f"] and f not in by_value}
         if by_value:
             entry["v"] = sorted(by_value)
-        if nulls:
-            entry["n"] = sorted(nulls)
+        if zeros:
+            entry["z"] = dict(sorted(zeros.items()))
         types[key] = entry
         return key
 

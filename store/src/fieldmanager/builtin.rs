@@ -39,8 +39,9 @@ struct Type {
     atomic: bool,
     fields: HashMap<String, Node>,
     by_value: Vec<String>,
-    /// Its pointers, lists and maps encoded as null when unset.
-    nulls: Vec<String>,
+    /// What its zero value holds of its other fields (null pointers,
+    /// lists and maps, zero scalars, null times).
+    zeros: Vec<(String, Value)>,
 }
 
 /// Every type of `types.json`, and each kind's.
@@ -79,7 +80,11 @@ fn types() -> &'static Types {
                     })
                     .unwrap_or_default(),
                 by_value: names(def.get("v")),
-                nulls: names(def.get("n")),
+                zeros: def
+                    .get("z")
+                    .and_then(Value::as_object)
+                    .map(|z| z.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                    .unwrap_or_default(),
             })
             .collect();
         let kinds = doc
@@ -214,8 +219,8 @@ impl Node {
         };
         let ty = &types().types[*i];
         let mut out = serde_json::Map::new();
-        for name in &ty.nulls {
-            out.insert(name.clone(), Value::Null);
+        for (name, value) in &ty.zeros {
+            out.insert(name.clone(), value.clone());
         }
         for name in &ty.by_value {
             if let Some(node) = ty.fields.get(name) {

@@ -16,11 +16,25 @@ pub(crate) fn encode_continue(rv: u64, start: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(tok.to_string())
 }
 
+/// Where Go's `base64.RawURLEncoding` finds `s` corrupt, if it does: the
+/// first byte outside the alphabet, or the last one of a lone final byte.
+fn corrupt_at(s: &str) -> Option<usize> {
+    let valid = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_');
+    if let Some(at) = s.bytes().position(|b| !valid(&b)) {
+        return Some(at);
+    }
+    (s.len() % 4 == 1).then(|| s.len() - 1)
+}
+
 pub(crate) fn decode_continue(s: &str) -> Result<(i64, String), Status> {
     let bad = || Status::bad_request("invalid continue token: continue key is not valid");
-    let trimmed = s.trim_end_matches('=');
+    if let Some(at) = corrupt_at(s) {
+        return Err(Status::bad_request(format!(
+            "invalid continue token: continue key is not valid: illegal base64 data at input byte {at}"
+        )));
+    }
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(trimmed)
+        .decode(s)
         .map_err(|_| bad())?;
     let v: Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
     let rv = v.get("rv").and_then(Value::as_i64).ok_or_else(bad)?;
