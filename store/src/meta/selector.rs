@@ -143,7 +143,17 @@ pub(crate) fn extra_fields(res: &ResourceInfo) -> Vec<&'static str> {
             "regarding.namespace",
         ],
         ("", "Secret") => vec!["type"],
-        ("", "Pod") => vec!["spec.nodeName", "status.phase", "spec.serviceAccountName"],
+        // The Pod strategy's `ToSelectableFields`.
+        ("", "Pod") => vec![
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        ],
         ("", "Namespace") => vec!["status.phase"],
         _ => vec![],
     }

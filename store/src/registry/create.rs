@@ -140,6 +140,10 @@ impl Registry {
             return Ok(created);
         }
         check_stored(res, &full)?;
-        Ok(self.commit(res, EventType::Added, full))
+        let created = self.commit(res, EventType::Added, full);
+        if res.group.is_empty() && res.kind == "Namespace" {
+            self.fill_namespace(&name);
+        }
+        Ok(created)
     }
 }

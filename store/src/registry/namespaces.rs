@@ -1,7 +1,11 @@
 //! The namespace lifecycle (the `NamespaceLifecycle` admission plugin): no
-//! new content in a namespace that is missing or being deleted.
+//! new content in a namespace that is missing or being deleted; and what a
+//! cluster's service account controller puts in each new namespace: its
+//! `default` ServiceAccount (operators and Pods wait for it).
 
 use serde_json::json;
+
+use crate::meta::types::WriteOptions;
 
 use super::registry::Registry;
 use crate::machinery::object::is_deleting;
@@ -46,6 +50,35 @@ impl Registry {
                 Err(st)
             }
             Some(_) => Ok(()),
+        }
+    }
+}
+
+impl Registry {
+    /// What kube-controller-manager puts in a new namespace `ns`: the
+    /// `default` ServiceAccount. (Its root CA publisher's
+    /// `kube-root-ca.crt` ConfigMap is not made here yet.)
+    pub(crate) fn fill_namespace(&mut self, ns: &str) {
+        let opts = WriteOptions {
+            field_manager: Some("kube-controller-manager".into()),
+            ..WriteOptions::default()
+        };
+        let objects = [(
+            "ServiceAccount",
+            json!({"apiVersion": "v1", "kind": "ServiceAccount",
+                    "metadata": {"name": "default", "namespace": ns}}),
+        )];
+        for (kind, object) in objects {
+            let Some(res) = self
+                .resources
+                .iter()
+                .find(|r| r.group.is_empty() && r.kind == kind)
+                .cloned()
+            else {
+                continue;
+            };
+            // There already (created by hand first): kept as it is.
+            let _ = self.create(&res, Some(ns), object, &opts);
         }
     }
 }

@@ -191,6 +191,9 @@ pub(crate) fn prepare_create(pod: &mut Value) {
                 .or_insert_with(|| json!("PreemptLowerPriority"));
         }
     }
+    if let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) {
+        mount_service_account_token(spec);
+    }
     let qos = qos_class(pod.get("spec").unwrap_or(&Value::Null));
     if let Some(map) = pod.as_object_mut() {
         map.insert(
@@ -277,4 +280,68 @@ fn validate_update(new: &Value, old: &Value) -> ErrorList {
         ));
     }
     errors
+}
+
+/// Where a Pod's service account token is mounted.
+const TOKEN_MOUNT_PATH: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/// The ServiceAccount admission plugin's token volume: unless the Pod opts
+/// out (`automountServiceAccountToken: false`) or mounts something there
+/// already, a projected `kube-api-access-xxxxx` volume (a bound token, the
+/// root CA, the namespace; the reference binaries' build adds its service
+/// CA) mounted read-only in every container.
+fn mount_service_account_token(spec: &mut serde_json::Map<String, Value>) {
+    if spec.get("automountServiceAccountToken") == Some(&json!(false)) {
+        return;
+    }
+    let mounted = |c: &Value| {
+        c.get("volumeMounts")
+            .and_then(Value::as_array)
+            .is_some_and(|m| m.iter().any(|m| m["mountPath"] == TOKEN_MOUNT_PATH))
+    };
+    // A token volume the Pod has already keeps its name, and no other.
+    let existing = spec.get("volumes").and_then(Value::as_array).and_then(|v| {
+        v.iter()
+            .filter_map(|v| v["name"].as_str())
+            .find(|n| n.starts_with("kube-api-access-"))
+            .map(str::to_string)
+    });
+    let name = existing
+        .clone()
+        .unwrap_or_else(|| crate::machinery::names::generate_name("kube-api-access-"));
+    let mut added = false;
+    for list in ["initContainers", "containers"] {
+        let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for container in containers.iter_mut().filter(|c| !mounted(c)) {
+            let Some(container) = container.as_object_mut() else {
+                continue;
+            };
+            let mounts = container.entry("volumeMounts").or_insert_with(|| json!([]));
+            if let Some(mounts) = mounts.as_array_mut() {
+                mounts.push(json!({"name": name, "readOnly": true, "mountPath": TOKEN_MOUNT_PATH}));
+                added = true;
+            }
+        }
+    }
+    if !added || existing.is_some() {
+        return;
+    }
+    let volume = json!({
+        "name": name,
+        "projected": {
+            "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
+                {"configMap": {"name": "openshift-service-ca.crt", "items": [{"key": "service-ca.crt", "path": "service-ca.crt"}]}},
+            ],
+            "defaultMode": 420,
+        },
+    });
+    let volumes = spec.entry("volumes").or_insert_with(|| json!([]));
+    if let Some(volumes) = volumes.as_array_mut() {
+        volumes.push(volume);
+    }
 }
