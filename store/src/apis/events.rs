@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::machinery::field::{ErrorList, FieldError, Path};
+
 use super::core::event::shape;
 
 /// Fields core/v1 Events and events.k8s.io/v1 Events name differently:
@@ -69,4 +71,69 @@ pub(crate) fn event_stored(view: Value) -> Value {
     );
     shape(&mut stored);
     stored
+}
+
+/// The strict checks of an Event created through events.k8s.io/v1
+/// (`ValidateEventCreate` beyond the legacy ones): an event time, a type
+/// of `Normal` or `Warning`, a series counted from 2 with its last time,
+/// and none of the deprecated fields.
+pub(crate) fn validate_create(event: &Value) -> ErrorList {
+    let mut errors = ErrorList::new();
+    let set = |keys: &[&str]| {
+        keys.iter().any(|k| {
+            event
+                .get(*k)
+                .is_some_and(|v| !v.is_null() && v != 0 && v != "" && v != &json!({}))
+        })
+    };
+    if let Some(series) = event.get("series").filter(|s| !s.is_null()) {
+        if series.get("count").and_then(Value::as_i64).unwrap_or(0) < 2 {
+            errors.push(FieldError::invalid(
+                &Path::new(["series.count"]),
+                "",
+                "should be at least 2",
+            ));
+        }
+        if series.get("lastObservedTime").is_none_or(Value::is_null) {
+            errors.push(FieldError::required(
+                &Path::new(["series.lastObservedTime"]),
+                "",
+            ));
+        }
+    }
+    if event.get("eventTime").is_none_or(Value::is_null) {
+        errors.push(FieldError::required(&Path::new(["eventTime"]), ""));
+    }
+    let kind = event
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if kind != "Normal" && kind != "Warning" {
+        errors.push(FieldError::invalid(
+            &Path::new(["type"]),
+            "",
+            format!("has invalid value: {kind}"),
+        ));
+    }
+    for (name, keys) in [
+        (
+            "firstTimestamp",
+            ["firstTimestamp", "deprecatedFirstTimestamp"],
+        ),
+        (
+            "lastTimestamp",
+            ["lastTimestamp", "deprecatedLastTimestamp"],
+        ),
+        ("count", ["count", "deprecatedCount"]),
+        ("source", ["source", "deprecatedSource"]),
+    ] {
+        if set(&keys) {
+            errors.push(FieldError::invalid(
+                &Path::new([name]),
+                "",
+                "needs to be unset",
+            ));
+        }
+    }
+    errors
 }

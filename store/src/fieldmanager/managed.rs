@@ -131,11 +131,15 @@ pub(crate) fn ownable(res: &ResourceInfo, o: &Value, subresource: Option<&str>) 
                 .as_object()
                 .into_iter()
                 .flatten()
-                .filter(|(k, _)| {
+                .filter(|(k, v)| {
                     matches!(
                         k.as_str(),
                         "labels" | "annotations" | "finalizers" | "ownerReferences"
                     )
+                    // Empty, Go leaves them out (`omitempty`): nothing to own.
+                    && !v.as_array().is_some_and(Vec::is_empty)
+                    && !v.as_object().is_some_and(Map::is_empty)
+                    && !v.is_null()
                 })
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
