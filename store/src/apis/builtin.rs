@@ -76,6 +76,15 @@ pub(crate) fn rules(res: &ResourceInfo) -> Option<&'static Rules> {
 /// defaults and system fields (uid, generation) are set and its status
 /// cleared (`PrepareForCreate`, and the default admission plugins' fields
 /// of a Pod): the status it starts with, generated fields.
+/// What converting a new object to its version adds before the field
+/// manager sees it (owned by the creating manager): a DaemonSet's template
+/// generation annotation.
+pub(crate) fn versioned(res: &ResourceInfo, obj: &mut Value) {
+    if res.custom.is_none() && res.group == "apps" && res.kind == "DaemonSet" {
+        apps::daemonset::versioned(obj);
+    }
+}
+
 pub(crate) fn prepare_create(res: &ResourceInfo, obj: &mut Value) {
     if res.custom.is_some() {
         return;

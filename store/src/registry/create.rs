@@ -9,7 +9,7 @@ use super::storage::check_stored;
 use crate::apis::apiextensions::customresource::Write;
 use crate::apis::apiextensions::customresourcedefinition::{self, is_crd};
 use crate::apis::builtin::{
-    decode, default, prepare_create, rules, validate_create, validate_generic, warnings,
+    decode, default, prepare_create, rules, validate_create, validate_generic, versioned, warnings,
 };
 use crate::fieldmanager::managed::track_update;
 use crate::machinery::names::generate_name;
@@ -93,6 +93,7 @@ impl Registry {
         // what the kind's strategy, the allocators and admission add
         // after it (a claim's protection finalizer, a Service's addresses)
         // is owned by no one.
+        versioned(res, &mut obj);
         if obj.pointer("/metadata/managedFields").is_none() {
             let manager = opts
                 .field_manager

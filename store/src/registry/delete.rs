@@ -54,10 +54,13 @@ impl Registry {
                 md.insert("generation".into(), json!(generation + 1));
             }
             md.insert("deletionTimestamp".into(), json!(later(grace.unwrap_or(0))));
-            md.insert(
-                "deletionGracePeriodSeconds".into(),
-                json!(grace.unwrap_or(0)),
-            );
+            // A namespace's own delete sets no grace period.
+            if !is_ns {
+                md.insert(
+                    "deletionGracePeriodSeconds".into(),
+                    json!(grace.unwrap_or(0)),
+                );
+            }
         }
         if is_ns {
             if let Some(m) = marked.as_object_mut() {

@@ -87,6 +87,13 @@ fn template_generation(set: &Value) -> i64 {
         .unwrap_or(0)
 }
 
+/// The new object as v1 writes it: its template generation in the
+/// annotation (0 until it is given one).
+pub(crate) fn versioned(set: &mut Value) {
+    let generation = template_generation(set);
+    set_template_generation(set, generation);
+}
+
 /// What a new DaemonSet gets: template generation 1 (at least), a status
 /// of nothing scheduled.
 pub(crate) fn prepare_create(set: &mut Value) {
