@@ -30,7 +30,9 @@ impl Loader {
         };
         let serving = state.serving.as_ref();
         let source = origin.to_string();
-        if serving.is_some_and(|s| s.digest == digest) {
+        // The version the state says serves does — but a shadow of the
+        // same build from another source stays a shadow.
+        if serving.is_some_and(|s| s.digest == digest && (!shadow || s.source == source)) {
             return Said::Serves;
         }
         if state.is_aborted(digest) {
@@ -105,13 +107,27 @@ impl Loader {
         let mut decisions = Vec::new();
         let shadow = self
             .origins
-            .values()
-            .find(|known| known.shadows.as_deref() == Some(name))
-            .and_then(|known| known.digest.clone());
+            .iter()
+            .find(|(_, known)| known.shadows.as_deref() == Some(name))
+            .and_then(|(origin, known)| Some((origin.to_string(), known.digest.clone()?)));
         let serving = state.serving.as_ref().map(|s| s.digest.clone());
+        let running = self
+            .names
+            .get(name)
+            .and_then(|origin| self.origins.get(origin))
+            .and_then(|known| known.digest.clone());
         self.states.insert(name.to_string(), state.clone());
-        if let Some(digest) = shadow {
-            let command = if serving.as_deref() == Some(digest.as_str()) {
+        if let Some((origin, digest)) = shadow {
+            // The state names the shadow's version as serving: a promotion
+            // — unless the serving version is the same build, and the
+            // state speaks of it (a shadow of identical bytes is no
+            // promotion until the state names its source).
+            let same_build = running.as_deref() == Some(digest.as_str());
+            let names_shadow = state
+                .serving
+                .as_ref()
+                .is_some_and(|s| s.digest == digest && (!same_build || s.source == origin));
+            let command = if names_shadow {
                 Some(Command::Promote)
             } else if state.is_aborted(&digest) {
                 Some(Command::Abort)
@@ -125,11 +141,6 @@ impl Loader {
         let Some(serving) = serving else {
             return decisions;
         };
-        let running = self
-            .names
-            .get(name)
-            .and_then(|origin| self.origins.get(origin))
-            .and_then(|known| known.digest.clone());
         if running.as_deref() == Some(serving.as_str()) {
             return decisions;
         }

@@ -292,7 +292,12 @@ fn record(
     }
     if let Some(candidate) = candidate {
         let digest = &candidate.version.digest;
-        let serves = status.serving.as_ref().is_some_and(|s| s.digest == *digest);
+        // It serves already when the state names it, from its source (a
+        // shadow of the serving build, from another file, is a candidate).
+        let serves = status
+            .serving
+            .as_ref()
+            .is_some_and(|s| s.digest == *digest && s.source == candidate.version.source);
         if !status.is_aborted(digest) && !serves {
             let mut candidate = candidate.clone();
             // With steps, the share is the step's, in the state.

@@ -351,3 +351,26 @@ async fn two_replicas_keep_a_promotion_through_a_failover_and_a_restart() {
         "the retired version wrote after the promotion: {marks:?}"
     );
 }
+
+/// A shadow of the very build that serves (the same bytes from another
+/// file) stays a shadow: the state naming that build as serving is no
+/// promotion of it, at start or after a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shadow_of_the_same_build_is_never_promoted_by_the_state() {
+    let mut env = Env::new().await;
+    env.apply(namespace("shop"));
+    let same = std::fs::read(rekon_test_artifacts::MISBEHAVE).unwrap();
+    for round in 0..2 {
+        let host = env.hosts.len();
+        start(&mut env, &same, "").await;
+        // A few record ticks: the leader writes the serving version, the
+        // follower sees it.
+        tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+        let log = env.log_of(host);
+        assert!(!log.contains("shadow promoted"), "round {round}: {log}");
+        let status = rollout(&env).unwrap()["status"].clone();
+        assert!(status["lastDecision"].is_null(), "round {round}: {status}");
+        assert!(status["candidate"]["digest"].is_string(), "{status}");
+        stop(&mut env, host);
+    }
+}
