@@ -72,10 +72,6 @@ pub(crate) fn rules(res: &ResourceInfo) -> Option<&'static Rules> {
     }
 }
 
-/// What the strategy of `res`'s kind sets on a new object once its
-/// defaults and system fields (uid, generation) are set and its status
-/// cleared (`PrepareForCreate`, and the default admission plugins' fields
-/// of a Pod): the status it starts with, generated fields.
 /// What converting a new object to its version adds before the field
 /// manager sees it (owned by the creating manager): a DaemonSet's template
 /// generation annotation.
@@ -85,6 +81,20 @@ pub(crate) fn versioned(res: &ResourceInfo, obj: &mut Value) {
     }
 }
 
+/// Whether the generation of `new` replacing `old` moves for a reason of
+/// its kind's own, beside a change of its spec (a Deployment's strategy
+/// also counts its annotations, which can carry rollout settings).
+pub(crate) fn generation_also_moves(res: &ResourceInfo, new: &Value, old: &Value) -> bool {
+    res.custom.is_none()
+        && res.group == "apps"
+        && res.kind == "Deployment"
+        && apps::deployment::annotations_moved(new, old)
+}
+
+/// What the strategy of `res`'s kind sets on a new object once its
+/// defaults and system fields (uid, generation) are set and its status
+/// cleared (`PrepareForCreate`, and the default admission plugins' fields
+/// of a Pod): the status it starts with, generated fields.
 pub(crate) fn prepare_create(res: &ResourceInfo, obj: &mut Value) {
     if res.custom.is_some() {
         return;

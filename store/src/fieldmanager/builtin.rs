@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use super::typed::ListKind;
+use crate::machinery::object::strings;
 
 /// One node of a built-in kind's type.
 #[derive(Debug)]
@@ -79,12 +80,8 @@ fn types() -> &'static Types {
                             .collect()
                     })
                     .unwrap_or_default(),
-                by_value: names(def.get("v")),
-                zeros: def
-                    .get("z")
-                    .and_then(Value::as_object)
-                    .map(|z| z.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-                    .unwrap_or_default(),
+                by_value: strings(def.get("v")),
+                zeros: entries(def.get("z")),
             })
             .collect();
         let kinds = doc
@@ -98,15 +95,11 @@ fn types() -> &'static Types {
     })
 }
 
-/// A list of names of `types.json`.
-fn names(list: Option<&Value>) -> Vec<String> {
-    list.and_then(Value::as_array)
-        .map(|v| {
-            v.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
+/// The entries of a JSON object (none when it is absent or not one).
+fn entries(object: Option<&Value>) -> Vec<(String, Value)> {
+    object
+        .and_then(Value::as_object)
+        .map(|o| o.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
         .unwrap_or_default()
 }
 
@@ -119,24 +112,10 @@ fn parse(node: &Value, index: &HashMap<&str, usize>) -> Node {
         Value::Object(map) if map.contains_key("l") => {
             let kind = match map.get("t").and_then(Value::as_str) {
                 Some("set") => ListKind::Set,
-                Some("map") => ListKind::Map(
-                    map.get("k")
-                        .and_then(Value::as_array)
-                        .map(|keys| {
-                            keys.iter()
-                                .filter_map(Value::as_str)
-                                .map(str::to_string)
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                ),
+                Some("map") => ListKind::Map(strings(map.get("k"))),
                 _ => ListKind::Atomic,
             };
-            let defaults = map
-                .get("d")
-                .and_then(Value::as_object)
-                .map(|d| d.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-                .unwrap_or_default();
+            let defaults = entries(map.get("d"));
             Node::List {
                 item: Box::new(parse(&map["l"], index)),
                 kind,

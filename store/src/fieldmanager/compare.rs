@@ -41,10 +41,16 @@ fn compare_walk(
     // A null the old object held (a built-in kind's zero value encodes an
     // unset list or map so) is there: what the new one sets below it is
     // added, not the list or map itself.
-    let (empty_map, empty_list) = (Value::Object(Map::new()), Value::Array(Vec::new()));
+    let empty;
     let lhs = match (lhs, rhs) {
-        (Some(Value::Null), Some(Value::Object(m))) if !m.is_empty() => Some(&empty_map),
-        (Some(Value::Null), Some(Value::Array(a))) if !a.is_empty() => Some(&empty_list),
+        (Some(Value::Null), Some(Value::Object(m))) if !m.is_empty() => {
+            empty = Value::Object(Map::new());
+            Some(&empty)
+        }
+        (Some(Value::Null), Some(Value::Array(a))) if !a.is_empty() => {
+            empty = Value::Array(Vec::new());
+            Some(&empty)
+        }
         _ => lhs,
     };
     let leaf = |out: &mut Comparison, path: &FieldPath| match (lhs, rhs) {

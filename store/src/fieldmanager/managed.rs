@@ -180,9 +180,11 @@ pub(crate) fn track_update(
     }
     let ty = root_type(res);
     // Created: compared with the kind's zero value, as the real server
-    // compares with a new object of its Go type.
-    let zero = ty.zero();
-    let before = old.or(zero.as_ref()).map(|o| ownable(res, o, subresource));
+    // compares with a new object of its Go type (an update, with the old).
+    let before = match old {
+        Some(old) => Some(ownable(res, old, subresource)),
+        None => ty.zero().map(|zero| ownable(res, &zero, subresource)),
+    };
     let after = ownable(res, new, subresource);
     let changes = compare(before.as_ref(), Some(&after), ty);
     let changed: FieldSet = strip_meta(changes.added.union(&changes.modified).cloned().collect());

@@ -122,16 +122,12 @@ impl Status {
         sent: &str,
         stored: &str,
     ) -> Status {
-        let resource = if res.group.is_empty() {
-            res.plural.clone()
-        } else if res.custom.is_some() {
-            format!("{}/{}", res.group, res.plural)
-        } else {
-            res.plural.clone()
-        };
+        // Built-in kinds are kept under their resource, custom resources
+        // under their group too; Services under `services/specs`.
         let key = match (res.group.as_str(), res.plural.as_str()) {
             ("", "services") => "services/specs".to_string(),
-            _ => resource,
+            _ if res.custom.is_some() => format!("{}/{}", res.group, res.plural),
+            _ => res.plural.clone(),
         };
         let key = if namespace.is_empty() {
             format!("/registry/{key}/{name}")

@@ -5,11 +5,10 @@
 
 use serde_json::json;
 
-use crate::meta::types::WriteOptions;
-
 use super::registry::Registry;
 use crate::machinery::object::is_deleting;
 use crate::meta::status::Status;
+use crate::meta::types::WriteOptions;
 use crate::resource::info::ResourceInfo;
 
 impl Registry {
@@ -59,26 +58,21 @@ impl Registry {
     /// `default` ServiceAccount. (Its root CA publisher's
     /// `kube-root-ca.crt` ConfigMap is not made here yet.)
     pub(crate) fn fill_namespace(&mut self, ns: &str) {
+        let Some(res) = self
+            .resources
+            .iter()
+            .find(|r| r.group.is_empty() && r.kind == "ServiceAccount")
+            .cloned()
+        else {
+            return;
+        };
         let opts = WriteOptions {
             field_manager: Some("kube-controller-manager".into()),
             ..WriteOptions::default()
         };
-        let objects = [(
-            "ServiceAccount",
-            json!({"apiVersion": "v1", "kind": "ServiceAccount",
-                    "metadata": {"name": "default", "namespace": ns}}),
-        )];
-        for (kind, object) in objects {
-            let Some(res) = self
-                .resources
-                .iter()
-                .find(|r| r.group.is_empty() && r.kind == kind)
-                .cloned()
-            else {
-                continue;
-            };
-            // There already (created by hand first): kept as it is.
-            let _ = self.create(&res, Some(ns), object, &opts);
-        }
+        let account = json!({"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": "default", "namespace": ns}});
+        // There already (created by hand first): kept as it is.
+        let _ = self.create(&res, Some(ns), account, &opts);
     }
 }

@@ -9,8 +9,8 @@ use super::storage::{check_stored, omit_empty_metadata, view};
 use crate::apis::apiextensions::customresource::Write;
 use crate::apis::apiextensions::customresourcedefinition::{self, is_crd};
 use crate::apis::builtin::{
-    allow_create_on_update, decode, default, prepare_update, validate_generic, validate_update,
-    warnings,
+    allow_create_on_update, decode, default, generation_also_moves, prepare_update,
+    validate_generic, validate_update, warnings,
 };
 use crate::fieldmanager::managed::{ManagedEntry, track_update, write_managed};
 use crate::machinery::field::{FieldError, Path};
@@ -242,12 +242,9 @@ impl Registry {
         if same_object(&new, existing) {
             return Ok(existing.clone());
         }
-        // A Deployment's generation also moves with its annotations (its
-        // strategy's PrepareForUpdate: they can carry rollout settings).
-        let annotations_moved = res.group == "apps"
-            && res.kind == "Deployment"
-            && new.pointer("/metadata/annotations") != existing.pointer("/metadata/annotations");
-        if res.has_generation() && (spec_differs(&new, existing) || annotations_moved) {
+        if res.has_generation()
+            && (spec_differs(&new, existing) || generation_also_moves(res, &new, existing))
+        {
             let g = existing
                 .pointer("/metadata/generation")
                 .and_then(Value::as_i64)

@@ -172,3 +172,9 @@ fn validate_update(new: &Value, old: &Value) -> ErrorList {
     errors.extend(selector_immutable(new, old));
     errors
 }
+
+/// Whether the annotations changed: its strategy's `PrepareForUpdate`
+/// moves the generation then too.
+pub(crate) fn annotations_moved(new: &Value, old: &Value) -> bool {
+    new.pointer("/metadata/annotations") != old.pointer("/metadata/annotations")
+}
