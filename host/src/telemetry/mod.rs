@@ -50,6 +50,18 @@ pub(crate) struct ResultLabels {
     pub result: String,
 }
 
+impl ResultLabels {
+    /// The labels of `result` of a reconcile `version` served.
+    fn of(version: &InfoLabels, result: &str) -> ResultLabels {
+        ResultLabels {
+            module: version.module.clone(),
+            version: version.version.clone(),
+            digest: version.digest.clone(),
+            result: result.to_string(),
+        }
+    }
+}
+
 /// Labels: a module and a failure kind.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct KindLabels {
@@ -268,12 +280,7 @@ impl Metrics {
             .get_or_create(version)
             .observe(elapsed.as_secs_f64());
         self.reconciles
-            .get_or_create(&ResultLabels {
-                module: version.module.clone(),
-                version: version.version.clone(),
-                digest: version.digest.clone(),
-                result: result.to_string(),
-            })
+            .get_or_create(&ResultLabels::of(version, result))
             .inc();
         let mut served = self.served_versions.lock().expect("metrics lock");
         if !served.contains(version) {
@@ -346,12 +353,7 @@ impl Metrics {
                 if !keep {
                     self.reconcile_duration.remove(version);
                     for result in RESULTS {
-                        self.reconciles.remove(&ResultLabels {
-                            module: version.module.clone(),
-                            version: version.version.clone(),
-                            digest: version.digest.clone(),
-                            result: result.to_string(),
-                        });
+                        self.reconciles.remove(&ResultLabels::of(version, result));
                     }
                 }
                 keep
