@@ -37,35 +37,24 @@ scalar's zero without it, a time's null. A node is:
     {"m": node}                  a map, each entry owned ("a": 1: atomic)
 """
 
-import json
 import os
-import subprocess
+import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from openapi_schemas import ROOT, kinds, ref_of, schemas, short, write
+
 OUT = os.path.join(ROOT, "store", "src", "fieldmanager", "types.json")
-PREFIXES = ("io.k8s.api.", "io.k8s.apimachinery.pkg.apis.", "io.k8s.apimachinery.pkg.")
-# CustomResourceDefinitions are typed by their own code.
-SKIP_GROUPS = ("apiextensions.k8s.io",)
-
-
-def short(name):
-    for p in PREFIXES:
-        if name.startswith(p):
-            return name[len(p):]
-    return name
 
 
 def value_structs(k8s_io):
     """`group.version.Type` (as the documents shorten names) to the json
     names of its fields that hold a struct by value."""
-    import re
     field = re.compile(r'^\s+(\w+)\s+([\w.*\[\]]+)\s+`json:"([^,"]*)([^"]*)"')
     # An embedded struct with a name of its own (`metav1.ObjectMeta
     # `json:"metadata,omitempty"`` in a PodTemplateSpec).
     embedded = re.compile(r'^\s+([\w.*]+)\s+`json:"([^,"]+)([^"]*)"')
     structs = {}
-    for base, prefix in ((os.path.join(k8s_io, "api"), ""), (os.path.join(k8s_io, "apimachinery", "pkg", "apis"), "")):
+    for base in (os.path.join(k8s_io, "api"), os.path.join(k8s_io, "apimachinery", "pkg", "apis")):
         for folder, _, files in os.walk(base):
             if "types.go" not in files:
                 continue
@@ -122,38 +111,10 @@ def value_structs(k8s_io):
     return out
 
 
-def documents():
-    if len(sys.argv) > 1 and sys.argv[1] != "-":
-        folder = sys.argv[1]
-        for f in sorted(os.listdir(folder)):
-            if f.endswith(".json"):
-                with open(os.path.join(folder, f)) as fh:
-                    yield json.load(fh)
-        return
-    kubectl = os.environ.get("KUBECTL", "kubectl")
-    index = json.loads(subprocess.check_output([kubectl, "get", "--raw", "/openapi/v3"]))
-    for path in sorted(index["paths"]):
-        parts = path.split("/")
-        if path == "api/v1" or (len(parts) == 3 and parts[0] == "apis"):
-            if len(parts) == 3 and parts[1] in SKIP_GROUPS:
-                continue
-            yield json.loads(subprocess.check_output([kubectl, "get", "--raw", "/openapi/v3/" + path]))
-
-
 def main():
     values = value_structs(sys.argv[2]) if len(sys.argv) > 2 else {}
-    schemas = {}
-    for doc in documents():
-        schemas.update(doc.get("components", {}).get("schemas", {}))
+    all_schemas = schemas(sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] != "-" else None)
     types = {}
-
-    def ref_of(schema):
-        if "$ref" in schema:
-            return schema["$ref"].rsplit("/", 1)[1]
-        for sub in schema.get("allOf", []):
-            if "$ref" in sub:
-                return sub["$ref"].rsplit("/", 1)[1]
-        return None
 
     def node(schema):
         ref = ref_of(schema)
@@ -166,7 +127,7 @@ def main():
             if kind == "map":
                 keys = schema.get("x-kubernetes-list-map-keys", [])
                 out["k"] = keys
-                item_schema = schemas.get(ref_of(schema["items"]) or "", schema["items"])
+                item_schema = all_schemas.get(ref_of(schema["items"]) or "", schema["items"])
                 defaults = {
                     k: item_schema.get("properties", {}).get(k, {}).get("default")
                     for k in keys
@@ -187,7 +148,7 @@ def main():
         key = short(name)
         if key in types:
             return key
-        schema = schemas.get(name, {})
+        schema = all_schemas.get(name, {})
         if "properties" not in schema:
             # A scalar (Quantity, Time, IntOrString) or a value that
             # declares no fields (RawExtension, FieldsV1): a leaf.
@@ -209,24 +170,7 @@ def main():
         types[key] = entry
         return key
 
-    kinds = {}
-    for name, schema in sorted(schemas.items()):
-        for gvk in schema.get("x-kubernetes-group-version-kind", []):
-            group, version, kind = gvk["group"], gvk["version"], gvk["kind"]
-            if group in SKIP_GROUPS or kind.endswith("List") or kind in ("Status", "WatchEvent", "DeleteOptions", "APIResourceList", "APIGroup", "APIGroupList", "APIVersions"):
-                continue
-            if "properties" not in schema or "metadata" not in schema["properties"]:
-                continue
-            gv = f"{group}/{version}" if group else version
-            kinds[f"{gv}/{kind}"] = type_node(name)
-
-    # Types only their kinds' metadata reach (ObjectMeta is typed by hand).
-    out = {"kinds": dict(sorted(kinds.items())), "types": dict(sorted(types.items()))}
-    with open(OUT, "w") as fh:
-        json.dump(out, fh, separators=(",", ":"), sort_keys=False)
-        fh.write("\n")
-    print(f"{OUT}: {len(kinds)} kinds, {len(types)} types, {os.path.getsize(OUT)} bytes")
-
+    write(OUT, kinds(all_schemas, type_node), types)
 
 if __name__ == "__main__":
     main()
