@@ -264,6 +264,33 @@ impl Cluster {
         });
     }
 
+    /// The leader killed, then both replicas stopped and two started again
+    /// (`names`, with `serving`, `shadow` and `settings`), objects created
+    /// after each: every object, `0..done` and the six new ones, ends up
+    /// written by build B. The audit log's length before, to look at what
+    /// was written since.
+    fn fail_over_and_restart(
+        &mut self,
+        names: [&str; 2],
+        serving: &[u8],
+        shadow: &[u8],
+        settings: &str,
+        done: usize,
+        annotations: &Value,
+    ) -> usize {
+        let mark = self.audited();
+        self.kill_leader();
+        self.objects(done..done + 3, annotations.clone());
+        self.all_behaved(0..done + 3, "misbehave-build-B");
+        self.stop_all();
+        for name in names {
+            self.replica(name, serving, shadow, settings);
+        }
+        self.objects(done + 3..done + 6, annotations.clone());
+        self.all_behaved(0..done + 6, "misbehave-build-B");
+        mark
+    }
+
     /// How many writes the audit log holds so far.
     fn audited(&self) -> usize {
         self.audit_events().len()
@@ -331,15 +358,8 @@ fn promote_abort_and_rollback_survive_failover_and_restart_on_a_real_api_server(
     assert!(out.contains("module misbehave: Serving"), "{out}");
     cluster.all_behaved(0..3, "misbehave-build-B");
     let promoted = cluster.rollout().unwrap()["status"]["serving"]["digest"].clone();
-    let mark = cluster.audited();
-    cluster.kill_leader();
-    cluster.objects(3..6, annotations.clone());
-    cluster.all_behaved(0..6, "misbehave-build-B");
-    cluster.stop_all();
-    cluster.replica("replica-c", &a, &b, "");
-    cluster.replica("replica-d", &a, &b, "");
-    cluster.objects(6..9, annotations.clone());
-    cluster.all_behaved(0..9, "misbehave-build-B");
+    let mark =
+        cluster.fail_over_and_restart(["replica-c", "replica-d"], &a, &b, "", 3, &annotations);
     // The audit log sees the replicas' writes: A's before its retirement.
     assert!(!cluster.writes_with(0, misbehave::BUILD_MARK).is_empty());
     let late = cluster.writes_with(mark, misbehave::BUILD_MARK);
@@ -364,15 +384,8 @@ fn promote_abort_and_rollback_survive_failover_and_restart_on_a_real_api_server(
     });
     cluster.rollout_command("abort");
     cluster.all_behaved(0..9, "misbehave-build-B");
-    let mark = cluster.audited();
-    cluster.kill_leader();
-    cluster.objects(9..12, annotations.clone());
-    cluster.all_behaved(0..12, "misbehave-build-B");
-    cluster.stop_all();
-    cluster.replica("replica-g", &b, &c, canary);
-    cluster.replica("replica-h", &b, &c, canary);
-    cluster.objects(12..15, annotations.clone());
-    cluster.all_behaved(0..15, "misbehave-build-B");
+    let mark =
+        cluster.fail_over_and_restart(["replica-g", "replica-h"], &b, &c, canary, 9, &annotations);
     cluster.wait("C refused as aborted", || {
         cluster.logs().contains("was aborted").then_some(())
     });
@@ -397,15 +410,8 @@ fn promote_abort_and_rollback_survive_failover_and_restart_on_a_real_api_server(
     let reason = rolled_back["status"]["lastDecision"]["reason"].to_string();
     assert!(reason.contains("maxWritesPerObjectPerMinute"), "{reason}");
     cluster.all_behaved(0..15, "misbehave-build-B");
-    let mark = cluster.audited();
-    cluster.kill_leader();
-    cluster.objects(15..18, annotations.clone());
-    cluster.all_behaved(0..18, "misbehave-build-B");
-    cluster.stop_all();
-    cluster.replica("replica-k", &b, &d, policy);
-    cluster.replica("replica-l", &b, &d, policy);
-    cluster.objects(18..21, annotations);
-    cluster.all_behaved(0..21, "misbehave-build-B");
+    let mark =
+        cluster.fail_over_and_restart(["replica-k", "replica-l"], &b, &d, policy, 15, &annotations);
     assert!(!cluster.writes_with(0, "\"churn\"").is_empty());
     let late = cluster.writes_with(mark, "churn");
     assert!(late.is_empty(), "D wrote after its rollback: {late:?}");
