@@ -100,17 +100,18 @@ impl Cluster {
     fn replica(&mut self, identity: &str, serving: &[u8], shadow: &[u8], settings: &str) {
         let serving_path = self.dir.join("misbehave.wasm");
         let shadow_path = self.dir.join("misbehave-next.wasm");
-        std::fs::write(&serving_path, serving).unwrap();
-        std::fs::write(&shadow_path, shadow).unwrap();
+        // The replicas share their files, as a Deployment's pods share
+        // their ConfigMaps: written when they change only, and whole (a
+        // running replica watches them, and must never read one half
+        // written).
+        put(&serving_path, serving);
+        put(&shadow_path, shadow);
         let config = self.dir.join("rekon.yaml");
-        std::fs::write(
-            &config,
-            format!(
-                "modules:\n  misbehave:\n    shadow: {}\n{settings}",
-                shadow_path.display()
-            ),
-        )
-        .unwrap();
+        let settings = format!(
+            "modules:\n  misbehave:\n    shadow: {}\n{settings}",
+            shadow_path.display()
+        );
+        put(&config, settings.as_bytes());
         let log = self.dir.join(format!("{identity}.log"));
         let child = Command::new(env!("CARGO_BIN_EXE_rekon"))
             .arg("run")
@@ -141,6 +142,16 @@ impl Cluster {
             .collect()
     }
 
+    /// Every replica's log without its reconciles' lines (what a failure
+    /// shows).
+    fn brief_logs(&self) -> String {
+        self.logs()
+            .lines()
+            .filter(|l| !l.contains("reconcile{"))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    }
+
     /// Waits until `done` gives something, or fails saying `what`.
     fn wait<T>(&self, what: &str, mut done: impl FnMut() -> Option<T>) -> T {
         let deadline = std::time::Instant::now() + DEADLINE;
@@ -150,8 +161,11 @@ impl Cluster {
             }
             assert!(
                 std::time::Instant::now() < deadline,
-                "timed out waiting for {what}\n{}",
-                self.logs()
+                "timed out waiting for {what}\n{}\n--- the Rollout\n{}",
+                self.brief_logs(),
+                self.rollout()
+                    .map(|r| r["status"].to_string())
+                    .unwrap_or_default()
             );
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
@@ -422,4 +436,15 @@ fn promote_abort_and_rollback_survive_failover_and_restart_on_a_real_api_server(
     let out = cluster.rollout_command("status");
     assert!(out.contains("last decision: Abort"), "{out}");
     assert!(out.contains("canaryMaxWritesPerObjectPerMinute"), "{out}");
+}
+
+/// Writes `bytes` to `path` unless it holds them already, by a rename (a
+/// reader sees the old file or the new one, never a part).
+fn put(path: &std::path::Path, bytes: &[u8]) {
+    if std::fs::read(path).is_ok_and(|held| held == bytes) {
+        return;
+    }
+    let staged = path.with_extension("staged");
+    std::fs::write(&staged, bytes).unwrap();
+    std::fs::rename(&staged, path).unwrap();
 }
