@@ -112,10 +112,14 @@ impl Client {
         body: Option<&[u8]>,
         headers: &[(&str, &str)],
     ) -> std::io::Result<Response> {
-        let mut request = http::Request::builder()
-            .method(method)
-            .uri(path)
-            .header(http::header::ACCEPT, "application/json");
+        let mut request = http::Request::builder().method(method).uri(path);
+        // JSON unless the caller asks for something else (a Table).
+        if !headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("accept"))
+        {
+            request = request.header(http::header::ACCEPT, "application/json");
+        }
         if let Some(content_type) = content_type {
             request = request.header(http::header::CONTENT_TYPE, content_type);
         }

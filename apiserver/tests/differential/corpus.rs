@@ -15,6 +15,7 @@
 //!     body: {spec: {size: small}}
 //!   - delete: fid.example.org/v1/Widget/w
 //!   - request: {method: GET, path: "/apis/fid.example.org/v1/namespaces/{ns}/widgets"}
+//!   - request: {method: GET, path: "...", accept: "application/json;as=Table;v=v1;g=meta.k8s.io"}
 //! ```
 //!
 //! Objects are namespaced into the case's namespace (`{ns}` in paths).
@@ -76,6 +77,9 @@ struct Raw {
     body: Option<Value>,
     #[serde(rename = "contentType")]
     content_type: Option<String>,
+    /// The Accept header (a Table:
+    /// `application/json;as=Table;v=v1;g=meta.k8s.io`); JSON by default.
+    accept: Option<String>,
 }
 
 /// A request, ready to send.
@@ -84,6 +88,8 @@ pub struct Request {
     pub path: String,
     pub content_type: Option<String>,
     pub body: Option<Vec<u8>>,
+    /// The Accept header, when not JSON.
+    pub accept: Option<String>,
 }
 
 /// The files of the corpus, by name (without `.yaml`), in name order.
@@ -218,6 +224,7 @@ impl Step {
                 path: with_query(format!("{path}{suffix}"), &self.query),
                 content_type: Some("application/json".into()),
                 body: json(&object),
+                accept: None,
             }
         };
         if let Some(object) = &self.create {
@@ -228,6 +235,7 @@ impl Step {
                 path: with_query(path, &self.query),
                 content_type: Some("application/json".into()),
                 body: json(object),
+                accept: None,
             };
         }
         if let Some(object) = &self.replace {
@@ -242,6 +250,7 @@ impl Step {
                 path: with_query(object_path(client, reference, namespace), &self.query),
                 content_type: None,
                 body: None,
+                accept: None,
             };
         }
         if let Some(reference) = &self.delete {
@@ -250,6 +259,7 @@ impl Step {
                 path: with_query(object_path(client, reference, namespace), &self.query),
                 content_type: None,
                 body: None,
+                accept: None,
             };
         }
         if let Some(reference) = &self.patch {
@@ -272,6 +282,7 @@ impl Step {
                 path: with_query(object_path(client, reference, namespace), &query),
                 content_type: Some(content_type.into()),
                 body: self.body.as_ref().and_then(json),
+                accept: None,
             };
         }
         if let Some(raw) = &self.request {
@@ -287,6 +298,7 @@ impl Step {
                     Value::String(text) => Some(text.clone().into_bytes()),
                     other => json(other),
                 }),
+                accept: raw.accept.clone(),
             };
         }
         panic!(

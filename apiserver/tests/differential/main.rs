@@ -183,12 +183,19 @@ fn run(client: &Client, case: &Case, namespace: &str, real: bool) -> Vec<Value> 
     let mut versions = summary::Versions::default();
     for step in &case.steps {
         let request = step.request(client, namespace);
+        let accept: Vec<(&str, &str)> = request
+            .accept
+            .as_deref()
+            .map(|a| ("accept", a))
+            .into_iter()
+            .collect();
         let answer = client
-            .request(
+            .request_with(
                 &request.method,
                 &request.path,
                 request.content_type.as_deref(),
                 request.body.as_deref(),
+                &accept,
             )
             .unwrap();
         let versions = case.whole.then_some(&mut versions);
