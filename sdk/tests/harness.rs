@@ -45,7 +45,18 @@ fn fixtures_create_namespaces_register_custom_kinds_and_keep_status() {
         .expect("custom kind served without a CRD");
     assert_eq!(w["spec"]["size"], 3);
     assert_eq!(w["status"]["phase"], "Ready");
-    assert_eq!(cluster.list(&Gvk::of::<ConfigMap>(), Some("apps")).len(), 2);
+    // The two and the namespace's root CA, as a cluster makes it.
+    let names: Vec<String> = cluster
+        .list(&Gvk::of::<ConfigMap>(), Some("apps"))
+        .iter()
+        .map(|c| {
+            c["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(names, ["kube-root-ca.crt", "one", "two"]);
     assert!(cluster.writes().is_empty(), "seeding is not a write");
 }
 

@@ -64,6 +64,9 @@ pub(crate) fn rules(res: &ResourceInfo) -> Option<&'static Rules> {
         ("autoscaling", "HorizontalPodAutoscaler") if res.version == "v2" => {
             Some(&autoscaling::horizontalpodautoscaler::RULES)
         }
+        ("autoscaling", "HorizontalPodAutoscaler") => {
+            Some(&autoscaling::horizontalpodautoscaler::V1_RULES)
+        }
         ("networking.k8s.io", "Ingress") => Some(&networking::ingress::RULES),
         ("networking.k8s.io", "IngressClass") => Some(&networking::ingressclass::RULES),
         ("networking.k8s.io", "NetworkPolicy") => Some(&networking::networkpolicy::RULES),
@@ -78,6 +81,28 @@ pub(crate) fn rules(res: &ResourceInfo) -> Option<&'static Rules> {
 pub(crate) fn versioned(res: &ResourceInfo, obj: &mut Value) {
     if res.custom.is_none() && res.group == "apps" && res.kind == "DaemonSet" {
         apps::daemonset::versioned(obj);
+    }
+}
+
+/// A built-in object in `api_version`, when its kind is served in more
+/// than one version of one storage and `o` is in another: an autoscaler
+/// between autoscaling/v1 and v2. `None`: nothing to convert.
+pub(crate) fn convert(res: &ResourceInfo, o: &Value, api_version: &str) -> Option<Value> {
+    match (res.group.as_str(), res.kind.as_str()) {
+        ("autoscaling", "HorizontalPodAutoscaler") if res.custom.is_none() => {
+            autoscaling::conversion::convert(o, api_version)
+        }
+        _ => None,
+    }
+}
+
+/// The version a built-in kind served in several versions is stored in.
+pub(crate) fn storage_version(res: &ResourceInfo) -> Option<&'static str> {
+    match (res.group.as_str(), res.kind.as_str()) {
+        ("autoscaling", "HorizontalPodAutoscaler") if res.custom.is_none() => {
+            Some(autoscaling::conversion::STORAGE)
+        }
+        _ => None,
     }
 }
 
@@ -115,6 +140,9 @@ pub(crate) fn prepare_create(res: &ResourceInfo, obj: &mut Value) {
         ("policy", "PodDisruptionBudget") => policy::poddisruptionbudget::prepare_create(obj),
         ("autoscaling", "HorizontalPodAutoscaler") if res.version == "v2" => {
             autoscaling::horizontalpodautoscaler::prepare_create(obj)
+        }
+        ("autoscaling", "HorizontalPodAutoscaler") => {
+            autoscaling::horizontalpodautoscaler::prepare_create_v1(obj)
         }
         _ => {}
     }

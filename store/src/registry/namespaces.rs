@@ -1,7 +1,8 @@
 //! The namespace lifecycle (the `NamespaceLifecycle` admission plugin): no
 //! new content in a namespace that is missing or being deleted; and what a
-//! cluster's service account controller puts in each new namespace: its
-//! `default` ServiceAccount (operators and Pods wait for it).
+//! cluster's controllers put in each new namespace: the `default`
+//! ServiceAccount and the `kube-root-ca.crt` ConfigMap (operators and Pods
+//! wait for them).
 
 use serde_json::json;
 
@@ -53,26 +54,41 @@ impl Registry {
     }
 }
 
+/// The root CA a namespace's `kube-root-ca.crt` holds: the embedded
+/// server's own, a fixed self-signed certificate (`CN=rekon-dev-ca`; no
+/// key of it is kept anywhere: nothing verifies with it).
+pub(crate) const ROOT_CA: &str = "-----BEGIN CERTIFICATE-----\nMIIBhDCCASugAwIBAgIUGR8ww1CjJw1wBNeGc4m1OVOVQcQwCgYIKoZIzj0EAwIw\nFzEVMBMGA1UEAwwMcmVrb24tZGV2LWNhMCAXDTI2MTEyOTEyNTI0OFoYDzIxMjYx\nMTA1MTI1MjQ4WjAXMRUwEwYDVQQDDAxyZWtvbi1kZXYtY2EwWTATBgcqhkjOPQIB\nBggqhkjOPQMBBwNCAAQbXIgKVFpjZgK4KzXw3XXqz0pBLvbxDVPEcJgasjIIe+pV\nJ3QsUC43xYhL0Up0TbfIaseGe529xwykZDEX7Jaeo1MwUTAdBgNVHQ4EFgQUXsMr\ndGBQoLNSWiaovOSzEDll4ZEwHwYDVR0jBBgwFoAUXsMrdGBQoLNSWiaovOSzEDll\n4ZEwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNHADBEAiB3hI9nn6wdpLYb\n+3Lxydxlz2yQ0mmnmarvePWod8gvLwIgKZQgaubs7SO2ANCvD+6Sd8AOmmvQ7SKb\nFTcMh/yctrY=\n-----END CERTIFICATE-----\n";
+
+/// The description kube-controller-manager's root CA publisher gives it.
+const ROOT_CA_DESCRIPTION: &str = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.";
+
 impl Registry {
     /// What kube-controller-manager puts in a new namespace `ns`: the
-    /// `default` ServiceAccount. (Its root CA publisher's
-    /// `kube-root-ca.crt` ConfigMap is not made here yet.)
+    /// `default` ServiceAccount (its service account controller) and the
+    /// `kube-root-ca.crt` ConfigMap (its root CA publisher), which
+    /// operators and Pods wait for. One made by hand first is kept as it
+    /// is.
     pub(crate) fn fill_namespace(&mut self, ns: &str) {
-        let Some(res) = self
-            .resources
-            .iter()
-            .find(|r| r.group.is_empty() && r.kind == "ServiceAccount")
-            .cloned()
-        else {
-            return;
-        };
         let opts = WriteOptions {
             field_manager: Some("kube-controller-manager".into()),
             ..WriteOptions::default()
         };
         let account = json!({"apiVersion": "v1", "kind": "ServiceAccount",
             "metadata": {"name": "default", "namespace": ns}});
-        // There already (created by hand first): kept as it is.
-        let _ = self.create(&res, Some(ns), account, &opts);
+        let root_ca = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "kube-root-ca.crt", "namespace": ns,
+                "annotations": {"kubernetes.io/description": ROOT_CA_DESCRIPTION}},
+            "data": {"ca.crt": ROOT_CA}});
+        for (kind, object) in [("ServiceAccount", account), ("ConfigMap", root_ca)] {
+            let Some(res) = self
+                .resources
+                .iter()
+                .find(|r| r.group.is_empty() && r.kind == kind)
+                .cloned()
+            else {
+                continue;
+            };
+            let _ = self.create(&res, Some(ns), object, &opts);
+        }
     }
 }

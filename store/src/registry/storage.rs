@@ -7,6 +7,7 @@
 use serde_json::Value;
 
 use super::conversion::conversion_failed;
+use crate::apis::builtin;
 use crate::apis::events::event_view;
 use crate::go::json::decode::go_numbers;
 use crate::meta::status::Status;
@@ -35,6 +36,9 @@ pub(crate) fn try_view<'a>(
 ) -> Result<std::borrow::Cow<'a, Value>, Status> {
     if res.is_events_api() {
         return Ok(std::borrow::Cow::Owned(event_view(o)));
+    }
+    if let Some(converted) = builtin::convert(res, o, &res.api_version()) {
+        return Ok(std::borrow::Cow::Owned(converted));
     }
     if o.get("apiVersion")
         .and_then(Value::as_str)
@@ -98,6 +102,14 @@ pub(crate) fn stored(res: &ResourceInfo, mut o: Value) -> Value {
     if res.custom.is_some() {
         // Stored as Go writes what it decoded: `2.0` is `2`.
         go_numbers(&mut o);
+    }
+    if let Some(storage) = builtin::storage_version(res) {
+        if o.get("apiVersion").is_none()
+            && let Some(m) = o.as_object_mut()
+        {
+            m.insert("apiVersion".into(), Value::String(res.api_version()));
+        }
+        return builtin::convert(res, &o, storage).unwrap_or(o);
     }
     let Some(conversion) = &res.conversion else {
         // Strategy None: the storage version's apiVersion, pruned by

@@ -209,5 +209,6 @@ async fn events_in_both_apis_and_delete_collection() {
         .into_iter()
         .filter_map(|c| c.metadata.name)
         .collect();
-    assert_eq!(left, ["keep"]);
+    // The namespace's root CA stays too.
+    assert_eq!(left, ["keep", "kube-root-ca.crt"]);
 }

@@ -31,11 +31,12 @@ async fn label_and_field_selectors_and_pagination() {
     };
     let cases = [
         ("tier=even", 4),
-        ("tier!=even", 3),
+        // Also the namespace's root CA (kube-root-ca.crt), without labels.
+        ("tier!=even", 4),
         ("i in (1,2,3)", 3),
         ("i notin (1,2,3),tier=odd", 1),
         ("tier", 7),
-        ("!tier", 0),
+        ("!tier", 1),
     ];
     for (sel, n) in cases {
         let l = cms.list(&ListParams::default().labels(sel)).await.unwrap();
@@ -66,7 +67,7 @@ async fn label_and_field_selectors_and_pagination() {
             None => break,
         }
     }
-    assert_eq!(all.len(), 7);
+    assert_eq!(all.len(), 8, "seven and the root CA");
     assert_eq!(rvs.len(), 3);
     assert!(
         rvs.windows(2).all(|w| w[0] == w[1]),
@@ -119,8 +120,8 @@ async fn metadata_only_list_and_watcher() {
         .await
         .unwrap();
     let list = cms.list_metadata(&ListParams::default()).await.unwrap();
-    assert_eq!(list.items.len(), 1);
-    assert_eq!(list.items[0].metadata.labels.as_ref().unwrap()["a"], "b");
+    assert_eq!(list.items.len(), 2, "m1 and the root CA");
+    assert_eq!(list.items[1].metadata.labels.as_ref().unwrap()["a"], "b");
     let (code, _, body) = common::raw(
         t.server.addr(),
         "GET",
@@ -144,7 +145,7 @@ async fn metadata_only_list_and_watcher() {
         .unwrap();
     eventually("metadata watcher sees the new object", || {
         let reader = reader.clone();
-        async move { reader.state().len() == 2 }
+        async move { reader.state().len() == 3 }
     })
     .await;
     task.abort();

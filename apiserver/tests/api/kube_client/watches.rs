@@ -120,7 +120,7 @@ async fn watcher_survives_dropped_watches_and_410() {
         fresh
     };
     let fresh = want().await;
-    assert_eq!(fresh.len(), 27);
+    assert_eq!(fresh.len(), 28, "27 and the root CA");
     eventually("the watcher's view equals a fresh list", || {
         let reader = reader.clone();
         let fresh = fresh.clone();
@@ -166,11 +166,11 @@ async fn streaming_list_watcher_gets_initial_events_then_changes() {
     .applied_objects();
     let task = tokio::spawn(stream.for_each(|_| async {}));
     reader.wait_until_ready().await.unwrap();
-    assert_eq!(reader.state().len(), 3);
+    assert_eq!(reader.state().len(), 4, "three and the root CA");
     cms.delete("s0", &DeleteParams::default()).await.unwrap();
     eventually("deletion seen", || {
         let reader = reader.clone();
-        async move { reader.state().len() == 2 }
+        async move { reader.state().len() == 3 }
     })
     .await;
     let watch = t

@@ -152,6 +152,7 @@ async fn get_watch_prints_changes() {
         .expect("kubectl get -w starts");
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     assert_eq!(next_line(&mut lines).await, "configmap/before");
+    assert_eq!(next_line(&mut lines).await, "configmap/kube-root-ca.crt");
     store
         .create(
             &cm_res,

@@ -9,6 +9,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::conversion::to_v2;
 use crate::apis::core::pod::nonnegative;
 use crate::apis::core::resources::{nonnegative_errors, quantity};
 use crate::apis::shape::{drop_empty_in_selector, spec_mut};
@@ -25,6 +26,36 @@ pub(crate) static RULES: Rules = Rules {
     validate_update: |new, old| validate(new, Some(old)),
     validate_status: Some(validate_status),
 };
+
+/// autoscaling/v1: `minReplicas: 1` (its own defaults), then the checks
+/// of the autoscaler as v2 holds it (the real server validates its
+/// internal version, so the errors name v2's fields).
+pub(crate) static V1_RULES: Rules = Rules {
+    name: name_is_dns_subdomain,
+    default: default_v1,
+    validate: |hpa| validate(&to_v2(hpa), None),
+    validate_update: |new, old| validate(&to_v2(new), Some(&to_v2(old))),
+    validate_status: Some(|new, old| validate_status(&to_v2(new), &to_v2(old))),
+};
+
+fn default_v1(hpa: &mut Value) {
+    if let Some(spec) = spec_mut(hpa)
+        && spec.get("minReplicas").is_none_or(Value::is_null)
+    {
+        spec.insert("minReplicas".into(), json!(1));
+    }
+}
+
+/// [`prepare_create`] for autoscaling/v1, whose status always has its
+/// replica counts.
+pub(crate) fn prepare_create_v1(hpa: &mut Value) {
+    if let Some(map) = hpa.as_object_mut() {
+        map.insert(
+            "status".into(),
+            json!({"currentReplicas": 0, "desiredReplicas": 0}),
+        );
+    }
+}
 
 /// The metric sources, as `type` names them and as the field holding each.
 pub(super) const SOURCES: [(&str, &str); 5] = [
