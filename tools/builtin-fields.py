@@ -18,6 +18,8 @@ The file holds, for every object type of those documents, its fields and
 what each holds:
     0            a value whose insides are not checked (scalars,
                  quantities, int-or-string, RawExtension, FieldsV1)
+    1            a metav1.Time (RFC 3339, read to the second, served in UTC)
+    2            a metav1.MicroTime (six fractional digits, served in UTC)
     "T"          an object of the type T
     [node]       a list of node (a strategic merge patch replaces it)
     {"l": node, "k": "key"}
@@ -63,6 +65,10 @@ def main():
         return 0
 
     def type_node(name):
+        if name == "io.k8s.apimachinery.pkg.apis.meta.v1.Time":
+            return 1
+        if name == "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime":
+            return 2
         key = short(name)
         if key in types:
             return key

@@ -311,12 +311,16 @@ pub(crate) fn decode(res: &ResourceInfo, obj: &Value) -> Result<(), Status> {
 /// kind's Go type: the fields the kind does not declare are dropped
 /// ([`fields`]) and, with the body's duplicate fields, reported as
 /// `fieldValidation` says (`Strict`: `400 ... strict decoding error:
-/// unknown field "spec.replica"`; `Warn`: a warning each).
+/// unknown field "spec.replica"`; `Warn`: a warning each); its times read
+/// and served in UTC ([`fields::times`]).
 pub(crate) fn decode_fields(
     res: &ResourceInfo,
     obj: &mut Value,
     opts: &WriteOptions,
 ) -> Result<(), Status> {
+    // A time that does not parse fails the decoding itself, before any
+    // unknown field is reported.
+    fields::times(res, obj).map_err(|why| Status::cannot_handle(&res.kind, &res.version, &why))?;
     match fields::prune(res, obj) {
         Some(unknown) => opts.report_dropped(&res.kind, &res.version, &unknown),
         None => Ok(()),

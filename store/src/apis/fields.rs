@@ -35,6 +35,8 @@ enum Node {
     List(Box<Node>, Option<String>),
     /// A map of values.
     Map(Box<Node>),
+    /// A `metav1.Time` (`false`) or `metav1.MicroTime` (`true`).
+    Time(bool),
 }
 
 /// Every type's fields, and each kind's type.
@@ -42,6 +44,19 @@ enum Node {
 struct Shapes {
     types: Vec<HashMap<String, Node>>,
     kinds: HashMap<String, Node>,
+    /// Whether each type holds a time somewhere (only those are walked
+    /// for [`times`]).
+    timed: Vec<bool>,
+}
+
+/// Whether `node` holds a time, given what is known of the types so far.
+fn holds_time(node: &Node, timed: &[bool]) -> bool {
+    match node {
+        Node::Time(_) => true,
+        Node::Type(ty) => timed[*ty],
+        Node::List(item, _) | Node::Map(item) => holds_time(item, timed),
+        Node::Any => false,
+    }
 }
 
 /// The shapes of `fields.json`, read once.
@@ -76,7 +91,24 @@ fn shapes() -> &'static Shapes {
             .iter()
             .filter_map(|(kind, ty)| Some((kind.clone(), Node::Type(*index.get(ty.as_str()?)?))))
             .collect();
-        Shapes { types, kinds }
+        // Until nothing changes: a type holds a time when a field does.
+        let types: Vec<HashMap<String, Node>> = types;
+        let mut timed = vec![false; types.len()];
+        loop {
+            let next: Vec<bool> = types
+                .iter()
+                .map(|fields| fields.values().any(|node| holds_time(node, &timed)))
+                .collect();
+            if next == timed {
+                break;
+            }
+            timed = next;
+        }
+        Shapes {
+            types,
+            kinds,
+            timed,
+        }
     })
 }
 
@@ -101,6 +133,11 @@ fn read_node(v: &Value, index: &HashMap<&str, usize>) -> Node {
                 ),
             ),
             (None, None) => Node::Any,
+        },
+        Value::Number(n) => match n.as_u64() {
+            Some(1) => Node::Time(false),
+            Some(2) => Node::Time(true),
+            _ => Node::Any,
         },
         _ => Node::Any,
     }
@@ -169,6 +206,69 @@ pub(crate) fn prune(res: &ResourceInfo, obj: &mut Value) -> Option<Vec<String>> 
         walk(obj, node, shapes(), &mut String::new(), &mut unknown);
     }
     Some(unknown)
+}
+
+/// Reads the times of `obj` (but its metadata's) as the real server's
+/// decoding reads them — `metav1.Time` as RFC 3339, `metav1.MicroTime`
+/// with six fractional digits — and writes them as it serves them, in UTC
+/// (a Time to the second; the zero time as `null`); Go's parse error for
+/// the first that does not read.
+pub(crate) fn times(res: &ResourceInfo, obj: &mut Value) -> Result<(), String> {
+    let Some(Node::Type(ty)) = kind_type(res) else {
+        return Ok(());
+    };
+    let Some(map) = obj.as_object_mut() else {
+        return Ok(());
+    };
+    let fields = &shapes().types[*ty];
+    for (key, value) in map.iter_mut() {
+        if key == "metadata" {
+            continue;
+        }
+        if let Some(node) = fields.get(key) {
+            read_times(value, node, shapes())?;
+        }
+    }
+    Ok(())
+}
+
+fn read_times(value: &mut Value, node: &Node, shapes: &Shapes) -> Result<(), String> {
+    use crate::go::time::parse::{Layout, format_utc, format_utc_micro, parse};
+    match (node, value) {
+        (Node::Time(micro), value) => {
+            if let Value::String(text) = value {
+                let layout = if *micro {
+                    Layout::Rfc3339Micro
+                } else {
+                    Layout::Rfc3339
+                };
+                let parsed = parse(layout, text)?;
+                let served = if *micro {
+                    format_utc_micro(&parsed)
+                } else {
+                    format_utc(&parsed)
+                };
+                *value = served.map_or(Value::Null, Value::String);
+            }
+            Ok(())
+        }
+        (Node::Type(ty), Value::Object(map)) if shapes.timed[*ty] => {
+            let fields = &shapes.types[*ty];
+            for (key, value) in map.iter_mut() {
+                if let Some(node) = fields.get(key) {
+                    read_times(value, node, shapes)?;
+                }
+            }
+            Ok(())
+        }
+        (Node::List(item, _), Value::Array(items)) => items
+            .iter_mut()
+            .try_for_each(|value| read_times(value, item, shapes)),
+        (Node::Map(item), Value::Object(map)) => map
+            .values_mut()
+            .try_for_each(|value| read_times(value, item, shapes)),
+        _ => Ok(()),
+    }
 }
 
 /// The paths of the fields of `obj` its kind does not declare (nothing is

@@ -366,6 +366,24 @@ pub(crate) fn parse(layout: Layout, text: &str) -> Result<Parsed, String> {
     Ok(f)
 }
 
+/// `t.UTC().Format(RFC3339Micro)` (metav1.MicroTime's encoding: six
+/// fractional digits) of what was parsed, or `None` for the zero time.
+pub(crate) fn format_utc_micro(f: &Parsed) -> Option<String> {
+    let seconds = format_utc(&Parsed {
+        nanos: 0,
+        ..f.clone()
+    });
+    match seconds {
+        Some(text) => {
+            let text = text.strip_suffix('Z').unwrap_or(&text).to_string();
+            Some(format!("{text}.{:06}Z", f.nanos / 1000))
+        }
+        // The zero second with a fraction is not the zero time.
+        None if f.nanos != 0 => Some(format!("0001-01-01T00:00:00.{:06}Z", f.nanos / 1000)),
+        None => None,
+    }
+}
+
 /// `t.UTC().Format(time.RFC3339)` of what was parsed, or `None` for the
 /// zero time (`0001-01-01T00:00:00Z`).
 pub(crate) fn format_utc(f: &Parsed) -> Option<String> {
