@@ -148,9 +148,9 @@ fn install_fixtures(client: &Client) {
 
 /// Runs one case on one server, in its own namespace; the summary of each
 /// step's answer. On a real server (`real`), the case starts once the
-/// namespace's `default` ServiceAccount exists (kube-controller-manager
-/// makes it): before, a Pod is refused for the lack of it, whatever the
-/// case asks.
+/// namespace's `default` ServiceAccount and `kube-root-ca.crt` ConfigMap
+/// exist (kube-controller-manager makes them): before, a Pod is refused for
+/// the lack of the first, and lists miss the second.
 fn run(client: &Client, case: &Case, namespace: &str, real: bool) -> Vec<Value> {
     let created = client
         .request(
@@ -171,12 +171,18 @@ fn run(client: &Client, case: &Case, namespace: &str, real: bool) -> Vec<Value> 
         String::from_utf8_lossy(&created.body)
     );
     if real {
-        let account = format!("/api/v1/namespaces/{namespace}/serviceaccounts/default");
+        // What kube-controller-manager puts in the namespace, which the
+        // embedded server makes with it.
         let started = std::time::Instant::now();
-        while client.request("GET", &account, None, None).unwrap().status == 404
-            && started.elapsed() < std::time::Duration::from_secs(30)
-        {
-            std::thread::sleep(std::time::Duration::from_millis(20));
+        for made in [
+            format!("/api/v1/namespaces/{namespace}/serviceaccounts/default"),
+            format!("/api/v1/namespaces/{namespace}/configmaps/kube-root-ca.crt"),
+        ] {
+            while client.request("GET", &made, None, None).unwrap().status == 404
+                && started.elapsed() < std::time::Duration::from_secs(30)
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
         }
     }
     let mut summaries = Vec::new();
