@@ -73,11 +73,11 @@ def value_structs(k8s_io):
                     continue
                 m = field.match(line) if current is not None else None
                 if m:
-                    current[m.group(3)] = (m.group(2), "omitempty" in m.group(4))
+                    current[m.group(3)] = (m.group(2), "omitempty" in m.group(4), "omitzero" in m.group(4))
                     continue
                 m = embedded.match(line) if current is not None else None
                 if m:
-                    current[m.group(2)] = (m.group(1), "omitempty" in m.group(3))
+                    current[m.group(2)] = (m.group(1), "omitempty" in m.group(3), "omitzero" in m.group(3))
     names = {name.rsplit(".", 1)[1] for name in structs}
     # Structs with an encoding of their own: what their zero value is.
     special = {"Time": None, "MicroTime": None, "Quantity": "0", "IntOrString": 0, "Duration": "0s"}
@@ -92,7 +92,7 @@ def value_structs(k8s_io):
     out = {}
     for name, fields in structs.items():
         values, zeros = [], {}
-        for json_name, (go_type, omitempty) in fields.items():
+        for json_name, (go_type, omitempty, omitzero) in fields.items():
             if not json_name or json_name == "-":
                 continue
             base = go_type.rsplit(".", 1)[-1]
@@ -101,8 +101,10 @@ def value_structs(k8s_io):
                 if not omitempty:
                     zeros[json_name] = None
             elif base in special:
-                # A struct is never omitted; these encode as scalars.
-                zeros[json_name] = special[base]
+                # A struct is never omitted (but with `omitzero`, as an
+                # ObjectMeta's creationTimestamp); these encode as scalars.
+                if not omitzero:
+                    zeros[json_name] = special[base]
             elif base in names:
                 values.append(json_name)
             elif not omitempty and (base in scalars or re.match(r"^(u?int\d*|float\d+)$", base)):

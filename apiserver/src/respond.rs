@@ -79,10 +79,168 @@ pub(crate) struct Ctx {
     pub(crate) pretty: bool,
     /// YAML (`Accept: application/yaml`).
     pub(crate) yaml: bool,
-    /// A Table (`Accept: ...;as=Table`), as `kubectl get` asks.
-    pub(crate) table: bool,
+    /// A Table (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`),
+    /// as `kubectl get` asks: its `meta.k8s.io` version.
+    pub(crate) table: Option<&'static str>,
     /// `as=PartialObjectMetadata`: metadata-only objects (kube-rs metadata watches).
     pub(crate) metadata_only: bool,
+    /// The request's Accept header, negotiated again where the resource
+    /// matters ([`negotiate`]).
+    pub(crate) accept: String,
+}
+
+/// What an Accept header asks of a resource's endpoint.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Media {
+    /// YAML rather than JSON.
+    pub(crate) yaml: bool,
+    /// A Table in this `meta.k8s.io` version.
+    pub(crate) table: Option<&'static str>,
+    /// PartialObjectMetadata(List).
+    pub(crate) metadata_only: bool,
+}
+
+/// The media types a resource's endpoints write, as the real server lists
+/// them when none is acceptable.
+const SERVED: [(&str, &str); 3] = [
+    ("application", "json"),
+    ("application", "yaml"),
+    ("application", "vnd.kubernetes.protobuf"),
+];
+
+/// One clause of an Accept header (goautoneg's `Accept`).
+struct Clause<'a> {
+    kind: &'a str,
+    sub: &'a str,
+    q: f64,
+    params: Vec<(&'a str, &'a str)>,
+}
+
+/// An Accept header's clauses, as goautoneg's `ParseAccept` reads and
+/// sorts them (by its `Less`, an insertion sort for headers this short).
+fn clauses(header: &str) -> Vec<Clause<'_>> {
+    let mut out: Vec<Clause<'_>> = Vec::new();
+    for part in header.split(',') {
+        let part = part.trim_matches(' ');
+        let (media, params) = part.split_once(';').unwrap_or((part, ""));
+        let (kind, sub) = match media.split_once('/') {
+            None if media.trim_matches(' ') == "*" => ("*", "*"),
+            None => continue,
+            Some((kind, "")) if kind.trim_matches(' ') == "*" => ("*", "*"),
+            Some((_, sub)) if sub.is_empty() || sub.contains('/') => continue,
+            Some((kind, sub)) => (kind.trim_matches(' '), sub.trim_matches(' ')),
+        };
+        let mut clause = Clause {
+            kind,
+            sub,
+            q: 1.0,
+            params: Vec::new(),
+        };
+        for param in params.split(';').filter(|p| !p.is_empty()) {
+            let Some((key, value)) = param.split_once('=') else {
+                continue;
+            };
+            if value.is_empty() || value.contains('=') {
+                continue;
+            }
+            match key.trim_matches(' ') {
+                "q" => clause.q = value.parse().unwrap_or(0.0),
+                key => clause.params.push((key, value.trim_matches(' '))),
+            }
+        }
+        out.push(clause);
+    }
+    let less = |a: &Clause<'_>, b: &Clause<'_>| {
+        a.q > b.q || (a.kind != "*" && b.kind == "*") || (a.sub != "*" && b.sub == "*")
+    };
+    for i in 1..out.len() {
+        let mut j = i;
+        while j > 0 && less(&out[j], &out[j - 1]) {
+            out.swap(j, j - 1);
+            j -= 1;
+        }
+    }
+    out
+}
+
+/// The answer an Accept header asks of a resource's endpoint, negotiated
+/// as the real server does (`NegotiateMediaTypeOptions` in apiserver's
+/// `endpoints/handlers/negotiation/negotiate.go`, with the endpoint's
+/// `RequestScope.AllowsMediaTypeTransform`): the first clause naming a
+/// served media type whose conversion (`as`, `g`, `v`) is a
+/// `meta.k8s.io/v1` or `v1beta1` Table (JSON or YAML) or
+/// PartialObjectMetadata(List). `protobuf` says whether the endpoint writes
+/// protobuf without a conversion (a custom resource's does not). `None`
+/// when no clause is acceptable (406); an empty header is JSON.
+pub(crate) fn negotiate(header: &str, protobuf: bool) -> Option<Media> {
+    if header.is_empty() {
+        return Some(Media::default());
+    }
+    for clause in clauses(header) {
+        for (kind, sub) in SERVED {
+            let matches = (clause.kind == kind && (clause.sub == sub || clause.sub == "*"))
+                || (clause.kind == "*" && clause.sub == "*");
+            if let Some(media) = matches.then(|| accepts(&clause, sub, protobuf)).flatten() {
+                return Some(media);
+            }
+        }
+    }
+    None
+}
+
+/// A clause's parameters for the served media type `sub`
+/// (`acceptMediaTypeOptions`), if the endpoint allows them.
+fn accepts(clause: &Clause<'_>, sub: &str, protobuf: bool) -> Option<Media> {
+    let (mut convert, mut kind, mut group, mut version) = (false, "", "", "");
+    for &(key, value) in &clause.params {
+        match key {
+            "as" => (convert, kind) = (true, value),
+            "g" => (convert, group) = (true, value),
+            "v" => (convert, version) = (true, value),
+            "stream" if !value.is_empty() && (value != "watch" || sub == "yaml") => return None,
+            "sv" if !value.is_empty() && value != "v1" => return None,
+            _ => {}
+        }
+    }
+    let yaml = sub == "yaml";
+    if !convert {
+        return (protobuf || sub != "vnd.kubernetes.protobuf").then_some(Media {
+            yaml,
+            ..Media::default()
+        });
+    }
+    let version: &'static str = match (group, version) {
+        ("meta.k8s.io", "v1") => "v1",
+        ("meta.k8s.io", "v1beta1") => "v1beta1",
+        _ => return None,
+    };
+    match kind {
+        "Table" if sub != "vnd.kubernetes.protobuf" => Some(Media {
+            yaml,
+            table: Some(version),
+            metadata_only: false,
+        }),
+        "PartialObjectMetadata" | "PartialObjectMetadataList" => Some(Media {
+            yaml,
+            table: None,
+            metadata_only: true,
+        }),
+        _ => None,
+    }
+}
+
+/// 406 NotAcceptable: no media type of the Accept header is served
+/// (`NewNotAcceptableError` with the serializer's media types).
+pub(crate) fn not_acceptable() -> Status {
+    let served: Vec<String> = SERVED.iter().map(|(k, s)| format!("{k}/{s}")).collect();
+    Status::new(
+        406,
+        "NotAcceptable",
+        format!(
+            "only the following media types are accepted: {}",
+            served.join(", ")
+        ),
+    )
 }
 
 /// The headers every answer of the real server carries (an audit id, no caching).
@@ -176,4 +334,36 @@ pub(crate) fn with_warnings(mut response: Response<Body>, warnings: &[String]) -
         }
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Media, negotiate};
+
+    #[test]
+    fn accept_headers_are_negotiated_as_the_real_server_does() {
+        let kubectl = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+        assert_eq!(negotiate(kubectl, true).and_then(|m| m.table), Some("v1"));
+        let beta = "application/json;as=Table;v=v1beta1;g=meta.k8s.io";
+        assert_eq!(negotiate(beta, true).and_then(|m| m.table), Some("v1beta1"));
+        let fallback = "application/json;as=Tabular;v=v1;g=meta.k8s.io, application/json";
+        assert_eq!(negotiate(fallback, true), Some(Media::default()));
+        assert_eq!(
+            negotiate("application/json;as=Tabular;v=v1;g=meta.k8s.io", true),
+            None
+        );
+        assert_eq!(negotiate("application/json;as=Table", true), None);
+        let metadata = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io";
+        assert!(negotiate(metadata, false).is_some_and(|m| m.metadata_only));
+        assert!(negotiate("application/yaml", true).is_some_and(|m| m.yaml));
+        assert_eq!(negotiate("*/*", true), Some(Media::default()));
+        assert_eq!(negotiate("", false), Some(Media::default()));
+        // A custom resource's endpoints write no protobuf.
+        assert!(negotiate("application/vnd.kubernetes.protobuf", true).is_some());
+        assert_eq!(
+            negotiate("application/vnd.kubernetes.protobuf", false),
+            None
+        );
+        assert_eq!(negotiate("text/html", true), None);
+    }
 }

@@ -75,8 +75,10 @@ pub use meta::selector::{FieldLabels, FieldSelector, LabelSelector};
 pub use meta::status::Status;
 pub use meta::types::{
     DeleteOutcome, Deletion, EventType, FieldValidation, ListOptions, ObjectList, PatchType,
-    Propagation, StoreConfig, Warnings, WatchEvent, WatchId, WatchSink, WriteOptions,
+    Preconditions, Propagation, StoreConfig, Warnings, WatchEvent, WatchId, WatchSink,
+    WriteOptions,
 };
+pub use registry::scale::ScaleWrite;
 pub use resource::{
     Conversion, Converter, CustomSchemas, ResourceInfo, Subresource, builtin_resources, is_builtin,
 };

@@ -113,6 +113,9 @@ pub(crate) async fn dispatch(
         }
         Route::NotFound => text_404(),
         Route::UnknownResource => status_response(&Status::resource_not_found(), ctx),
+        Route::NoSuchSubresource(res, name) => {
+            status_response(&Status::not_found(&res, &name), ctx)
+        }
         Route::Resource {
             res,
             namespace,

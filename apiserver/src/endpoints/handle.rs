@@ -19,7 +19,7 @@ use crate::faults::RequestRecord;
 use crate::handlers::request::verb_of;
 #[cfg(feature = "faults")]
 use crate::respond::status_response;
-use crate::respond::{Body, Ctx, Query, header_text};
+use crate::respond::{Body, Ctx, Media, Query, header_text, negotiate};
 
 /// Answers one request, and logs it.
 pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
@@ -29,14 +29,22 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Respons
     let query = Query::parse(&raw_query);
     let user_agent = header_text(&req, header::USER_AGENT);
     let accept = header_text(&req, header::ACCEPT);
+    // What a resource's endpoint would answer; a header none of whose
+    // clauses is acceptable there is refused by the handlers (406), and
+    // answered as JSON (or YAML, if asked first) elsewhere.
+    let media = negotiate(&accept, true).unwrap_or(Media {
+        yaml: accept.starts_with("application/yaml"),
+        ..Media::default()
+    });
     let ctx = Ctx {
         pretty: query.get("pretty") == Some("true")
             || ["curl", "Wget", "Mozilla/5.0"]
                 .iter()
                 .any(|p| user_agent.starts_with(p)),
-        yaml: accept.starts_with("application/yaml"),
-        table: accept.contains("as=Table"),
-        metadata_only: accept.contains("as=PartialObjectMetadata"),
+        yaml: media.yaml,
+        table: media.table,
+        metadata_only: media.metadata_only,
+        accept,
     };
     #[cfg(feature = "faults")]
     if path.starts_with("/_rekon/") {

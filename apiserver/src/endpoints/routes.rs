@@ -21,6 +21,9 @@ pub(crate) enum Route {
         sub: Option<String>,
     },
     UnknownResource,
+    /// A subresource a custom resource does not have: its CRD's handler
+    /// answers that the object is not found.
+    NoSuchSubresource(ResourceInfo, String),
     NotFound,
 }
 
@@ -72,7 +75,19 @@ fn resource_route(store: &Store, group: &str, version: &str, rest: &[&str]) -> R
         _ => return Route::UnknownResource,
     };
     let Some(res) = find(plural) else {
-        return Route::UnknownResource;
+        // A group-version only CRDs serve answers an unknown resource as
+        // apiextensions' handler does: the plain 404 of a path nobody
+        // serves.
+        let only_custom = store
+            .resources()
+            .iter()
+            .filter(|r| r.group == group && r.version == version)
+            .all(|r| r.custom.is_some());
+        return if !group.is_empty() && only_custom {
+            Route::NotFound
+        } else {
+            Route::UnknownResource
+        };
     };
     if ns.is_some() && !res.namespaced {
         return Route::UnknownResource;
@@ -85,7 +100,10 @@ fn resource_route(store: &Store, group: &str, version: &str, rest: &[&str]) -> R
             .iter()
             .any(|r| r.name == "scale" && r.name == s)
     {
-        return Route::UnknownResource;
+        return match (&res.custom, name) {
+            (Some(_), Some(name)) => Route::NoSuchSubresource(res, name.to_string()),
+            _ => Route::UnknownResource,
+        };
     }
     Route::Resource {
         res,

@@ -3,7 +3,7 @@
 //! the Success status of a delete.
 
 use rekon_store::calls::decode_object;
-use rekon_store::{ResourceInfo, Status};
+use rekon_store::{ObjectList, ResourceInfo, Status};
 use serde_json::{Map, Value, json};
 
 /// The object of a create or replace, decoded as the real server does.
@@ -18,6 +18,32 @@ pub(crate) fn strip_kind(builtin: bool, mut o: Value) -> Value {
         m.remove("apiVersion");
     }
     o
+}
+
+/// A list's `metadata` as the real server writes it: a built-in list's
+/// ListMeta in field order without an empty continue; a custom resource
+/// list's (unstructured) keys sorted, with `continue` even when empty.
+pub(crate) fn list_metadata(builtin: bool, list: &ObjectList) -> Map<String, Value> {
+    let mut md = Map::new();
+    if !builtin {
+        md.insert(
+            "continue".into(),
+            json!(list.continue_token.clone().unwrap_or_default()),
+        );
+        if let Some(n) = list.remaining_item_count {
+            md.insert("remainingItemCount".into(), json!(n));
+        }
+    }
+    md.insert("resourceVersion".into(), json!(list.resource_version));
+    if builtin {
+        if let Some(c) = &list.continue_token {
+            md.insert("continue".into(), json!(c));
+        }
+        if let Some(n) = list.remaining_item_count {
+            md.insert("remainingItemCount".into(), json!(n));
+        }
+    }
+    md
 }
 
 /// The 400 of a custom resource created or replaced with a body of

@@ -1,12 +1,14 @@
 //! The REST handlers of a resource, one file per verb, as Kubernetes'
 //! `apiserver/pkg/endpoints/handlers` has them: [`rest::serve`] reads a
 //! request's options and calls [`get`] (get and list), [`create`],
-//! [`update`], [`patch`], [`delete`] (delete and deletecollection),
+//! [`update`], [`patch`], [`delete`] (delete and deletecollection, with
+//! their [`deleteoptions`]),
 //! [`watch`] or [`scale`] (the scale subresource).
 
 pub(crate) mod body;
 pub(crate) mod create;
 pub(crate) mod delete;
+pub(crate) mod deleteoptions;
 pub(crate) mod get;
 pub(crate) mod options;
 pub(crate) mod patch;

@@ -3,7 +3,8 @@
 //! `fieldValidation`, the list and watch options).
 
 use http::Method;
-use rekon_store::{FieldValidation, Status};
+use rekon_store::field::go_quote;
+use rekon_store::{FieldSelector, FieldValidation, LabelSelector, Status};
 use serde_json::json;
 
 use crate::respond::Query;
@@ -77,57 +78,46 @@ pub(crate) fn options_invalid(kind: &str, causes: &[(&str, &str, &str)]) -> Stat
     }
 }
 
-/// The real server's checks of list and watch options.
-pub(crate) fn validate_list_options(query: &Query) -> Result<(), Status> {
-    let watch = query.flag("watch");
-    let rv = query.get("resourceVersion").filter(|v| !v.is_empty());
-    let rvm = query.get("resourceVersionMatch").filter(|v| !v.is_empty());
-    let initial = query.get("sendInitialEvents").is_some();
-    let mut causes: Vec<(&str, &str, String)> = Vec::new();
-    if watch {
-        if initial && rvm != Some("NotOlderThan") {
-            causes.push((
-                "resourceVersionMatch",
-                "FieldValueForbidden",
-                "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan".into(),
-            ));
-        }
-        if !initial && let Some(m) = rvm {
-            causes.push((
-                "resourceVersionMatch",
-                "FieldValueForbidden",
-                "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided".into(),
-            ));
-            if m != "NotOlderThan" {
-                causes.push((
-                    "resourceVersionMatch",
-                    "FieldValueNotSupported",
-                    format!("Unsupported value: \"{m}\": supported values: \"NotOlderThan\""),
-                ));
+/// Go's `strconv.ParseInt(text, 10, 64)` of an integer parameter
+/// (`limit`, `timeoutSeconds`), or its error, which the real server
+/// answers with a 400 as it decodes the parameters.
+fn parse_int(text: &str) -> Result<i64, Status> {
+    text.parse::<i64>().map_err(|e| {
+        let why = match e.kind() {
+            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+                "value out of range"
             }
-        }
-    } else {
-        if rvm.is_some() && rv.is_none() {
-            causes.push((
-                "resourceVersionMatch",
-                "FieldValueForbidden",
-                "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
-                    .into(),
-            ));
-        }
-        if initial {
-            causes.push((
-                "sendInitialEvents",
-                "FieldValueForbidden",
-                "Forbidden: sendInitialEvents is forbidden for list".into(),
-            ));
-        }
-        if rv.is_some() && query.get("continue").is_some_and(|c| !c.is_empty()) {
-            return Err(Status::bad_request(
-                "specifying resource version is not allowed when using continue",
-            ));
+            _ => "invalid syntax",
+        };
+        Status::bad_request(format!(
+            "strconv.ParseInt: parsing {}: {why}",
+            go_quote(text)
+        ))
+    })
+}
+
+/// The real server's reading of list and watch options (`listOpts` in
+/// apiserver's `endpoints/handlers/get.go`): the parameters decoded first
+/// (`DecodeParameters`: `timeoutSeconds` and `limit` integers, then the
+/// label and field selectors parsed, a 400 each), then checked
+/// (`ValidateListOptions` in apimachinery's
+/// `apis/meta/internalversion/validation`, a 422). A field selector's
+/// labels are converted by the store's list, after these; a continue
+/// token and the resourceVersion are read by the store too, as the real
+/// server's storage reads them.
+pub(crate) fn validate_list_options(query: &Query) -> Result<(), Status> {
+    for integer in ["timeoutSeconds", "limit"] {
+        if let Some(text) = query.get(integer) {
+            parse_int(text)?;
         }
     }
+    LabelSelector::parse(query.get("labelSelector").unwrap_or_default())?;
+    FieldSelector::parse(query.get("fieldSelector").unwrap_or_default())?;
+    let causes = if query.flag("watch") {
+        watch_option_errors(query)
+    } else {
+        list_option_errors(query)
+    };
     if causes.is_empty() {
         return Ok(());
     }
@@ -136,4 +126,129 @@ pub(crate) fn validate_list_options(query: &Query) -> Result<(), Status> {
         .map(|(f, r, m)| (*f, *r, m.as_str()))
         .collect();
     Err(options_invalid("ListOptions", &borrowed))
+}
+
+/// A cause of a refused ListOptions: its field, reason and message.
+type Cause = (&'static str, &'static str, String);
+
+/// `resourceVersionMatch` forbidden, as `field.Forbidden` words it.
+fn forbidden(field: &'static str, why: &str) -> Cause {
+    (field, "FieldValueForbidden", format!("Forbidden: {why}"))
+}
+
+/// `resourceVersionMatch`'s value not one of `supported`
+/// (`field.NotSupported`).
+fn unsupported(value: &str, supported: &str) -> Cause {
+    (
+        "resourceVersionMatch",
+        "FieldValueNotSupported",
+        format!("Unsupported value: \"{value}\": supported values: {supported}"),
+    )
+}
+
+/// `ValidateListOptions` of a list: a match needs a resourceVersion, no
+/// continue token, one of its two values, and `Exact` a version other
+/// than `"0"`; a list takes no `sendInitialEvents`.
+fn list_option_errors(query: &Query) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let given = |key: &str| query.get(key).filter(|v| !v.is_empty());
+    if let Some(m) = given("resourceVersionMatch") {
+        if given("resourceVersion").is_none() {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
+        }
+        if given("continue").is_some() {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+        if m != "Exact" && m != "NotOlderThan" {
+            causes.push(unsupported(m, "\"Exact\", \"NotOlderThan\", \"\""));
+        }
+        if m == "Exact" && query.get("resourceVersion") == Some("0") {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+    }
+    if query.get("sendInitialEvents").is_some() {
+        causes.push(forbidden(
+            "sendInitialEvents",
+            "sendInitialEvents is forbidden for list",
+        ));
+    }
+    causes
+}
+
+/// `validateWatchOptions`: `sendInitialEvents` needs the match
+/// `NotOlderThan`, and a match needs `sendInitialEvents` and no continue
+/// token.
+fn watch_option_errors(query: &Query) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let m = query.get("resourceVersionMatch").filter(|v| !v.is_empty());
+    let initial = query.get("sendInitialEvents").is_some();
+    if initial && m != Some("NotOlderThan") {
+        causes.push(forbidden(
+            "resourceVersionMatch",
+            "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+        ));
+    }
+    if let Some(m) = m {
+        if !initial {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ));
+        }
+        if m != "NotOlderThan" {
+            causes.push(unsupported(m, "\"NotOlderThan\""));
+        }
+        if query.get("continue").is_some_and(|c| !c.is_empty()) {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+    }
+    causes
+}
+
+/// The checks of a write's options the real handlers make before the
+/// write (`ValidateCreateOptions`, `ValidateUpdateOptions`,
+/// `ValidatePatchOptions`): `force` only on an apply, and a `fieldManager`
+/// of at most 128 printable bytes.
+pub(crate) fn check_write_options(
+    method: &Method,
+    query: &Query,
+    content_type: &str,
+) -> Result<(), Status> {
+    let kind = match method.as_str() {
+        "POST" => "CreateOptions",
+        "PUT" => "UpdateOptions",
+        "PATCH" => "PatchOptions",
+        _ => return Ok(()),
+    };
+    let mut errors = Vec::new();
+    let apply = content_type.starts_with("application/apply-patch");
+    if kind == "PatchOptions" && !apply && query.get("force").is_some() {
+        errors.push(rekon_store::field::FieldError::forbidden(
+            &rekon_store::field::Path::new(["force"]),
+            "may not be specified for non-apply patch",
+        ));
+    }
+    if let Some(manager) = query.get("fieldManager") {
+        errors.extend(rekon_store::metadata::validate_field_manager(
+            manager,
+            &rekon_store::field::Path::new(["fieldManager"]),
+        ));
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Status::from_field_errors("meta.k8s.io", kind, "", &errors))
+    }
 }

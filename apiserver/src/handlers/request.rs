@@ -66,6 +66,8 @@ impl Request<'_> {
             field_selector: query.get("fieldSelector").map(str::to_string),
             limit: query.get("limit").and_then(|l| l.parse().ok()),
             continue_token: query.get("continue").map(str::to_string),
+            resource_version: query.get("resourceVersion").map(str::to_string),
+            resource_version_match: query.get("resourceVersionMatch").map(str::to_string),
         }
     }
 }

@@ -10,7 +10,7 @@ use rekon_store::{Status, WriteOptions, answer_review};
 use super::create::create;
 use super::delete::{delete, delete_collection};
 use super::get::{get, list};
-use super::options::{dry_run, field_validation, validate_list_options};
+use super::options::{check_write_options, dry_run, field_validation, validate_list_options};
 use super::patch::patch;
 use super::request::Request;
 use super::scale::scale;
@@ -22,6 +22,7 @@ use crate::respond::{Body, json_response, status_response, with_warnings};
 pub(crate) fn serve(req: &Request<'_>) -> Result<Response<Body>, Status> {
     let (res, method, query) = (req.res, &req.method, req.query);
     let verb = req.verb();
+    check_write_options(method, query, &req.content_type)?;
     match (req.sub, req.name) {
         (None, _) if !res.serves(verb) => return Err(method_not_allowed()),
         (None, None) if verb == "create" && !res.is_stored() => {
@@ -31,6 +32,7 @@ pub(crate) fn serve(req: &Request<'_>) -> Result<Response<Body>, Status> {
         (Some("scale"), Some(n)) => {
             let opts = WriteOptions {
                 field_manager: Some(req.field_manager()),
+                dry_run: dry_run(method, query)?,
                 ..WriteOptions::default()
             };
             let scale = scale(req, n, &opts)?;
@@ -38,7 +40,13 @@ pub(crate) fn serve(req: &Request<'_>) -> Result<Response<Body>, Status> {
         }
         _ => {}
     }
-    let dry_run = dry_run(method, query)?;
+    // A DELETE reads its dryRun with its other DeleteOptions, from its
+    // body when it has one (`deleteoptions.rs`).
+    let dry_run = if *method == Method::DELETE {
+        false
+    } else {
+        dry_run(method, query)?
+    };
     if method == Method::GET && req.name.is_none() {
         validate_list_options(query)?;
     }
@@ -76,6 +84,20 @@ fn handle(req: &Request<'_>, opts: &WriteOptions) -> Result<Response<Body>, Stat
         ("GET", None) => list(req),
         ("GET", Some(n)) => get(req, n),
         ("POST", None) => create(req, opts),
+        // A custom resource's handler creates through its item path too
+        // (`CreateNamedResource`), the body naming the same object.
+        ("POST", Some(n)) if req.res.custom.is_some() => {
+            let named = super::body::parse_json(&req.body, req.res)?;
+            match named
+                .pointer("/metadata/name")
+                .and_then(serde_json::Value::as_str)
+            {
+                Some(sent) if sent != n => Err(Status::bad_request(format!(
+                    "the name of the object ({sent}) does not match the name on the URL ({n})"
+                ))),
+                _ => create(req, opts),
+            }
+        }
         ("PUT", Some(n)) => update(req, n, opts),
         ("PATCH", Some(n)) => patch(req, n, opts),
         ("DELETE", Some(n)) => delete(req, n, opts),

@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::request::Request;
-use crate::printers::{columns, partial, table};
+use crate::printers::{IncludeObject, TableMeta, TableOptions, columns, partial, table};
 use crate::respond::{Body, Ctx, audit_headers, status_response};
 
 /// One line of a watch stream, written straight from the object.
@@ -66,19 +66,37 @@ pub(crate) fn watch(req: &Request<'_>, opts: ListOptions) -> Response<Body> {
     let legacy = rv.is_none() || rv == Some("0");
     let start_rv = if send_initial { None } else { rv };
     let sink_tx = tx.clone();
-    let cols = shape.table.then(|| columns(&store, res));
+    // A watch's Table rows carry what `includeObject` asks; a value the
+    // real server refuses is read as the default here.
+    let cols = shape.table.map(|version| {
+        let options =
+            TableOptions::new(version, query.get("includeObject")).unwrap_or(TableOptions {
+                version,
+                include: IncludeObject::Metadata,
+            });
+        (columns(&store, res), options)
+    });
     let metadata_only = shape.metadata_only;
     let mut first = true;
     let sink = Box::new(move |ev: WatchEvent| {
         let kind = ev.event_type.as_str();
         let line = match &cols {
-            Some(cols) if ev.event_type != EventType::Bookmark => {
-                let rv = ev
-                    .object
-                    .pointer("/metadata/resourceVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                let t = table(cols, rv, std::slice::from_ref(&*ev.object), first);
+            Some((cols, options)) if ev.event_type != EventType::Bookmark => {
+                let meta = TableMeta {
+                    resource_version: ev
+                        .object
+                        .pointer("/metadata/resourceVersion")
+                        .and_then(Value::as_str)
+                        .unwrap_or(""),
+                    ..TableMeta::default()
+                };
+                let t = table(
+                    cols,
+                    meta,
+                    std::slice::from_ref(&*ev.object),
+                    *options,
+                    first,
+                );
                 first = false;
                 event_line(kind, &t)
             }
@@ -97,8 +115,9 @@ pub(crate) fn watch(req: &Request<'_>, opts: ListOptions) -> Response<Body> {
     let ctx = Ctx {
         pretty: false,
         yaml: false,
-        table: false,
+        table: None,
         metadata_only: false,
+        accept: String::new(),
     };
     let id = match store.watch(res, &opts, start_rv, sink) {
         Ok(id) => id,

@@ -3,9 +3,7 @@
 
 use serde_json::Value;
 
-/// The description of `metadata.creationTimestamp`.
-pub(super) const CREATED_DESCRIPTION: &str =
-    "CreationTimestamp is a timestamp representing the server time when this object was created.";
+use super::jsonpath::JsonPath;
 
 /// How a cell is computed from the object.
 #[derive(Clone, Debug)]
@@ -14,30 +12,33 @@ pub(super) enum Cell {
     /// `metadata.creationTimestamp` as an age (`5m3s`).
     Age,
     /// `metadata.creationTimestamp` as written (RFC 3339), the `Created At`
-    /// column of the kinds the real server prints that way.
+    /// column of the real server's default Table (`rest/table.go`).
     CreatedAt,
-    /// A CRD printer column's JSONPath, as a JSON pointer.
-    Path(String),
+    /// A CRD printer column's JSONPath.
+    Path(JsonPath),
     /// A built-in kind's printer.
     Print(fn(&Value) -> Value),
     Event(EventCell),
 }
 
-/// One column: name, type, description and how to compute the cell.
+/// One column: its definition (`metav1.TableColumnDefinition`: name,
+/// type, format, description, priority) and how to compute its cell.
 #[derive(Clone, Debug)]
 pub(crate) struct Column {
     pub(super) name: String,
     pub(super) kind: String,
+    pub(super) format: String,
     pub(super) description: String,
     pub(super) priority: i64,
     pub(super) cell: Cell,
 }
 
-/// A column of priority 0.
+/// A column of priority 0 without a format.
 pub(super) fn col(name: &str, kind: &str, description: &str, cell: Cell) -> Column {
     Column {
         name: name.into(),
         kind: kind.into(),
+        format: String::new(),
         description: description.into(),
         priority: 0,
         cell,

@@ -2,76 +2,25 @@
 
 use serde_json::{Value, json};
 
+use super::builtin::{Cells, declared};
 use super::column::{Cell, Column, EventCell, age};
 
-/// The columns of `kubectl get events` (the server prints all of them;
-/// kubectl shows those of priority 0 unless `-o wide`).
-pub(super) fn event_columns(mut name: Column) -> Vec<Column> {
-    let event = |title: &str, description: &str, cell: EventCell, priority: i64| Column {
-        name: title.into(),
-        kind: "string".into(),
-        description: description.into(),
-        priority,
-        cell: Cell::Event(cell),
-    };
-    name.priority = 1;
-    vec![
-        event(
-            "Last Seen",
-            "The time at which the most recent occurrence of this event was recorded.",
-            EventCell::LastSeen,
-            0,
-        ),
-        event(
-            "Type",
-            "Type of this event (Normal, Warning), new types could be added in the future",
-            EventCell::Type,
-            0,
-        ),
-        event(
-            "Reason",
-            "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
-            EventCell::Reason,
-            0,
-        ),
-        event(
-            "Object",
-            "The object that this event is about.",
-            EventCell::Object,
-            0,
-        ),
-        event(
-            "Subobject",
-            "The field of the object the event is about (e.g. a container), if any.",
-            EventCell::Subobject,
-            1,
-        ),
-        event(
-            "Source",
-            "The component reporting this event. Should be a short machine understandable string.",
-            EventCell::Source,
-            1,
-        ),
-        event(
-            "Message",
-            "A human-readable description of the status of this operation.",
-            EventCell::Message,
-            0,
-        ),
-        event(
-            "First Seen",
-            "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)",
-            EventCell::FirstSeen,
-            1,
-        ),
-        event(
-            "Count",
-            "The number of times this event has occurred.",
-            EventCell::Count,
-            1,
-        ),
-        name,
-    ]
+/// The columns of `kubectl get events`, as the real server declares them
+/// for both Event APIs (`printers.go`'s `eventColumnDefinitions`: all
+/// printed; kubectl shows those of priority 0 unless `-o wide`).
+pub(super) fn event_columns() -> Vec<Column> {
+    let cells: Cells = vec![
+        ("Last Seen", Cell::Event(EventCell::LastSeen)),
+        ("Type", Cell::Event(EventCell::Type)),
+        ("Reason", Cell::Event(EventCell::Reason)),
+        ("Object", Cell::Event(EventCell::Object)),
+        ("Subobject", Cell::Event(EventCell::Subobject)),
+        ("Source", Cell::Event(EventCell::Source)),
+        ("Message", Cell::Event(EventCell::Message)),
+        ("First Seen", Cell::Event(EventCell::FirstSeen)),
+        ("Count", Cell::Event(EventCell::Count)),
+    ];
+    declared("Event", cells).unwrap_or_default()
 }
 
 /// One cell of an Event row; `o` is a core/v1 or an events.k8s.io/v1 Event.

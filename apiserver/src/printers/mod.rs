@@ -1,93 +1,55 @@
-//! `meta.k8s.io/v1` Table responses, which `kubectl get` asks for.
+//! `meta.k8s.io` Table responses, which `kubectl get` asks for.
 
-use rekon_store::{ResourceInfo, Store};
+use rekon_store::{ResourceInfo, Status, Store};
 use serde_json::{Map, Value, json};
-
-const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 
 mod builtin;
 mod column;
+mod custom;
 mod events;
+mod jsonpath;
+#[cfg(test)]
+mod tests;
 
-use column::{CREATED_DESCRIPTION, Cell, Column, age, col};
+use builtin::{builtin, doc, name_column};
+use column::{Cell, Column, age, col};
+use custom::{custom_cell, custom_columns};
 use events::{event_cell, event_columns};
 
 /// The columns the real server prints for `res`: CRD printer columns, the
 /// built-in kinds' printers (see [`builtin`]), or Name and Age.
 pub(crate) fn columns(store: &Store, res: &ResourceInfo) -> Vec<Column> {
-    let name = col("Name", "string", NAME_DESCRIPTION, Cell::Name);
-    let age = col(
-        "Age",
-        "string",
-        "CreationTimestamp is a timestamp representing the server time when this object was created.",
-        Cell::Age,
-    );
     if res.kind == "Event" && matches!(res.group.as_str(), "" | "events.k8s.io") {
-        return event_columns(name);
+        return event_columns();
     }
-    let mut cols = vec![name];
     if let Some(crd_res) =
         store.resource_for_plural("apiextensions.k8s.io", "v1", "customresourcedefinitions")
         && let Ok(crd) = store.get(&crd_res, None, &format!("{}.{}", res.plural, res.group))
     {
-        let printer = crd
+        let version = crd
             .pointer("/spec/versions")
             .and_then(Value::as_array)
             .and_then(|vs| {
                 vs.iter()
                     .find(|v| v.get("name").and_then(Value::as_str) == Some(&res.version))
             })
-            .and_then(|v| v.get("additionalPrinterColumns"))
-            .and_then(Value::as_array)
-            .cloned();
-        match printer {
-            Some(pcs) => {
-                for pc in pcs {
-                    let path = pc.get("jsonPath").and_then(Value::as_str).unwrap_or("");
-                    let kind = pc.get("type").and_then(Value::as_str).unwrap_or("string");
-                    let cell = if path == ".metadata.creationTimestamp" {
-                        Cell::Age
-                    } else {
-                        Cell::Path(format!(
-                            "/{}",
-                            path.trim_start_matches('.').replace('.', "/")
-                        ))
-                    };
-                    cols.push(Column {
-                        name: pc.get("name").and_then(Value::as_str).unwrap_or("").into(),
-                        kind: kind.into(),
-                        description: pc
-                            .get("description")
-                            .and_then(Value::as_str)
-                            .map(str::to_string)
-                            .unwrap_or_else(|| {
-                                format!(
-                                    "Custom resource definition column (in JSONPath format): {path}"
-                                )
-                            }),
-                        priority: pc.get("priority").and_then(Value::as_i64).unwrap_or(0),
-                        cell,
-                    });
-                }
-            }
-            None => cols.push(age),
-        }
+            .cloned()
+            .unwrap_or_default();
+        let mut cols = vec![name_column()];
+        cols.extend(custom_columns(&version));
         return cols;
     }
-    if res.group == "apiextensions.k8s.io" && res.kind == "CustomResourceDefinition" {
-        cols.push(col(
-            "Created At",
-            "date",
-            CREATED_DESCRIPTION,
-            Cell::CreatedAt,
-        ));
-        return cols;
-    }
-    match builtin::builtin(&res.group, &res.kind) {
-        Some(printed) => cols.extend(printed),
-        None => cols.push(age),
-    }
-    cols
+    builtin(&res.group, &res.kind).unwrap_or_else(|| {
+        vec![
+            name_column(),
+            col(
+                "Age",
+                "string",
+                doc("meta/v1 ObjectMeta.creationTimestamp"),
+                Cell::Age,
+            ),
+        ]
+    })
 }
 
 fn cell(c: &Column, o: &Value) -> Value {
@@ -97,17 +59,7 @@ fn cell(c: &Column, o: &Value) -> Value {
             .pointer("/metadata/creationTimestamp")
             .and_then(Value::as_str)
             .unwrap_or(""))),
-        Cell::Path(p) => match o.pointer(p) {
-            Some(v) => v.clone(),
-            None if c.kind == "integer" || c.kind == "number" => Value::Null,
-            None => json!(
-                if p.starts_with("/status/") && c.kind == "string" && c.name != "Status" {
-                    "0"
-                } else {
-                    ""
-                }
-            ),
-        },
+        Cell::Path(path) => custom_cell(path, &c.kind, o),
         Cell::CreatedAt => o
             .pointer("/metadata/creationTimestamp")
             .cloned()
@@ -119,26 +71,87 @@ fn cell(c: &Column, o: &Value) -> Value {
 
 /// The metadata-only view of an object (`meta.k8s.io/v1` PartialObjectMetadata).
 pub(crate) fn partial(o: &Value) -> Value {
+    partial_in(o, "v1")
+}
+
+/// The metadata-only view of an object in a `meta.k8s.io` version.
+fn partial_in(o: &Value, version: &str) -> Value {
     json!({
         "kind": "PartialObjectMetadata",
-        "apiVersion": "meta.k8s.io/v1",
+        "apiVersion": format!("meta.k8s.io/{version}"),
         "metadata": o.get("metadata").cloned().unwrap_or_else(|| json!({})),
     })
 }
 
+/// What a Table's rows carry of their objects (`metav1.IncludeObjectPolicy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IncludeObject {
+    /// No object: `"object": null`.
+    None,
+    /// The object's metadata, as a PartialObjectMetadata (the default).
+    Metadata,
+    /// The whole object.
+    Object,
+}
+
+/// How a Table is asked for: `Accept: application/json;as=Table;v=V;g=meta.k8s.io`
+/// and the request's `includeObject`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TableOptions {
+    /// The `meta.k8s.io` version of the Table (`v1`, or `v1beta1`).
+    pub(crate) version: &'static str,
+    /// What each row carries of its object.
+    pub(crate) include: IncludeObject,
+}
+
+impl TableOptions {
+    /// The options of a Table in `version`, `includeObject` read and
+    /// checked as the real server does (`optionsForTransform` in
+    /// apiserver's `endpoints/handlers/response.go`, and
+    /// `ValidateTableOptions`): empty or absent is Metadata.
+    pub(crate) fn new(
+        version: &'static str,
+        include: Option<&str>,
+    ) -> Result<TableOptions, Status> {
+        let include = match include.unwrap_or("") {
+            "" | "Metadata" => IncludeObject::Metadata,
+            "None" => IncludeObject::None,
+            "Object" => IncludeObject::Object,
+            other => {
+                return Err(Status::bad_request(format!(
+                    "Unable to convert to Table as requested: includeObject: Invalid value: {}: must be 'Metadata', 'Object', 'None', or empty",
+                    rekon_store::field::go_quote(other)
+                )));
+            }
+        };
+        Ok(TableOptions { version, include })
+    }
+}
+
+/// The list metadata a Table carries (`metav1.ListMeta`, empty fields
+/// left out): the list's, or an object's resourceVersion.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TableMeta<'a> {
+    pub(crate) resource_version: &'a str,
+    pub(crate) continue_token: Option<&'a str>,
+    pub(crate) remaining_item_count: Option<u64>,
+}
+
 /// A Table of `objects`; `with_definitions` false writes `"columnDefinitions": null`
-/// (later events of a watch).
+/// (later events of a watch). Each row's object is what `options` asks
+/// (`asTable` in apiserver's `endpoints/handlers/response.go`).
 pub(crate) fn table(
     cols: &[Column],
-    resource_version: &str,
+    meta: TableMeta<'_>,
     objects: &[Value],
+    options: TableOptions,
     with_definitions: bool,
 ) -> Value {
     let defs = if with_definitions {
         Value::Array(
             cols.iter()
                 .map(|c| {
-                    json!({"name": c.name, "type": c.kind, "format": if matches!(c.cell, Cell::Name) { "name" } else { "" },
+                    json!({"name": c.name, "type": c.kind, "format": c.format,
                            "description": c.description, "priority": c.priority})
                 })
                 .collect(),
@@ -149,10 +162,29 @@ pub(crate) fn table(
     let rows: Vec<Value> = objects
         .iter()
         .map(|o| {
-            json!({"cells": cols.iter().map(|c| cell(c, o)).collect::<Vec<_>>(), "object": partial(o)})
+            let object = match options.include {
+                IncludeObject::None => Value::Null,
+                IncludeObject::Metadata => partial_in(o, options.version),
+                IncludeObject::Object => o.clone(),
+            };
+            json!({"cells": cols.iter().map(|c| cell(c, o)).collect::<Vec<_>>(), "object": object})
         })
         .collect();
     let mut md = Map::new();
-    md.insert("resourceVersion".into(), json!(resource_version));
-    json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": md, "columnDefinitions": defs, "rows": rows})
+    if !meta.resource_version.is_empty() {
+        md.insert("resourceVersion".into(), json!(meta.resource_version));
+    }
+    if let Some(token) = meta.continue_token.filter(|t| !t.is_empty()) {
+        md.insert("continue".into(), json!(token));
+    }
+    if let Some(count) = meta.remaining_item_count {
+        md.insert("remainingItemCount".into(), json!(count));
+    }
+    json!({
+        "kind": "Table",
+        "apiVersion": format!("meta.k8s.io/{}", options.version),
+        "metadata": md,
+        "columnDefinitions": defs,
+        "rows": rows,
+    })
 }

@@ -5,7 +5,11 @@
 //! and an aggregated message built from them (`X is invalid: [a, b]`) is
 //! compared as its prefix and those causes. Server-assigned fields (uid,
 //! resourceVersion, timestamps, managedFields) are left out of objects,
-//! and the case's namespace is written `{ns}`.
+//! and the case's namespace is written `{ns}`; in a `whole: true` file the
+//! managedFields stay, their times masked and their entries sorted by
+//! operation, manager, version and subresource (a server orders them by
+//! the second of their times, which two quick writes may or may not
+//! share). Times a case wrote itself (before 2025) are kept.
 //!
 //! Addresses a Service is given (the real allocators pick them at random)
 //! are written `<allocated>`: a `clusterIP`/`clusterIPs` value in
@@ -206,11 +210,19 @@ fn object(mut object: Value, mut versions: Option<&mut Versions>) -> Value {
         let mut assigned = vec!["uid", "resourceVersion", "creationTimestamp", "selfLink"];
         match (&versions, metadata.get_mut("managedFields")) {
             (Some(_), Some(Value::Array(entries))) => {
-                for entry in entries {
+                for entry in entries.iter_mut() {
                     if entry.get("time").is_some() {
                         entry["time"] = json!("<time>");
                     }
                 }
+                // A server orders entries of one operation by the second of
+                // their times first: two writes a few milliseconds apart
+                // fall in one second or two as it happens. With the times
+                // masked, the entries are compared in an order of their own.
+                entries.sort_by_key(|e| {
+                    ["operation", "manager", "apiVersion", "subresource"]
+                        .map(|k| e[k].as_str().unwrap_or_default().to_string())
+                });
             }
             _ => assigned.push("managedFields"),
         }
@@ -244,6 +256,15 @@ fn object(mut object: Value, mut versions: Option<&mut Versions>) -> Value {
                 map.remove("kind");
             }
             *item = summarised;
+        }
+    }
+    if let Some(rows) = object.get_mut("rows").and_then(Value::as_array_mut) {
+        // A Table's rows carry their objects (whole, or their metadata, as
+        // `includeObject` asks): each is summarised as a list's item is.
+        for row in rows.iter_mut() {
+            if let Some(item) = row.get_mut("object").filter(|o| o.is_object()) {
+                *item = self::object(item.take(), versions.as_deref_mut());
+            }
         }
     }
     if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut)

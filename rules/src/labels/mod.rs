@@ -33,39 +33,50 @@ pub struct LabelSelector {
 
 mod parse;
 
-/// Why `key` is not a label key (`IsQualifiedName`), in the real words.
+/// Why `key` is not a label key, in the real words: apimachinery's
+/// `IsLabelKey` (`pkg/api/validate/content/kube.go`), which checks the
+/// prefix before the name, and the name's format even when it is empty
+/// or too long; lengths are counted in bytes (`content/errors.go`).
 fn key_error(key: &str) -> Option<String> {
     let mut errors = Vec::new();
-    let (prefix, name) = match key.split('/').collect::<Vec<_>>()[..] {
-        [name] => (None, name),
-        [prefix, name] => (Some(prefix), name),
+    let name = match key.split('/').collect::<Vec<_>>()[..] {
+        [name] => name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                errors.push("prefix part must be non-empty".to_string());
+            } else {
+                if prefix.len() > 253 {
+                    errors.push("prefix part must be no more than 253 bytes".to_string());
+                }
+                if !is_subdomain(prefix) {
+                    errors.push(format!("prefix part {SUBDOMAIN}"));
+                }
+            }
+            name
+        }
         _ => {
             return Some(format!(
-                "a qualified name {QUALIFIED} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+                "a valid label key {QUALIFIED} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
             ));
         }
     };
     if name.is_empty() {
         errors.push("name part must be non-empty".to_string());
     } else if name.len() > 63 {
-        errors.push("name part must be no more than 63 characters".to_string());
+        errors.push("name part must be no more than 63 bytes".to_string());
     }
-    if !name.is_empty() && !is_label_like(name) {
+    if !is_label_like(name) {
         errors.push(format!("name part {QUALIFIED}"));
-    }
-    match prefix {
-        Some("") => errors.push("prefix part must be non-empty".to_string()),
-        Some(prefix) if !is_subdomain(prefix) => errors.push(format!("prefix part {SUBDOMAIN}")),
-        _ => {}
     }
     (!errors.is_empty()).then(|| errors.join("; "))
 }
 
-/// Why `value` is not a label value (`IsValidLabelValue`), in the real words.
+/// Why `value` is not a label value, in the real words: apimachinery's
+/// `IsLabelValue` (`pkg/api/validate/content/kube.go`), lengths in bytes.
 fn value_error(value: &str) -> Option<String> {
     let mut errors = Vec::new();
     if value.len() > 63 {
-        errors.push("must be no more than 63 characters".to_string());
+        errors.push("must be no more than 63 bytes".to_string());
     }
     if !value.is_empty() && !is_label_like(value) {
         errors.push("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')".to_string());
@@ -87,18 +98,18 @@ fn is_label_like(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
-/// A lowercase RFC 1123 subdomain of at most 253 characters.
+/// The format of a lowercase RFC 1123 subdomain
+/// (`[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`).
 fn is_subdomain(s: &str) -> bool {
-    s.len() <= 253
-        && s.split('.').all(|part| {
-            let b = part.as_bytes();
-            b.first()
+    s.split('.').all(|part| {
+        let b = part.as_bytes();
+        b.first()
+            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && b.last()
                 .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-                && b.last()
-                    .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-                && b.iter()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        })
+            && b.iter()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+    })
 }
 
 impl LabelSelector {
@@ -294,6 +305,25 @@ mod comparisons {
         );
         assert!(error("env=-bad-").starts_with(
             "unable to parse requirement: values[0][env]: Invalid value: \"-bad-\": a valid label must be"
+        ));
+    }
+
+    #[test]
+    fn a_negated_key_takes_no_value_and_lengths_are_bytes() {
+        let error = |sel: &str| LabelSelector::parse(sel).unwrap_err().0;
+        assert_eq!(
+            error("!env=prod"),
+            "found '=', expected: ',' or 'end of string'"
+        );
+        assert!(error("a/b/c=x").starts_with(
+            "unable to parse requirement: <nil>: Invalid value: \"a/b/c\": a valid label key must consist of"
+        ));
+        assert!(
+            error(&format!("env={}", "a".repeat(64))).ends_with("must be no more than 63 bytes")
+        );
+        assert!(error("Ex/a=b").contains(": prefix part a lowercase RFC 1123 subdomain"));
+        assert!(error("ex/=b").contains(
+            "name part must be non-empty; name part must consist of alphanumeric characters"
         ));
     }
 }

@@ -151,12 +151,14 @@ impl Parser {
         if let Some(error) = super::key_error(&key) {
             return Err(format!("<nil>: Invalid value: \"{key}\": {error}"));
         }
+        // `!key` takes no operator: whatever follows it is left to the
+        // selector's parse, which wants a comma or the end
+        // (`parseKeyAndInferOperator`, `parseRequirement`).
+        if negated {
+            return Ok(Requirement::NotExists(key));
+        }
         if matches!(self.peek(true), Token::End | Token::Comma) {
-            return Ok(if negated {
-                Requirement::NotExists(key)
-            } else {
-                Requirement::Exists(key)
-            });
+            return Ok(Requirement::Exists(key));
         }
         let op = self.next(false);
         let values = match op {

@@ -48,6 +48,7 @@ pub(crate) fn rules(res: &ResourceInfo) -> Option<&'static Rules> {
         ("", "ResourceQuota") => Some(&core::resourcequota::RULES),
         ("", "LimitRange") => Some(&core::limitrange::RULES),
         ("", "PersistentVolumeClaim") => Some(&core::persistentvolumeclaim::RULES),
+        ("", "ReplicationController") => Some(&core::replicationcontroller::RULES),
         ("apps", "Deployment") => Some(&apps::deployment::RULES),
         ("apps", "ReplicaSet") => Some(&apps::replicaset::RULES),
         ("apps", "StatefulSet") => Some(&apps::statefulset::RULES),
@@ -106,6 +107,26 @@ pub(crate) fn storage_version(res: &ResourceInfo) -> Option<&'static str> {
     }
 }
 
+/// A null value in a string map of a built-in kind (a ConfigMap's data,
+/// any object's labels and annotations) read into its Go type: `""`, as
+/// the real server stores an applied `y: null`.
+pub(crate) fn typed_nulls(res: &ResourceInfo, obj: &mut Value) {
+    if res.custom.is_some() {
+        return;
+    }
+    let mut maps = vec!["/metadata/labels", "/metadata/annotations"];
+    if res.group.is_empty() && res.kind == "ConfigMap" {
+        maps.push("/data");
+    }
+    for pointer in maps {
+        if let Some(map) = obj.pointer_mut(pointer).and_then(Value::as_object_mut) {
+            for value in map.values_mut().filter(|v| v.is_null()) {
+                *value = Value::String(String::new());
+            }
+        }
+    }
+}
+
 /// Whether the generation of `new` replacing `old` moves for a reason of
 /// its kind's own, beside a change of its spec (a Deployment's strategy
 /// also counts its annotations, which can carry rollout settings).
@@ -130,6 +151,7 @@ pub(crate) fn prepare_create(res: &ResourceInfo, obj: &mut Value) {
         ("", "Namespace") => core::namespace::prepare_create(obj),
         ("", "ResourceQuota") => core::resourcequota::prepare_create(obj),
         ("", "PersistentVolumeClaim") => core::persistentvolumeclaim::prepare_create(obj),
+        ("", "ReplicationController") => core::replicationcontroller::prepare_create(obj),
         ("apps", "Deployment") => apps::deployment::prepare_create(obj),
         ("apps", "ReplicaSet") => apps::replicaset::prepare_create(obj),
         ("apps", "StatefulSet") => apps::statefulset::prepare_create(obj),
@@ -219,6 +241,12 @@ pub(crate) fn validate_update(
     old: &Value,
     status: bool,
 ) -> Result<(), Status> {
+    if res.group == "events.k8s.io" && res.kind == "Event" {
+        // Refused as the core kind it is stored as.
+        let mut core = res.clone();
+        core.group = String::new();
+        return refuse(&core, new, super::events::validate_update(new, old));
+    }
     let Some(rules) = rules(res) else {
         return Ok(());
     };
@@ -292,9 +320,9 @@ pub(crate) fn decode(res: &ResourceInfo, obj: &Value) -> Result<(), Status> {
         ("", "LimitRange") => core::limitrange::decode(obj),
         ("", "PersistentVolumeClaim") => core::persistentvolumeclaim::decode(obj),
         ("", "Pod") => core::pod::decode_spec(obj, "/spec"),
-        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("batch", "Job") => {
-            core::pod::decode_spec(obj, "/spec/template/spec")
-        }
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
+        | ("batch", "Job")
+        | ("", "ReplicationController") => core::pod::decode_spec(obj, "/spec/template/spec"),
         ("batch", "CronJob") => core::pod::decode_spec(obj, "/spec/jobTemplate/spec/template/spec"),
         ("autoscaling", "HorizontalPodAutoscaler") if res.version == "v2" => {
             autoscaling::horizontalpodautoscaler::decode(obj)

@@ -1,10 +1,13 @@
-//! Events: core/v1 and events.k8s.io/v1 are one set of objects, fields renamed between the two.
+//! Events: core/v1 and events.k8s.io/v1 are one set of objects, fields renamed between the two
+//! (in the objects and in the field selectors each version takes).
 
 use serde_json::{Map, Value, json};
 
 use crate::machinery::field::{ErrorList, FieldError, Path};
 
-use super::core::event::shape;
+use super::core::event::{self, shape};
+use super::strategy::Selectable;
+use crate::meta::selector::Refusal;
 
 /// Fields core/v1 Events and events.k8s.io/v1 Events name differently:
 /// (core/v1, events.k8s.io/v1). The others are the same.
@@ -73,6 +76,55 @@ pub(crate) fn event_stored(view: Value) -> Value {
     stored
 }
 
+/// The strict checks of an update through events.k8s.io/v1
+/// (`ValidateEventUpdate` beyond the legacy ones): a grown series counted
+/// from 2, and what an event said does not change — named by the core
+/// fields it is stored in (`message`, `involvedObject`), the reason twice
+/// as the real checks list it, the event time to the microsecond.
+pub(crate) fn validate_update(new: &Value, old: &Value) -> ErrorList {
+    let mut errors = ErrorList::new();
+    if new.get("series") != old.get("series") {
+        errors.extend(
+            validate_create(new)
+                .into_iter()
+                .filter(|e| e.field.to_string().starts_with("series")),
+        );
+    }
+    let zero = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => Value::Null,
+        Some(Value::String(s)) if s.is_empty() => Value::Null,
+        Some(Value::Number(n)) if n.as_i64() == Some(0) => Value::Null,
+        Some(Value::Object(m)) if m.is_empty() => Value::Null,
+        Some(other) => other.clone(),
+    };
+    for (core, field) in [
+        ("involvedObject", "regarding"),
+        ("reason", "reason"),
+        ("message", "note"),
+        ("source", "deprecatedSource"),
+        ("firstTimestamp", "deprecatedFirstTimestamp"),
+        ("lastTimestamp", "deprecatedLastTimestamp"),
+        ("count", "deprecatedCount"),
+        ("reason", "reason"),
+        ("type", "type"),
+        ("eventTime", "eventTime"),
+        ("action", "action"),
+        ("related", "related"),
+        ("reportingController", "reportingController"),
+        ("reportingInstance", "reportingInstance"),
+    ] {
+        let (now, before) = (zero(new.get(field)), zero(old.get(field)));
+        if now != before {
+            errors.push(FieldError::invalid(
+                &Path::new([core]),
+                now,
+                "field is immutable",
+            ));
+        }
+    }
+    errors
+}
+
 /// The strict checks of an Event created through events.k8s.io/v1
 /// (`ValidateEventCreate` beyond the legacy ones): an event time, a type
 /// of `Normal` or `Warning`, a series counted from 2 with its last time,
@@ -137,3 +189,29 @@ pub(crate) fn validate_create(event: &Value) -> ErrorList {
     }
     errors
 }
+
+/// events.k8s.io/v1's Event labels (`AddFieldLabelConversionsForEvent` in
+/// `pkg/apis/events/v1/conversion.go`): its own names of the core Event's
+/// fields (`regarding.*`, `reportingController`), over the core Event's
+/// field set; `source` and `involvedObject.*` are refused.
+pub(crate) static SELECTABLE: Selectable = Selectable {
+    labels: &[
+        ("reason", "reason"),
+        ("regarding.kind", "involvedObject.kind"),
+        ("regarding.namespace", "involvedObject.namespace"),
+        ("regarding.name", "involvedObject.name"),
+        ("regarding.uid", "involvedObject.uid"),
+        ("regarding.apiVersion", "involvedObject.apiVersion"),
+        (
+            "regarding.resourceVersion",
+            "involvedObject.resourceVersion",
+        ),
+        ("regarding.fieldPath", "involvedObject.fieldPath"),
+        ("reportingController", "reportingComponent"),
+        ("type", "type"),
+        ("metadata.namespace", "metadata.namespace"),
+        ("metadata.name", "metadata.name"),
+    ],
+    refusal: Refusal::NotSupported,
+    fields: event::fields,
+};

@@ -5,7 +5,9 @@
 //! and makes the calls the registry makes into them; [`apiextensions`]
 //! holds the CRD's and the custom resources' strategies; [`fields`] the
 //! fields each built-in kind declares; [`events`] the events.k8s.io view
-//! of core Events; [`reviews`] the kinds answered without being stored.
+//! of core Events; [`reviews`] the kinds answered without being stored;
+//! [`deletion`] what each kind's strategy says of its deletion;
+//! [`selectors`] the field selectors each resource takes.
 //!
 //! [`Rules`]: strategy::Rules
 
@@ -14,13 +16,17 @@ pub(crate) mod apps;
 pub(crate) mod autoscaling;
 pub(crate) mod batch;
 pub(crate) mod builtin;
+pub(crate) mod certificates;
 pub(crate) mod coordination;
 pub(crate) mod core;
+pub(crate) mod deletion;
 pub(crate) mod events;
 pub(crate) mod fields;
 pub(crate) mod networking;
 pub(crate) mod policy;
 pub(crate) mod rbac;
+pub(crate) mod resource;
 pub(crate) mod reviews;
+pub(crate) mod selectors;
 pub(crate) mod shape;
 pub(crate) mod strategy;

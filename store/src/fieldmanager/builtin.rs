@@ -210,6 +210,63 @@ impl Node {
     }
 }
 
+impl Node {
+    /// `value` (of this node) as the real server encodes what it decoded
+    /// into the Go type: in each struct, the fields Go writes even when
+    /// zero (a condition's `lastTransitionTime: null`, an Event's
+    /// `reportingComponent: ""`) are there.
+    pub(crate) fn fill_zeros(&'static self, value: &mut Value) {
+        match (self, value) {
+            (Node::Struct(i), Value::Object(map)) => {
+                let ty = &types().types[*i];
+                for (name, zero) in &ty.zeros {
+                    if !map.contains_key(name) {
+                        map.insert(name.clone(), zero.clone());
+                    }
+                }
+                for (name, value) in map.iter_mut() {
+                    if let Some(node) = ty.fields.get(name) {
+                        node.fill_zeros(value);
+                    }
+                }
+            }
+            (Node::List { item, .. }, Value::Array(items)) => {
+                items.iter_mut().for_each(|v| item.fill_zeros(v));
+            }
+            (Node::Map { value: node, .. }, Value::Object(map)) => {
+                map.values_mut().for_each(|v| node.fill_zeros(v));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// An object of a built-in kind as the real server encodes it once
+/// decoded ([`Node::fill_zeros`]), but its metadata (the server's own).
+pub(crate) fn encoded(object: &mut Value) {
+    let Some(api_version) = object.get("apiVersion").and_then(Value::as_str) else {
+        return;
+    };
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let Some(kind) = object.get("kind").and_then(Value::as_str) else {
+        return;
+    };
+    let Some(Node::Struct(i)) = shape(group, version, kind) else {
+        return;
+    };
+    let ty = &types().types[*i];
+    let Some(map) = object.as_object_mut() else {
+        return;
+    };
+    for (name, value) in map.iter_mut() {
+        if name != "metadata"
+            && let Some(node) = ty.fields.get(name)
+        {
+            node.fill_zeros(value);
+        }
+    }
+}
+
 /// The type of the built-in kind `group/version/kind`, if it is one.
 pub(crate) fn shape(group: &str, version: &str, kind: &str) -> Option<&'static Node> {
     let key = if group.is_empty() {

@@ -9,6 +9,8 @@ use super::typed::Ty;
 use crate::machinery::object::{meta_mut, now};
 use crate::resource::info::ResourceInfo;
 
+/// One `managedFields` entry, its fields as a set.
+#[derive(Clone, Debug)]
 pub(crate) struct ManagedEntry {
     pub(crate) manager: String,
     pub(crate) operation: String,
@@ -178,6 +180,7 @@ pub(crate) fn track_update(
     if old.is_some() && entries.is_empty() {
         return;
     }
+    drop_unconvertible(res, &mut entries);
     let ty = root_type(res);
     // Created: compared with the kind's zero value, as the real server
     // compares with a new object of its Go type (an update, with the old).
@@ -227,6 +230,19 @@ pub(crate) fn track_update(
         None => {}
     }
     write_managed(new, &entries);
+}
+
+/// Drops the entries of a version the resource's converter does not know
+/// (another group: an Event's entry written through events.k8s.io when
+/// it is written through core/v1), as structured-merge-diff's updater
+/// drops a manager whose version it cannot convert to.
+pub(crate) fn drop_unconvertible(res: &ResourceInfo, entries: &mut Vec<ManagedEntry>) {
+    let group = |api_version: &str| {
+        api_version
+            .rsplit_once('/')
+            .map_or(String::new(), |(g, _)| g.to_string())
+    };
+    entries.retain(|e| group(&e.api_version) == res.group);
 }
 
 /// A path as the real server prints it in a conflict.

@@ -16,6 +16,7 @@ pub(crate) mod compare;
 pub(crate) mod fieldpath;
 pub(crate) mod managed;
 pub(crate) mod merge;
+pub(crate) mod scale;
 pub(crate) mod set;
 #[cfg(test)]
 mod tests;

@@ -265,11 +265,13 @@ impl Status {
 
     /// 500 InternalError.
     pub fn internal(message: impl Into<String>) -> Status {
+        // `NewInternalError`: the error is the one cause too.
+        let message = message.into();
         Status {
             code: 500,
             reason: "InternalError".into(),
-            message: format!("Internal error occurred: {}", message.into()),
-            details: None,
+            details: Some(serde_json::json!({"causes": [{"message": message}]})),
+            message: format!("Internal error occurred: {message}"),
         }
     }
 

@@ -81,9 +81,8 @@ pub enum Propagation {
     Orphan,
 }
 
-/// How a DELETE goes, from its DeleteOptions (the preconditions are the
-/// caller's to check).
-#[derive(Clone, Copy, Debug, Default)]
+/// How a DELETE goes, from its DeleteOptions.
+#[derive(Clone, Debug, Default)]
 pub struct Deletion {
     /// `propagationPolicy` (or `orphanDependents: true`); `None`: the
     /// kind's default (a `batch/v1` Job and a `v1` ReplicationController
@@ -94,6 +93,19 @@ pub struct Deletion {
     /// `gracePeriodSeconds`: for Pods bound to a node, how long before
     /// they go (their `terminationGracePeriodSeconds` when unset).
     pub grace_period: Option<i64>,
+    /// `preconditions`: what the object must be for the delete to go.
+    pub preconditions: Preconditions,
+}
+
+/// A DELETE's `preconditions` (`metav1.Preconditions`): a 409 Conflict
+/// when the object has another uid or resourceVersion. An empty string is
+/// a precondition too (no object has it).
+#[derive(Clone, Debug, Default)]
+pub struct Preconditions {
+    /// `uid`: the object's uid.
+    pub uid: Option<String>,
+    /// `resourceVersion`: the object's resourceVersion.
+    pub resource_version: Option<String>,
 }
 
 /// What a list selects and how it pages.
@@ -103,12 +115,20 @@ pub struct ListOptions {
     pub namespace: Option<String>,
     /// A label selector: `=`, `==`, `!=`, `in`, `notin`, exists, `!`exists.
     pub label_selector: Option<String>,
-    /// A field selector on `metadata.name` and `metadata.namespace`.
+    /// A field selector: `metadata.name`, `metadata.namespace` and the
+    /// fields of the kind, `=`, `==` or `!=`.
     pub field_selector: Option<String>,
     /// The page size.
     pub limit: Option<usize>,
     /// The `continue` token of the previous page.
     pub continue_token: Option<String>,
+    /// `resourceVersion`: a number (`"0"`: any, the limit ignored without a
+    /// continue token); any other than `"0"` is refused with a continue
+    /// token.
+    pub resource_version: Option<String>,
+    /// `resourceVersionMatch`: `Exact` reads at `resource_version` (a
+    /// version older than the history kept is 410 Expired).
+    pub resource_version_match: Option<String>,
 }
 
 /// One page of a list.

@@ -12,7 +12,8 @@ use crate::apis::fields::undeclared;
 use crate::fieldmanager::compare::Comparison;
 use crate::fieldmanager::fieldpath::{FieldPath, FieldSet};
 use crate::fieldmanager::managed::{
-    ManagedEntry, ownable, path_display, read_managed, root_type, strip_meta, write_managed,
+    ManagedEntry, drop_unconvertible, ownable, path_display, read_managed, root_type, strip_meta,
+    track_update, write_managed,
 };
 use crate::fieldmanager::{compare, fieldpath, merge, set};
 use crate::go::strconv::go_quote;
@@ -33,10 +34,38 @@ impl Registry {
         force: bool,
         opts: &WriteOptions,
     ) -> Result<Value, Status> {
-        if let Some(n) = meta(&config, "name").filter(|n| n != name) {
-            return Err(Status::bad_request(format!(
-                "the name of the object ({n}) does not match the name on the URL ({name})"
-            )));
+        // The field manager takes no managedFields from an applier.
+        if config
+            .pointer("/metadata/managedFields")
+            .is_some_and(|m| !m.is_null())
+        {
+            return Err(Status::bad_request("metadata.managedFields must be nil"));
+        }
+        // `checkName`: the configuration names the object of the URL.
+        match meta(&config, "name").filter(|n| !n.is_empty()) {
+            None => {
+                return Err(Status::bad_request(format!(
+                    "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+                )));
+            }
+            Some(n) if n != name => {
+                return Err(Status::bad_request(format!(
+                    "the name of the object ({n}) does not match the name on the URL ({name})"
+                )));
+            }
+            Some(_) => {}
+        }
+        if let Some(theirs) = meta(&config, "namespace").filter(|n| !n.is_empty() && n != ns)
+            && res.namespaced
+        {
+            return Err(Status::bad_request(if self.find(res, ns, name).is_some() {
+                format!(
+                    "the namespace of the object ({theirs}) does not match the namespace on the URL ({ns})"
+                )
+            } else {
+                // Created through apply: the create's own check.
+                "the namespace of the provided object does not match the namespace sent on the request".to_string()
+            }));
         }
         // Fields the schema (or the built-in kind) does not know cannot be
         // typed for apply.
@@ -88,6 +117,15 @@ impl Registry {
             }
         };
         let mut entries = read_managed(live);
+        drop_unconvertible(res, &mut entries);
+        // An object nobody was tracked on (its managedFields reset): what
+        // it holds is owned by `before-first-apply`, as the real field
+        // manager's first apply records it (`skipNonAppliedManager`).
+        if existing.is_some() && entries.is_empty() {
+            let mut before = live.clone();
+            track_update(res, None, &mut before, "before-first-apply", sub);
+            entries = read_managed(&before);
+        }
         let api_version = res.api_version();
         let sub_owned = sub.map(str::to_string);
         let is_self = |e: &ManagedEntry| {
@@ -97,6 +135,8 @@ impl Registry {
         // structured-merge-diff merges them (map and set lists item by item).
         let mut merged =
             merge::merge(Some(live), Some(&applied), ty).unwrap_or_else(|| live.clone());
+        // What the merge gives is read into the kind's Go type.
+        crate::apis::builtin::typed_nulls(res, &mut merged);
         // What this manager applied last time and no longer does, owned by
         // nobody else, goes away.
         let last: FieldSet = entries
@@ -112,11 +152,12 @@ impl Registry {
                 .flat_map(|e| e.fields.iter().cloned())
                 .chain(set.iter().cloned())
                 .collect();
+            // What it applied itself, not the fields above them: those
+            // stay while the object has others there (`prune`'s
+            // `addBackDanglingItems`), as metadata does for its
+            // resourceVersion when the last finalizer goes.
             let owned = set::with_named_fields(&owned, ty);
-            let gone: FieldSet = set::with_named_fields(&last, ty)
-                .difference(&owned)
-                .cloned()
-                .collect();
+            let gone: FieldSet = last.difference(&owned).cloned().collect();
             if !gone.is_empty() {
                 merged = merge::remove(&merged, &gone, ty);
             }
@@ -205,7 +246,7 @@ impl Registry {
 
 /// A manager as a conflict names it: `"m"`, `"m" with subresource "status"`,
 /// `"m" using v1` for an Update.
-fn conflict_manager(e: &ManagedEntry) -> String {
+pub(super) fn conflict_manager(e: &ManagedEntry) -> String {
     let mut who = go_quote(&e.manager);
     if let Some(sub) = e.subresource.as_deref().filter(|s| !s.is_empty()) {
         who.push_str(&format!(" with subresource {}", go_quote(sub)));
@@ -218,8 +259,12 @@ fn conflict_manager(e: &ManagedEntry) -> String {
 }
 
 /// The 409 of an apply's conflicts (`NewConflictError`): one conflict in
-/// the message, or each manager's, by name.
-fn conflict_status(res: &ResourceInfo, name: &str, conflicts: &[(FieldPath, String)]) -> Status {
+/// the message, or each manager's, by name; its details name no object.
+pub(super) fn conflict_status(
+    res: &ResourceInfo,
+    name: &str,
+    conflicts: &[(FieldPath, String)],
+) -> Status {
     let causes: Vec<Value> = conflicts
         .iter()
         .map(|(p, who)| {
@@ -252,14 +297,12 @@ fn conflict_status(res: &ResourceInfo, name: &str, conflicts: &[(FieldPath, Stri
             lines.join("\n")
         )
     };
-    let mut d = Status::details_for(res, name);
-    if let Some(m) = d.as_object_mut() {
-        m.insert("causes".into(), Value::Array(causes));
-    }
+    // `NewApplyConflict`: the causes, and nothing of the object.
+    let _ = (res, name);
     Status {
         code: 409,
         reason: "Conflict".into(),
         message,
-        details: Some(d),
+        details: Some(json!({ "causes": causes })),
     }
 }

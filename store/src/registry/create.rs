@@ -29,6 +29,11 @@ impl Registry {
         self.decode_request(res, &mut obj, opts)?;
         decode(res, &obj)?;
         default(res, &mut obj);
+        if res.custom.is_none() {
+            // What the Go type writes even when zero is there, so the field
+            // manager sees it as the real one does.
+            crate::fieldmanager::builtin::encoded(&mut obj);
+        }
         let mut name = meta(&obj, "name").unwrap_or_default();
         if name.is_empty() {
             match meta(&obj, "generateName").filter(|g| !g.is_empty()) {

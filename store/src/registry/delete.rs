@@ -1,13 +1,25 @@
-//! Deletion: finalizers, deletionTimestamp, propagation, namespaces.
+//! Deletion as the generic registry's `Store.Delete` goes
+//! (`staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go`):
+//! `BeforeDelete` (`graceful.rs`), the finalizers the garbage collector's
+//! policies add (`deletionFinalizersForGarbageCollection`), the update that
+//! marks an object deleted (`updateForGracefulDeletionAndFinalizers`), or
+//! the object gone at once.
 
 use serde_json::{Value, json};
 
+use super::graceful::{BeforeDelete, before_delete, mark_as_deleting};
 use super::registry::Registry;
 use crate::apis::apiextensions::customresourcedefinition::is_crd;
-use crate::machinery::object::{finalizers, is_deleting, meta_mut, now};
+use crate::apis::deletion::{GcPolicy, default_gc_policy};
+use crate::machinery::object::{finalizers, meta_mut};
 use crate::meta::status::Status;
 use crate::meta::types::{DeleteOutcome, Deletion, EventType, Propagation};
 use crate::resource::info::ResourceInfo;
+
+/// The finalizer that keeps an owner until its dependents are orphaned.
+const ORPHAN: &str = "orphan";
+/// The finalizer that keeps an owner until its dependents are deleted.
+const FOREGROUND: &str = "foregroundDeletion";
 
 impl Registry {
     /// Deletes `name` as the real registry's `Store.Delete` does: an object
@@ -15,7 +27,9 @@ impl Registry {
     /// `foregroundDeletion`), or a Pod bound to a node with a grace period,
     /// is marked (`deletionTimestamp`, `deletionGracePeriodSeconds`, the
     /// generation up) and stays: `Pending`. Otherwise it goes: `Deleted`,
-    /// its last state. A dry run answers the same and stores nothing.
+    /// its last state. An object already being deleted may take another
+    /// policy's finalizer, or (a Pod) a shorter grace period. A dry run
+    /// answers the same and stores nothing.
     pub(crate) fn delete(
         &mut self,
         res: &ResourceInfo,
@@ -29,101 +43,51 @@ impl Registry {
             .find(res, &ns, name)
             .cloned()
             .ok_or_else(|| Status::not_found(res, name))?;
-        let is_ns = res.group.is_empty() && res.kind == "Namespace";
-        if is_ns && matches!(name, "default" | "kube-system" | "kube-public") && !from_gc {
-            return Err(Status {
-                code: 403,
-                reason: "Forbidden".into(),
-                message: format!(
-                    "namespaces \"{name}\" is forbidden: this namespace may not be deleted"
-                ),
-                details: Some(Status::details_for(res, name)),
-            });
+        if res.group.is_empty() && res.kind == "Namespace" {
+            return self.delete_namespace(res, existing, how, from_gc);
         }
-        if is_deleting(&existing) {
-            return Ok(DeleteOutcome::Pending(existing));
-        }
-        let grace = graceful_period(res, &existing, how.grace_period);
-        let mut marked = existing.clone();
-        {
-            let md = meta_mut(&mut marked);
-            // Marking an object deleted is a change its controllers must
-            // see: the generation goes up (`markAsDeleting`).
-            let generation = md.get("generation").and_then(Value::as_i64).unwrap_or(0);
-            if generation > 0 {
-                md.insert("generation".into(), json!(generation + 1));
-            }
-            md.insert("deletionTimestamp".into(), json!(later(grace.unwrap_or(0))));
-            // A namespace's own delete sets no grace period.
-            if !is_ns {
-                md.insert(
-                    "deletionGracePeriodSeconds".into(),
-                    json!(grace.unwrap_or(0)),
-                );
-            }
-        }
-        if is_ns {
-            if let Some(m) = marked.as_object_mut() {
-                m.insert("status".into(), json!({"phase": "Terminating"}));
-            }
-            if how.dry_run {
-                return Ok(DeleteOutcome::Pending(marked));
-            }
-            let out = self.commit(res, EventType::Modified, marked);
-            // Delete the namespace's contents; the namespace goes once it is empty.
-            let keys: Vec<(String, String)> = self.objects.keys().cloned().collect();
-            for key in keys {
-                let Some(r) = self.resource_by_key(&key) else {
-                    continue;
-                };
-                if !r.namespaced {
-                    continue;
-                }
-                let names: Vec<String> = self
-                    .objects
-                    .get(&key)
-                    .map(|m| {
-                        m.keys()
-                            .filter(|(n, _)| n == name)
-                            .map(|(_, n)| n.clone())
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let background = Deletion {
-                    propagation: Some(Propagation::Background),
-                    ..Deletion::default()
-                };
-                for n in names {
-                    let _ = self.delete(&r, Some(name), &n, background, true);
-                }
-            }
-            return Ok(DeleteOutcome::Pending(out));
-        }
+        let graceful = match before_delete(res, &existing, &how)? {
+            // A graceful delete under way: nothing changes (`finalizeDelete`).
+            BeforeDelete::Pending => return Ok(DeleteOutcome::Pending(existing)),
+            BeforeDelete::Graceful(marked, period) => Some((marked, period)),
+            BeforeDelete::Now => None,
+        };
         if is_crd(res) && !how.dry_run {
             self.remove_crd_objects(&existing);
         }
-        let mut fins = finalizers(&existing);
-        let propagation = how.propagation.or_else(|| default_propagation(res));
-        fins.retain(|f| f != "orphan" && f != "foregroundDeletion");
-        match propagation {
-            Some(Propagation::Foreground) => fins.push("foregroundDeletion".into()),
-            Some(Propagation::Orphan) => fins.push("orphan".into()),
-            _ => {}
+        let new_finalizers = deletion_finalizers(res, &existing, how.propagation);
+        if graceful.is_none() && finalizers(&existing).is_empty() && new_finalizers.is_none() {
+            return Ok(self.delete_now(res, existing, how.dry_run));
         }
-        let graceful = grace.is_some_and(|g| g > 0);
-        if fins.is_empty() && !graceful {
-            // Gone at once: a Pod as marked (grace 0), anything else as it was.
-            let last = if grace.is_some() { marked } else { existing };
-            if how.dry_run {
-                return Ok(DeleteOutcome::Deleted(last));
+        // `updateForGracefulDeletionAndFinalizers`.
+        let (mut marked, period) = match graceful {
+            Some((marked, period)) => (marked, Some(period)),
+            None => (existing.clone(), None),
+        };
+        if let Some(fins) = new_finalizers {
+            if fins.is_empty() {
+                meta_mut(&mut marked).remove("finalizers");
+            } else {
+                meta_mut(&mut marked).insert("finalizers".into(), json!(fins));
             }
-            return Ok(DeleteOutcome::Deleted(self.finish_delete(res, last)));
         }
-        if fins != finalizers(&existing) {
-            meta_mut(&mut marked).insert("finalizers".into(), json!(fins));
+        let pending_finalizers = !finalizers(&marked).is_empty();
+        match period {
+            None if pending_finalizers => mark_as_deleting(&mut marked),
+            // Nothing holds it: it goes as it is stored.
+            None => return Ok(self.delete_now(res, existing, how.dry_run)),
+            // Gone at once, as marked: a Pod with no grace period.
+            Some(0) if !pending_finalizers => {
+                return Ok(self.delete_now(res, marked, how.dry_run));
+            }
+            Some(_) => {}
         }
         if how.dry_run {
             return Ok(DeleteOutcome::Pending(marked));
+        }
+        // An update that changes nothing stores nothing.
+        if marked == existing {
+            return Ok(DeleteOutcome::Pending(existing));
         }
         let out = self.commit(res, EventType::Modified, marked);
         // The PVC protection controller lets a claim that no Pod uses go
@@ -136,6 +100,15 @@ impl Registry {
             self.release_claim(res, out.clone());
         }
         Ok(DeleteOutcome::Pending(out))
+    }
+
+    /// The object gone (`Storage.Delete`): its last state, or the state
+    /// it would go in on a dry run.
+    fn delete_now(&mut self, res: &ResourceInfo, last: Value, dry_run: bool) -> DeleteOutcome {
+        if dry_run {
+            return DeleteOutcome::Deleted(last);
+        }
+        DeleteOutcome::Deleted(self.finish_delete(res, last))
     }
 
     /// The PVC protection controller's part: the claim's finalizer goes,
@@ -184,47 +157,42 @@ impl Registry {
 /// The finalizer the API server puts on every claim.
 pub(crate) const PVC_PROTECTION: &str = "kubernetes.io/pvc-protection";
 
-/// A Pod's grace period on delete (its `CheckGracefulDelete`): the one
-/// asked, else its `terminationGracePeriodSeconds`; 0 when it is on no
-/// node or has ended. `None` for every other kind (no graceful delete).
-fn graceful_period(res: &ResourceInfo, pod: &Value, asked: Option<i64>) -> Option<i64> {
-    if !(res.group.is_empty() && res.kind == "Pod") {
-        return None;
+/// The finalizers `obj` is to have once deleted with `propagation`, when
+/// they are another set than its own (`deletionFinalizersForGarbageCollection`
+/// in `store.go`): `orphan` when its dependents are to be orphaned,
+/// `foregroundDeletion` when they go first (`shouldOrphanDependents`,
+/// `shouldDeleteDependents`: the policy asked, else the one its
+/// finalizers already say, else its kind's default; neither for a kind
+/// without garbage collection).
+fn deletion_finalizers(
+    res: &ResourceInfo,
+    obj: &Value,
+    propagation: Option<Propagation>,
+) -> Option<Vec<String>> {
+    let own = finalizers(obj);
+    let policy = default_gc_policy(res);
+    let (orphan, foreground) = match propagation {
+        _ if policy == GcPolicy::Unsupported => (false, false),
+        Some(Propagation::Orphan) => (true, false),
+        Some(Propagation::Foreground) => (false, true),
+        Some(Propagation::Background) => (false, false),
+        // The first of the two finalizers it has decides both.
+        None => match own.iter().find(|f| *f == ORPHAN || *f == FOREGROUND) {
+            Some(f) => (f == ORPHAN, f == FOREGROUND),
+            None => (policy == GcPolicy::OrphanDependents, false),
+        },
+    };
+    let mut fins: Vec<String> = own
+        .iter()
+        .filter(|f| *f != ORPHAN && *f != FOREGROUND)
+        .cloned()
+        .collect();
+    if orphan {
+        fins.push(ORPHAN.into());
     }
-    let mut period = asked.unwrap_or_else(|| {
-        pod.pointer("/spec/terminationGracePeriodSeconds")
-            .and_then(Value::as_i64)
-            .unwrap_or(0)
-    });
-    let bound = pod
-        .pointer("/spec/nodeName")
-        .and_then(Value::as_str)
-        .is_some_and(|n| !n.is_empty());
-    let ended = matches!(
-        pod.pointer("/status/phase").and_then(Value::as_str),
-        Some("Succeeded" | "Failed")
-    );
-    if !bound || ended {
-        period = 0;
+    if foreground {
+        fins.push(FOREGROUND.into());
     }
-    // A negative period is taken as 1 s.
-    Some(if period < 0 { 1 } else { period })
-}
-
-/// The kind's default propagation when a DELETE names none: `batch/v1`
-/// Jobs and `v1` ReplicationControllers keep their dependents (for
-/// backwards compatibility), the rest leave it to the collector.
-fn default_propagation(res: &ResourceInfo) -> Option<Propagation> {
-    let orphans = (res.group == "batch" && res.version == "v1" && res.kind == "Job")
-        || (res.group.is_empty() && res.version == "v1" && res.kind == "ReplicationController");
-    orphans.then_some(Propagation::Orphan)
-}
-
-/// `seconds` from now, as the API server writes a deletionTimestamp.
-fn later(seconds: i64) -> String {
-    if seconds == 0 {
-        return now();
-    }
-    let at = chrono::Utc::now() + chrono::Duration::seconds(seconds);
-    at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    let same = |a: &[String], b: &[String]| a.iter().all(|f| b.contains(f));
+    (!(same(&fins, &own) && same(&own, &fins))).then_some(fins)
 }

@@ -3,14 +3,17 @@
 //! a new resourceVersion ([`registry`]); the write path: create
 //! ([`create`]), replace and update ([`update`]), merge, JSON and strategic
 //! merge patches ([`patch`], [`strategic`]) and server-side apply
-//! ([`apply`]); deletion with finalizers and propagation ([`delete`]) and
-//! the garbage collector ([`gc`]); the watch history ([`watch`]). Each
-//! write asks the resource's strategy ([`strategy`]: a built-in kind's
+//! ([`apply`]); deletion with finalizers and propagation ([`delete`],
+//! after `rest.BeforeDelete`'s preconditions and grace periods:
+//! [`graceful`]) and the garbage collector ([`gc`]); the watch history
+//! ([`watch`]). Each write asks the resource's strategy ([`strategy`]: a built-in kind's
 //! rules, or a custom resource's schemas) and the storage form
 //! ([`storage`]: versions, conversion), keeps the Service allocators' state
 //! ([`allocate`]), the resources CRDs add ([`crds`]), the converter
 //! ([`conversion`]) and the namespace lifecycle ([`namespaces`]); what a
-//! client reads is laid out as the real server lays it out ([`present`]).
+//! client reads is laid out as the real server lays it out ([`present`]);
+//! the scale subresource is a write of the object through its Scale
+//! ([`scale`]).
 
 pub(crate) mod allocate;
 pub(crate) mod apply;
@@ -19,11 +22,13 @@ pub(crate) mod crds;
 pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod gc;
+pub(crate) mod graceful;
 pub(crate) mod namespaces;
 pub(crate) mod patch;
 pub(crate) mod present;
 #[allow(clippy::module_inception)]
 pub(crate) mod registry;
+pub(crate) mod scale;
 pub(crate) mod storage;
 pub(crate) mod strategic;
 pub(crate) mod strategy;

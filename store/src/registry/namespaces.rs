@@ -1,15 +1,16 @@
 //! The namespace lifecycle (the `NamespaceLifecycle` admission plugin): no
-//! new content in a namespace that is missing or being deleted; and what a
-//! cluster's controllers put in each new namespace: the `default`
+//! new content in a namespace that is missing or being deleted; a
+//! namespace's own delete (`pkg/registry/core/namespace/storage`); and
+//! what a cluster's controllers put in each new namespace: the `default`
 //! ServiceAccount and the `kube-root-ca.crt` ConfigMap (operators and Pods
 //! wait for them).
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::registry::Registry;
-use crate::machinery::object::is_deleting;
+use crate::machinery::object::{is_deleting, meta, now};
 use crate::meta::status::Status;
-use crate::meta::types::WriteOptions;
+use crate::meta::types::{DeleteOutcome, Deletion, EventType, Propagation, WriteOptions};
 use crate::resource::info::ResourceInfo;
 
 impl Registry {
@@ -90,5 +91,94 @@ impl Registry {
             };
             let _ = self.create(&res, Some(ns), object, &opts);
         }
+    }
+}
+
+impl Registry {
+    /// A namespace's DELETE (`pkg/registry/core/namespace/storage`'s
+    /// `Delete`): its preconditions, in its own words; the namespace the
+    /// system keeps refused; a first delete marks it `Terminating` and
+    /// deletes its contents (the namespace controller's part), and it goes
+    /// once they are gone (`collect_garbage`).
+    pub(super) fn delete_namespace(
+        &mut self,
+        res: &ResourceInfo,
+        existing: Value,
+        how: Deletion,
+        from_gc: bool,
+    ) -> Result<DeleteOutcome, Status> {
+        let name = meta(&existing, "name").unwrap_or_default();
+        let conflict = |what: &str, want: &str, have: &str| Status {
+            code: 409,
+            reason: "Conflict".into(),
+            message: format!(
+                "Operation cannot be fulfilled on namespaces \"{name}\": Precondition failed: {what} in precondition: {want}, {what} in object meta: {have}"
+            ),
+            details: Some(Status::details_for(res, &name)),
+        };
+        let uid = meta(&existing, "uid").unwrap_or_default();
+        if let Some(want) = how.preconditions.uid.as_deref()
+            && want != uid
+        {
+            return Err(conflict("UID", want, &uid));
+        }
+        let rv = meta(&existing, "resourceVersion").unwrap_or_default();
+        if let Some(want) = how.preconditions.resource_version.as_deref()
+            && want != rv
+        {
+            return Err(conflict("ResourceVersion", want, &rv));
+        }
+        if matches!(name.as_str(), "default" | "kube-system" | "kube-public") && !from_gc {
+            return Err(Status {
+                code: 403,
+                reason: "Forbidden".into(),
+                message: format!(
+                    "namespaces \"{name}\" is forbidden: this namespace may not be deleted"
+                ),
+                details: Some(Status::details_for(res, &name)),
+            });
+        }
+        if is_deleting(&existing) {
+            return Ok(DeleteOutcome::Pending(existing));
+        }
+        let mut marked = existing;
+        if let Some(m) = marked.as_object_mut() {
+            if let Some(md) = m.get_mut("metadata").and_then(Value::as_object_mut) {
+                md.insert("deletionTimestamp".into(), json!(now()));
+            }
+            m.insert("status".into(), json!({"phase": "Terminating"}));
+        }
+        if how.dry_run {
+            return Ok(DeleteOutcome::Pending(marked));
+        }
+        let out = self.commit(res, EventType::Modified, marked);
+        // Delete the namespace's contents; the namespace goes once it is empty.
+        let keys: Vec<(String, String)> = self.objects.keys().cloned().collect();
+        for key in keys {
+            let Some(r) = self.resource_by_key(&key) else {
+                continue;
+            };
+            if !r.namespaced {
+                continue;
+            }
+            let names: Vec<String> = self
+                .objects
+                .get(&key)
+                .map(|m| {
+                    m.keys()
+                        .filter(|(n, _)| *n == name)
+                        .map(|(_, n)| n.clone())
+                        .collect()
+                })
+                .unwrap_or_default();
+            for n in names {
+                let background = Deletion {
+                    propagation: Some(Propagation::Background),
+                    ..Deletion::default()
+                };
+                let _ = self.delete(&r, Some(&name), &n, background, true);
+            }
+        }
+        Ok(DeleteOutcome::Pending(out))
     }
 }

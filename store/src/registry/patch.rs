@@ -53,7 +53,7 @@ fn missing_key_of_object(doc: &Value, pointer: &str) -> bool {
 }
 
 /// `existing` with `body` applied as a patch of type `ptype`.
-fn patched(
+pub(super) fn patched(
     existing: &Value,
     ptype: &PatchType,
     body: &[u8],

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::conversion::conversion_failed;
 use crate::apis::builtin;
 use crate::apis::events::event_view;
+use crate::fieldmanager::builtin::encoded;
 use crate::go::json::decode::go_numbers;
 use crate::meta::status::Status;
 use crate::resource::info::ResourceInfo;
@@ -109,7 +110,13 @@ pub(crate) fn stored(res: &ResourceInfo, mut o: Value) -> Value {
         {
             m.insert("apiVersion".into(), Value::String(res.api_version()));
         }
-        return builtin::convert(res, &o, storage).unwrap_or(o);
+        let mut o = builtin::convert(res, &o, storage).unwrap_or(o);
+        encoded(&mut o);
+        return o;
+    }
+    if res.custom.is_none() {
+        // Stored as the Go type encodes it.
+        encoded(&mut o);
     }
     let Some(conversion) = &res.conversion else {
         // Strategy None: the storage version's apiVersion, pruned by

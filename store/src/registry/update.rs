@@ -123,6 +123,17 @@ impl Registry {
             let cause = ("metadata.uid", "FieldValueInvalid", message.as_str());
             return Err(Status::invalid_causes(res, &name, &[cause, cause]));
         }
+        // One empty entry is a reset, as an empty list is
+        // (`isResetManagedFields`).
+        let mut incoming = incoming;
+        if let Some(entries) = incoming
+            .pointer_mut("/metadata/managedFields")
+            .and_then(Value::as_array_mut)
+            && entries.len() == 1
+            && entries[0].as_object().is_some_and(Map::is_empty)
+        {
+            entries.clear();
+        }
         // What the client did with managedFields: kept them, cleared them
         // (an empty list), or wrote others.
         let incoming_mf = incoming.pointer("/metadata/managedFields");
@@ -171,8 +182,6 @@ impl Registry {
                 "namespace",
                 "uid",
                 "creationTimestamp",
-                "deletionTimestamp",
-                "deletionGracePeriodSeconds",
                 "generation",
             ] {
                 match old_md.get(k) {
@@ -182,6 +191,21 @@ impl Registry {
                     None => {
                         md.remove(k);
                     }
+                }
+            }
+            // `rest.BeforeUpdate`: an update never removes or changes a
+            // deletionTimestamp, nor removes a grace period; one that sets
+            // them is refused below.
+            for k in ["deletionTimestamp", "deletionGracePeriodSeconds"] {
+                let given = md.get(k).is_some_and(|v| !v.is_null());
+                match old_md.get(k) {
+                    Some(v) if k == "deletionTimestamp" || !given => {
+                        md.insert(k.into(), v.clone());
+                    }
+                    _ if !given => {
+                        md.remove(k);
+                    }
+                    _ => {}
                 }
             }
             if md.get("managedFields").is_none()
@@ -196,10 +220,16 @@ impl Registry {
             m.insert("kind".into(), json!(res.kind));
         }
         default(res, &mut new);
+        if res.custom.is_none() {
+            // What the Go type writes even when zero is there, so the field
+            // manager sees it as the real one does.
+            crate::fieldmanager::builtin::encoded(&mut new);
+        }
         if subresource.is_none() {
             prepare_update(res, &mut new, existing);
             allocate(self, res, &mut new, Some(existing))?;
         }
+        immutable_deletion(res, &name, &new, existing)?;
         if is_deleting(existing) {
             let old_f = finalizers(existing);
             let added: Vec<String> = finalizers(&new)
@@ -275,7 +305,7 @@ impl Registry {
             self.register_crd(&new, Some(existing))?;
             new = customresourcedefinition::status(new, Some(existing));
         }
-        if is_deleting(&new) && finalizers(&new).is_empty() {
+        if should_delete_during_update(res, &new, existing) {
             // The write that removes the last finalizer deletes the object;
             // like the real server, it answers with the previous version
             // while the DELETED event carries a new one.
@@ -294,6 +324,60 @@ impl Registry {
         }
         Ok(out)
     }
+}
+
+/// The 422 of an update that sets a deletionTimestamp or changes a
+/// deletionGracePeriodSeconds (`ValidateObjectMetaAccessorUpdate`: both
+/// are immutable). The metadata checks run twice on an update
+/// (`rest.BeforeUpdate`, then the strategy's), so it is said twice.
+fn immutable_deletion(
+    res: &ResourceInfo,
+    name: &str,
+    new: &Value,
+    old: &Value,
+) -> Result<(), Status> {
+    let mut errors = Vec::new();
+    for key in ["deletionTimestamp", "deletionGracePeriodSeconds"] {
+        let value = |o: &Value| {
+            o.pointer(&format!("/metadata/{key}"))
+                .cloned()
+                .unwrap_or(Value::Null)
+        };
+        if value(new) != value(old) {
+            let error = FieldError::invalid(
+                &Path::new(["metadata", key]),
+                value(new),
+                "field is immutable",
+            );
+            errors.push(error.clone());
+            errors.push(error);
+        }
+    }
+    if errors.is_empty() {
+        return Ok(());
+    }
+    Err(Status::from_field_errors(
+        &res.group, &res.kind, name, &errors,
+    ))
+}
+
+/// Whether an update of an object being deleted deletes it
+/// (`ShouldDeleteDuringUpdate` in `store.go`): it leaves no finalizer, and
+/// the delete gave no grace period (a Pod deleted gracefully stays until
+/// its grace period is over); a namespace also waits for its
+/// `spec.finalizers` (`ShouldDeleteNamespaceDuringUpdate`).
+fn should_delete_during_update(res: &ResourceInfo, new: &Value, old: &Value) -> bool {
+    let no_grace = old
+        .pointer("/metadata/deletionGracePeriodSeconds")
+        .and_then(Value::as_i64)
+        .is_none_or(|g| g == 0);
+    let namespace_waits = res.group.is_empty()
+        && res.kind == "Namespace"
+        && new
+            .pointer("/spec/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|f| !f.is_empty());
+    finalizers(new).is_empty() && is_deleting(old) && no_grace && !namespace_waits
 }
 
 /// Whether `a` and `b` differ outside `metadata` and `status` (what

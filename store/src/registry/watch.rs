@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::present::{arrange, is_arranged};
 use super::storage::view;
+use crate::apis::selectors::field_set;
 use crate::meta::selector::{FieldSelector, LabelSelector};
 use crate::meta::types::{EventType, WatchEvent, WatchSink};
 use crate::resource::info::ResourceInfo;
@@ -35,21 +36,25 @@ impl Subscription {
         if ev.key != self.res.key() || ev.rv <= self.min_rv {
             return true;
         }
-        let matches = |o: &Value| {
+        // `o` as stored, `seen` as this watch serves it; its fields are
+        // its kind's field set (`apis/selectors.rs`).
+        let matches = |o: &Value, seen: &Value| {
             let ns_ok = match &self.namespace {
                 Some(ns) => {
-                    o.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns.as_str())
+                    seen.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns.as_str())
                 }
                 None => true,
             };
-            ns_ok && self.labels.matches(o) && self.fields.matches(o)
+            ns_ok
+                && self.labels.matches(seen)
+                && (self.fields.is_empty() || self.fields.matches(&field_set(&self.res, o, seen)))
         };
         let object = view(&self.res, &ev.object);
-        let now = matches(&object);
+        let now = matches(&ev.object, &object);
         let before = ev
             .old
             .as_ref()
-            .is_some_and(|old| matches(&view(&self.res, old)));
+            .is_some_and(|old| matches(old, &view(&self.res, old)));
         let event_type = match (ev.event_type, before, now) {
             (EventType::Deleted, _, true) => EventType::Deleted,
             (EventType::Deleted, _, false) => return true,

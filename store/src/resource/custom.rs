@@ -176,6 +176,11 @@ impl CustomSchemas {
         CustomSchemas(Arc::new(Schemas { storage, versions }))
     }
 
+    /// The names of the versions.
+    pub(crate) fn version_names(&self) -> Vec<String> {
+        self.0.versions.keys().cloned().collect()
+    }
+
     pub(crate) fn version(&self, version: &str) -> Option<&VersionSchema> {
         self.0.versions.get(version)
     }

@@ -7,7 +7,8 @@ use serde_json::{Map, json};
 
 use super::handle::Store;
 use super::paging::parse_rv;
-use crate::meta::selector::{FieldSelector, LabelSelector, field_labels};
+use crate::apis::selectors::field_labels;
+use crate::meta::selector::{FieldSelector, LabelSelector};
 use crate::meta::status::Status;
 use crate::meta::types::{EventType, ListOptions, WatchEvent, WatchId, WatchSink};
 use crate::registry::watch::{HistEvent, Subscription};
@@ -30,7 +31,7 @@ impl Store {
         sink: WatchSink,
     ) -> Result<WatchId, Status> {
         let labels = LabelSelector::parse(opts.label_selector.as_deref().unwrap_or(""))?;
-        let fields = FieldSelector::parse(
+        let fields = FieldSelector::parse_for(
             opts.field_selector.as_deref().unwrap_or(""),
             &field_labels(res),
         )?;

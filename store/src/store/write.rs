@@ -4,10 +4,16 @@ use serde_json::Value;
 
 use super::handle::Store;
 use crate::meta::status::Status;
-use crate::meta::types::{DeleteOutcome, Deletion, PatchType, Propagation, WriteOptions};
+use crate::meta::types::{
+    DeleteOutcome, Deletion, ListOptions, ObjectList, PatchType, Propagation, WriteOptions,
+};
 use crate::registry::present::present_owned;
 use crate::registry::registry::Registry;
 use crate::resource::info::ResourceInfo;
+
+/// The page size a deletecollection lists with when it asks no limit
+/// (`deleteCollectionPageSize` in `store.go`).
+const DELETE_COLLECTION_PAGE_SIZE: usize = 500;
 
 impl Store {
     /// Creates an object. `namespace` (or the object's own) must exist.
@@ -116,8 +122,87 @@ impl Store {
         })
     }
 
+    /// Deletes every object a list with `list` selects, each as a DELETE
+    /// with `how` (`Store.DeleteCollection` in `store.go`; one gone
+    /// meanwhile is skipped, another refusal ends it), and answers the
+    /// list of them as they were listed: with a limit, only the first page
+    /// is deleted and answered; without, pages of 500 are, answered as
+    /// the first page with all the items. A dry run answers the same and
+    /// deletes nothing.
+    pub fn delete_collection(
+        &self,
+        res: &ResourceInfo,
+        list: &ListOptions,
+        how: &Deletion,
+    ) -> Result<ObjectList, Status> {
+        let has_limit = list.limit.is_some_and(|l| l > 0);
+        let mut options = list.clone();
+        if !has_limit {
+            options.limit = Some(DELETE_COLLECTION_PAGE_SIZE);
+        }
+        let mut answer: Option<ObjectList> = None;
+        loop {
+            let page = self.list(res, &options)?;
+            for o in &page.items {
+                let name = o.pointer("/metadata/name").and_then(Value::as_str);
+                let namespace = o.pointer("/metadata/namespace").and_then(Value::as_str);
+                match self.delete_with(res, namespace, name.unwrap_or_default(), how.clone()) {
+                    Err(e) if e.code != 404 => return Err(e),
+                    _ => {}
+                }
+            }
+            if has_limit {
+                return Ok(page);
+            }
+            let next = page.continue_token.clone().filter(|c| !c.is_empty());
+            let all = match answer.take() {
+                None => page,
+                Some(mut all) => {
+                    all.items.extend(page.items);
+                    all
+                }
+            };
+            let Some(next) = next else {
+                return Ok(all);
+            };
+            answer = Some(all);
+            // The next pages read the latest state, at no resourceVersion.
+            options = ListOptions {
+                namespace: list.namespace.clone(),
+                label_selector: list.label_selector.clone(),
+                field_selector: list.field_selector.clone(),
+                limit: options.limit,
+                continue_token: Some(next),
+                ..ListOptions::default()
+            };
+        }
+    }
+
     /// A write of `name` that may create it: the object as a client reads
     /// it, and whether it was created.
+    /// The `autoscaling/v1` Scale of an object with replicas (a
+    /// Deployment, ReplicaSet, StatefulSet, ReplicationController or
+    /// custom resource with a scale subresource), after `write` when one
+    /// is given: the object's replicas are written through it, with its
+    /// checks and its managedFields as the real scale registries keep
+    /// them.
+    pub fn scale(
+        &self,
+        res: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        write: Option<crate::registry::scale::ScaleWrite<'_>>,
+        opts: &WriteOptions,
+    ) -> Result<Value, Status> {
+        let ns = res.namespace_of(namespace);
+        let object = {
+            let mut g = self.lock();
+            g.scale(res, ns, name, write, opts)?
+        };
+        let object = present_owned(res, object);
+        crate::registry::scale::scale_of(res, &object).map(|(scale, _)| scale)
+    }
+
     fn write_created(
         &self,
         res: &ResourceInfo,

@@ -130,3 +130,106 @@ fn pages_cover_namespaces_whose_names_share_a_prefix() {
     // y and the root CA.
     assert_eq!(first.remaining_item_count, Some(2));
 }
+
+/// The names of a page's items.
+fn names(list: &crate::meta::types::ObjectList) -> Vec<&str> {
+    list.items
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn a_full_page_with_selectors_continues_while_keys_remain() {
+    let s = store();
+    let r = cm_res(&s);
+    for name in ["a", "b", "c"] {
+        let mut o = cm(name);
+        o["metadata"]["labels"] = json!({"team": if name == "c" { "y" } else { "x" }});
+        s.create(&r, Some("default"), o, &opts("t")).unwrap();
+    }
+    let page = |selector: &str, limit: usize| {
+        s.list(
+            &r,
+            &ListOptions {
+                namespace: Some("default".into()),
+                label_selector: Some(selector.into()),
+                limit: Some(limit),
+                ..ListOptions::default()
+            },
+        )
+        .unwrap()
+    };
+    // b fills the page; c and the root CA remain, though neither matches.
+    let first = page("team=x", 2);
+    assert_eq!(names(&first), ["a", "b"]);
+    assert!(first.continue_token.is_some());
+    assert_eq!(first.remaining_item_count, None);
+    // A page not filled has no next one.
+    let all = page("team", 4);
+    assert_eq!(names(&all), ["a", "b", "c"]);
+    assert!(all.continue_token.is_none());
+}
+
+#[test]
+fn a_continue_token_is_read_before_the_resource_version() {
+    let s = store();
+    let r = cm_res(&s);
+    let list = |token: &str, rv: &str| {
+        s.list(
+            &r,
+            &ListOptions {
+                continue_token: Some(token.into()),
+                resource_version: Some(rv.into()),
+                ..ListOptions::default()
+            },
+        )
+        .unwrap_err()
+        .message
+    };
+    assert!(list("!", "5").starts_with("invalid continue token"));
+    let token = crate::store::paging::encode_continue(5, "a");
+    assert_eq!(
+        list(&token, "5"),
+        "specifying resource version is not allowed when using continue"
+    );
+    assert_eq!(
+        list("", "abc"),
+        "invalid resource version: resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax"
+    );
+}
+
+#[test]
+fn pods_are_selected_by_their_field_set() {
+    let s = store();
+    let pods = s.resource_for_plural("", "v1", "pods").unwrap();
+    for (name, spec) in [
+        ("a", json!({"nodeName": "node-1"})),
+        ("h", json!({"hostNetwork": true})),
+    ] {
+        let mut spec = spec;
+        spec["containers"] = json!([{"name": "c", "image": "nginx"}]);
+        spec["automountServiceAccountToken"] = json!(false);
+        let pod =
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec});
+        s.create(&pods, Some("default"), pod, &opts("t")).unwrap();
+    }
+    let select = |selector: &str| {
+        let list = s.list(
+            &pods,
+            &ListOptions {
+                field_selector: Some(selector.into()),
+                ..ListOptions::default()
+            },
+        );
+        list.map(|l| names(&l).join(",")).map_err(|e| e.message)
+    };
+    assert_eq!(select("spec.host=node-1"), Ok("a".into()));
+    assert_eq!(select("spec.hostNetwork=false"), Ok("a".into()));
+    assert_eq!(select("status.podIPs="), Ok("a,h".into()));
+    assert_eq!(select("status.podIPs=10.0.0.1"), Ok(String::new()));
+    assert_eq!(
+        select("spec.containers=c"),
+        Err("field label not supported: spec.containers".into())
+    );
+}

@@ -3,6 +3,7 @@
 mod conversion;
 mod crds;
 mod custom_resources;
+mod deleting;
 mod deletion;
 mod lists;
 mod objects;

@@ -58,12 +58,33 @@ fn events_are_one_set_of_objects_through_both_apis() {
     assert_eq!(as_events["deprecatedCount"], 1);
     assert_eq!(as_events["eventTime"], Value::Null);
     assert!(as_events.get("reportingInstance").is_none());
+    // What an event said cannot change through events.k8s.io/v1
+    // (`ValidateEventUpdate`), named by its core fields; through core/v1 it
+    // can.
+    let refused = s
+        .patch(
+            &events,
+            Some("default"),
+            "demo.2",
+            &PatchType::Merge,
+            br#"{"note":"updated twice","deprecatedCount":2}"#,
+            &opts("t"),
+        )
+        .unwrap_err();
+    assert_eq!(refused.code, 422);
+    assert!(
+        refused
+            .message
+            .contains("message: Invalid value: \"updated twice\": field is immutable"),
+        "{}",
+        refused.message
+    );
     s.patch(
-        &events,
+        &core,
         Some("default"),
         "demo.2",
         &PatchType::Merge,
-        br#"{"note":"updated twice","deprecatedCount":2}"#,
+        br#"{"message":"updated twice","count":2}"#,
         &opts("t"),
     )
     .unwrap();

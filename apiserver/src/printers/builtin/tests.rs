@@ -1,14 +1,18 @@
 use serde_json::{Value, json};
 
-use super::builtin;
 use super::cells::selector;
+use super::columns::declares;
+use super::core_v1::core;
+use super::others::other;
+use super::workloads::{apps, batch};
+use super::{builtin, default_table};
 use crate::printers::column::{Cell, human_duration};
 
 fn row(group: &str, kind: &str, o: &Value) -> Vec<(String, Value)> {
     builtin(group, kind)
         .expect("a printer")
         .into_iter()
-        .filter(|c| c.priority == 0 && !matches!(c.cell, Cell::Age))
+        .filter(|c| c.priority == 0 && !matches!(c.cell, Cell::Age | Cell::Name))
         .map(|c| {
             let value = match c.cell {
                 Cell::Print(print) => print(o),
@@ -101,4 +105,102 @@ fn durations_read_as_kubectl_prints_them() {
     for (seconds, shown) in cases {
         assert_eq!(human_duration(seconds), shown, "{seconds}s");
     }
+}
+
+/// Every built-in kind with a printer here, by group.
+const PRINTED: [(&str, &str); 36] = [
+    ("", "ComponentStatus"),
+    ("", "ConfigMap"),
+    ("", "Endpoints"),
+    ("", "Namespace"),
+    ("", "Node"),
+    ("", "PersistentVolume"),
+    ("", "PersistentVolumeClaim"),
+    ("", "Pod"),
+    ("", "PodTemplate"),
+    ("", "ReplicationController"),
+    ("", "ResourceQuota"),
+    ("", "Secret"),
+    ("", "Service"),
+    ("", "ServiceAccount"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+    ),
+    ("apiregistration.k8s.io", "APIService"),
+    ("apps", "ControllerRevision"),
+    ("apps", "DaemonSet"),
+    ("apps", "Deployment"),
+    ("apps", "ReplicaSet"),
+    ("apps", "StatefulSet"),
+    ("autoscaling", "HorizontalPodAutoscaler"),
+    ("batch", "CronJob"),
+    ("batch", "Job"),
+    ("certificates.k8s.io", "CertificateSigningRequest"),
+    ("coordination.k8s.io", "Lease"),
+    ("networking.k8s.io", "Ingress"),
+    ("networking.k8s.io", "IngressClass"),
+    ("networking.k8s.io", "NetworkPolicy"),
+    ("node.k8s.io", "RuntimeClass"),
+    ("policy", "PodDisruptionBudget"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ("rbac.authorization.k8s.io", "RoleBinding"),
+    ("scheduling.k8s.io", "PriorityClass"),
+    ("storage.k8s.io", "StorageClass"),
+];
+
+#[test]
+fn every_declared_column_has_its_cell_and_every_cell_its_column() {
+    for (group, kind) in PRINTED {
+        let cells = match group {
+            "" => core(kind),
+            "apps" => apps(kind),
+            "batch" => batch(kind),
+            _ => other(group, kind),
+        }
+        .unwrap_or_else(|| panic!("{group}/{kind} has cells"));
+        for (name, _) in &cells {
+            assert!(declares(kind, name), "{kind} declares {name}");
+        }
+        for column in builtin(group, kind).expect("declared") {
+            let computed = cells.iter().any(|(name, _)| *name == column.name)
+                || matches!(column.cell, Cell::Name | Cell::Age);
+            assert!(computed, "{kind}'s {} has a cell", column.name);
+            assert!(
+                !column.description.is_empty()
+                    || (kind, column.name.as_str()) == ("RuntimeClass", "Handler"),
+                "{kind}'s {} is described",
+                column.name
+            );
+        }
+    }
+    for (group, kind) in [("", "LimitRange"), ("rbac.authorization.k8s.io", "Role")] {
+        assert!(default_table(group, kind));
+        let columns = builtin(group, kind).expect("the default table");
+        let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["Name", "Created At"]);
+        assert_eq!(columns[1].kind, "date");
+    }
+}
+
+#[test]
+fn columns_are_described_as_the_real_server_describes_them() {
+    let pod = builtin("", "Pod").expect("a printer");
+    let ip = pod.iter().find(|c| c.name == "IP").expect("an IP column");
+    assert_eq!(ip.priority, 1);
+    assert!(ip.description.ends_with("Empty if not yet allocated."));
+    assert_eq!(pod[0].format, "name");
+    let deployment = builtin("apps", "Deployment").expect("a printer");
+    let available = deployment.iter().find(|c| c.name == "Available");
+    assert_eq!(available.map(|c| c.kind.as_str()), Some("string"));
+    let names: Vec<String> = builtin("", "ResourceQuota")
+        .expect("a printer")
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(names, ["Name", "Request", "Limit", "Age"]);
 }

@@ -20,6 +20,8 @@
 //!   (`to_version`). A CRD whose schemas change re-reads the stored
 //!   objects, pruned and defaulted by the new storage schema, as a real
 //!   server decodes them anew.
+//! - Selecting by fields: a version's `selectableFields` (`field_labels`,
+//!   `field_set`).
 //! - Every request to a deprecated version is warned about
 //!   ([`CustomSchemas::deprecation_warning`]).
 
@@ -33,6 +35,7 @@ use crate::machinery::objectmeta::{
     finalizer_warnings, validate_object_meta, validate_object_meta_update,
     validate_object_meta_with,
 };
+use crate::meta::selector::{FieldLabels, FieldSet, object_meta_fields};
 use crate::meta::status::Status;
 use crate::meta::types::{FieldValidation, WriteOptions};
 use crate::resource::custom::{CustomSchemas, Scale};
@@ -348,4 +351,33 @@ fn schema_errors(schema: &Schema, new: &Value, old: Option<&Value>, write: Write
         (Write::Create, _) | (_, None) => validate(schema, new),
         (Write::Update, Some(old)) => validate_update(schema, new, old),
     }
+}
+
+/// The labels a custom resource's `version` takes (the CRD handler's
+/// `ConvertFieldLabel`): its name, its namespace when it is namespaced, and
+/// the version's `selectableFields`; any other is `field label not
+/// supported`.
+pub(crate) fn field_labels(res: &ResourceInfo, custom: &CustomSchemas) -> FieldLabels {
+    let mut labels = vec!["metadata.name".to_string()];
+    if res.namespaced {
+        labels.push("metadata.namespace".into());
+    }
+    labels.extend(custom.selectable_fields(&res.version).iter().cloned());
+    FieldLabels::new(labels, false)
+}
+
+/// A custom resource's field set, read from the object in the version
+/// listed (`selectableFields` of the strategy's `GetAttrs`): its name and
+/// namespace, and each selectable field as Go's `fmt.Sprint` prints it
+/// (`3`, `true`), `""` when absent or null.
+pub(crate) fn field_set(res: &ResourceInfo, custom: &CustomSchemas, object: &Value) -> FieldSet {
+    let mut set = object_meta_fields(object);
+    for field in custom.selectable_fields(&res.version) {
+        let value = match object.pointer(&format!("/{}", field.replace('.', "/"))) {
+            None | Some(Value::Null) => String::new(),
+            Some(value) => go_print(value),
+        };
+        set.insert(field.clone(), value);
+    }
+    set
 }

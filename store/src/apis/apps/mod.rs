@@ -47,6 +47,26 @@ struct StatusRules {
     collisions: bool,
 }
 
+/// `ValidateReplicaSetStatus`, `ValidateReplicationControllerStatus`:
+/// `counts` never negative, none of the pods' counts above `replicas`, no
+/// more available than ready.
+pub(crate) fn validate_replica_status(
+    new: &Value,
+    old: &Value,
+    counts: &'static [&'static str],
+) -> ErrorList {
+    validate_status(
+        new,
+        old,
+        &StatusRules {
+            counts,
+            within_replicas: &["fullyLabeledReplicas", "readyReplicas", "availableReplicas"],
+            available_within_ready: Some("cannot be greater than readyReplicas"),
+            collisions: false,
+        },
+    )
+}
+
 /// The checks of a write to a workload's status.
 fn validate_status(new: &Value, old: &Value, rules: &StatusRules) -> ErrorList {
     let empty = json!({});
@@ -161,7 +181,7 @@ fn validate_replica_template(spec: &Value, path: &Path, kind: &str) -> ErrorList
 }
 
 /// A workload's pods restart always and have no active deadline.
-fn restarts_always(template: &Value, path: &Path, kind: &str) -> ErrorList {
+pub(crate) fn restarts_always(template: &Value, path: &Path, kind: &str) -> ErrorList {
     let mut errors = ErrorList::new();
     let spec = path.child("spec");
     let policy = template

@@ -22,22 +22,17 @@ pub(crate) static RULES: Rules = Rules {
 
 /// `ValidateReplicaSetStatusUpdate`.
 fn validate_status(new: &Value, old: &Value) -> ErrorList {
-    super::validate_status(
+    super::validate_replica_status(
         new,
         old,
-        &super::StatusRules {
-            counts: &[
-                "replicas",
-                "fullyLabeledReplicas",
-                "readyReplicas",
-                "availableReplicas",
-                "observedGeneration",
-                "terminatingReplicas",
-            ],
-            within_replicas: &["fullyLabeledReplicas", "readyReplicas", "availableReplicas"],
-            available_within_ready: Some("cannot be greater than readyReplicas"),
-            collisions: false,
-        },
+        &[
+            "replicas",
+            "fullyLabeledReplicas",
+            "readyReplicas",
+            "availableReplicas",
+            "observedGeneration",
+            "terminatingReplicas",
+        ],
     )
 }
 

@@ -6,14 +6,17 @@
 //!
 //! Events written through events.k8s.io/v1 are stored as these (see
 //! `apis/events.rs`) and take the same shape; their own checks
-//! (`ValidateEventCreate` for that version) are left out.
+//! (`ValidateEventCreate` for that version) are left out. The fields an
+//! Event is selected by are its `involvedObject`'s, its reason, source,
+//! reporting component and type.
 
 use serde_json::{Value, json};
 
-use crate::apis::strategy::Rules;
+use crate::apis::strategy::{Rules, Selectable};
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::names::{is_qualified_name, name_is_path_segment};
 use crate::machinery::object::text_at;
+use crate::meta::selector::{FieldSet, Refusal, object_meta_fields};
 
 pub(crate) static RULES: Rules = Rules {
     // Only the generic metadata checks apply, with path-segment names.
@@ -98,4 +101,67 @@ fn validate(obj: &Value) -> ErrorList {
         ));
     }
     errors
+}
+
+/// core/v1's Event labels (`AddFieldLabelConversionsForEvent` in
+/// `pkg/apis/core/v1/conversion.go`) and the Event's field set.
+pub(crate) static SELECTABLE: Selectable = Selectable {
+    labels: &[
+        ("involvedObject.kind", "involvedObject.kind"),
+        ("involvedObject.namespace", "involvedObject.namespace"),
+        ("involvedObject.name", "involvedObject.name"),
+        ("involvedObject.uid", "involvedObject.uid"),
+        ("involvedObject.apiVersion", "involvedObject.apiVersion"),
+        (
+            "involvedObject.resourceVersion",
+            "involvedObject.resourceVersion",
+        ),
+        ("involvedObject.fieldPath", "involvedObject.fieldPath"),
+        ("reason", "reason"),
+        ("reportingComponent", "reportingComponent"),
+        ("source", "source"),
+        ("type", "type"),
+        ("metadata.namespace", "metadata.namespace"),
+        ("metadata.name", "metadata.name"),
+    ],
+    refusal: Refusal::NotSupported,
+    fields,
+};
+
+/// An Event's field set (`ToSelectableFields` in
+/// `pkg/registry/core/event/strategy.go`), read from the stored core/v1
+/// Event: `source` is the source's component, or the reporting controller
+/// when that is empty. events.k8s.io/v1 lists select by it too, through
+/// their own labels (`apis/events.rs`).
+pub(crate) fn fields(event: &Value) -> FieldSet {
+    let mut set = object_meta_fields(event);
+    let text = |pointer: &str| text_at(event, pointer).to_string();
+    for field in [
+        "kind",
+        "namespace",
+        "name",
+        "uid",
+        "apiVersion",
+        "resourceVersion",
+        "fieldPath",
+    ] {
+        set.insert(
+            format!("involvedObject.{field}"),
+            text(&format!("/involvedObject/{field}")),
+        );
+    }
+    let source = match text_at(event, "/source/component") {
+        "" => text("/reportingComponent"),
+        component => component.to_string(),
+    };
+    set.extend([
+        ("reason".to_string(), text("/reason")),
+        (
+            "reportingComponent".to_string(),
+            text("/reportingComponent"),
+        ),
+        ("source".to_string(), source),
+        ("type".to_string(), text("/type")),
+    ]);
+    set
 }

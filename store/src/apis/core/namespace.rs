@@ -2,14 +2,17 @@
 //! `kubernetes.io/metadata.name` (`SetDefaults_Namespace`), starts
 //! `Active` with the `kubernetes` finalizer (`PrepareForCreate`), keeps
 //! its finalizers and status on update (`PrepareForUpdate`), and its
-//! finalizers are standard or qualified names (`ValidateNamespace`).
+//! finalizers are standard or qualified names (`ValidateNamespace`);
+//! namespaces are selected by name and phase.
 
 use serde_json::{Value, json};
 
 use super::finalizers::kube_finalizer_name;
-use crate::apis::strategy::{Rules, nothing_on_update};
+use crate::apis::strategy::{Rules, Selectable, nothing_on_update};
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::names::{is_qualified_name, name_is_dns_label};
+use crate::machinery::object::text_at;
+use crate::meta::selector::{Refusal, object_meta_fields};
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_label,
@@ -122,6 +125,27 @@ fn validate_status(new: &Value, _old: &Value) -> ErrorList {
         )],
     }
 }
+
+/// core/v1's Namespace labels (`AddFieldLabelConversionsForNamespace` in
+/// `pkg/apis/core/v1/conversion.go`: no `metadata.namespace`) and the
+/// Namespace's field set (`NamespaceToSelectableFields` in
+/// `pkg/registry/core/namespace/strategy.go`; its `name` field no label
+/// reaches).
+pub(crate) static SELECTABLE: Selectable = Selectable {
+    labels: &[
+        ("status.phase", "status.phase"),
+        ("metadata.name", "metadata.name"),
+    ],
+    refusal: Refusal::NotSupported,
+    fields: |namespace| {
+        let mut set = object_meta_fields(namespace);
+        set.insert(
+            "status.phase".into(),
+            text_at(namespace, "/status/phase").to_string(),
+        );
+        set
+    },
+};
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,8 @@
 //! (`validation.rs`; containers in `containers.rs`, their environment in
 //! `env.rs` and probes in `probes.rs`, scheduling directives in
 //! `scheduling.rs`, security contexts in `security.rs`), their warnings
-//! (`warnings.rs`), and what a new Pod gets besides (its status, and what
+//! (`warnings.rs`), the fields a Pod is selected by (`selectable.rs`), and
+//! what a new Pod gets besides (its status, and what
 //! the default admission plugins set: the service account's name, the
 //! not-ready and unreachable tolerations, the priority).
 
@@ -15,6 +16,7 @@ mod internal;
 mod probes;
 mod scheduling;
 mod security;
+mod selectable;
 mod validation;
 mod warnings;
 
@@ -23,6 +25,7 @@ use serde_json::{Value, json};
 pub(crate) use containers::{NEGATIVE, nonnegative};
 pub(crate) use defaults::{default_claim_spec, object_at, or_default, or_pointer, spec_of};
 pub(crate) use internal::go_internal_pod_spec;
+pub(crate) use selectable::SELECTABLE;
 pub(crate) use validation::{one_of, validate_pod_spec, validate_template};
 
 /// The warnings a write of the pod template at `pointer` in `obj` gets:
@@ -344,4 +347,28 @@ fn mount_service_account_token(spec: &mut serde_json::Map<String, Value>) {
     if let Some(volumes) = volumes.as_array_mut() {
         volumes.push(volume);
     }
+}
+
+/// The grace period a Pod is deleted with (its strategy's
+/// `CheckGracefulDelete`, `pkg/registry/core/pod/strategy.go`): the one
+/// asked, else its `terminationGracePeriodSeconds` (0 when unset); 0 when
+/// it is on no node or has ended; a negative one is 1 s.
+pub(crate) fn check_graceful_delete(pod: &Value, asked: Option<i64>) -> i64 {
+    let mut period = asked.unwrap_or_else(|| {
+        pod.pointer("/spec/terminationGracePeriodSeconds")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+    });
+    let bound = pod
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .is_some_and(|n| !n.is_empty());
+    let ended = matches!(
+        pod.pointer("/status/phase").and_then(Value::as_str),
+        Some("Succeeded" | "Failed")
+    );
+    if !bound || ended {
+        period = 0;
+    }
+    if period < 0 { 1 } else { period }
 }

@@ -3,16 +3,18 @@
 //! `data` and dropped (its conversion), `type` defaults to `Opaque`
 //! (`SetDefaults_Secret`), keys are ConfigMap keys, 1 MiB in all, the keys
 //! each type requires, and `type` and, once `immutable: true`, `data`
-//! never change (`ValidateSecret`, `ValidateSecretUpdate`).
+//! never change (`ValidateSecret`, `ValidateSecretUpdate`); secrets are
+//! selected by `type`.
 
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use crate::apis::strategy::Rules;
+use crate::apis::strategy::{Rules, Selectable};
 use crate::go::json::decode::{bytes_map_error, json_kind, string_map_error};
 use crate::go::json::syntax::syntax_error;
 use crate::machinery::field::{ErrorList, FieldError, Path, immutable};
 use crate::machinery::names::{config_map_key_errors, name_is_dns_subdomain};
+use crate::meta::selector::{Refusal, object_meta_fields};
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,
@@ -230,6 +232,27 @@ fn validate_update(new: &Value, old: &Value) -> ErrorList {
     errors.extend(validate(new));
     errors
 }
+
+/// core/v1's Secret labels (`AddFieldLabelConversionsForSecret` in
+/// `pkg/apis/core/v1/conversion.go`) and the Secret's field set
+/// (`SelectableFields` in `pkg/registry/core/secret/strategy.go`).
+pub(crate) static SELECTABLE: Selectable = Selectable {
+    labels: &[
+        ("type", "type"),
+        ("metadata.namespace", "metadata.namespace"),
+        ("metadata.name", "metadata.name"),
+    ],
+    refusal: Refusal::NotSupported,
+    fields: |secret| {
+        let mut set = object_meta_fields(secret);
+        let kind = secret
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        set.insert("type".into(), kind.to_string());
+        set
+    },
+};
 
 #[cfg(test)]
 mod tests {

@@ -47,5 +47,5 @@ pub(crate) fn is_service(res: &ResourceInfo) -> bool {
 pub(crate) use alloc::allocate;
 pub(crate) use allocator::{Held, Ranges, Taken};
 use defaults::default;
-pub(crate) use strategy::{prepare_create, prepare_update, warnings};
+pub(crate) use strategy::{SELECTABLE, prepare_create, prepare_update, warnings};
 use validation::{validate, validate_update};

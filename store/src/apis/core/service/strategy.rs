@@ -1,5 +1,6 @@
 //! What the Service strategy sets on a new Service and an update
-//! (`PrepareForCreate`, `PrepareForUpdate`), and the warnings a write gets.
+//! (`PrepareForCreate`, `PrepareForUpdate`), the warnings a write gets, and
+//! the fields a Service is selected by (its cluster IP and type).
 
 use serde_json::{Value, json};
 
@@ -7,6 +8,8 @@ use super::spec::{
     externally_accessible, is_headless, needs_cluster_ip_of_type, needs_health_check,
     node_ports_of_ports, spec_mut, spec_str,
 };
+use crate::apis::strategy::Selectable;
+use crate::meta::selector::{Refusal, object_meta_fields};
 
 /// `PrepareForCreate`: a new Service starts with an empty status.
 pub(crate) fn prepare_create(obj: &mut Value) {
@@ -122,3 +125,26 @@ pub(crate) fn warnings(obj: &Value) -> Vec<String> {
     }
     warnings
 }
+
+/// core/v1's Service labels (`AddFieldLabelConversionsForService` in
+/// `pkg/apis/core/v1/conversion.go`) and the Service's field set
+/// (`SelectableFields` in `pkg/registry/core/service/strategy.go`).
+pub(crate) static SELECTABLE: Selectable = Selectable {
+    labels: &[
+        ("metadata.namespace", "metadata.namespace"),
+        ("metadata.name", "metadata.name"),
+        ("spec.clusterIP", "spec.clusterIP"),
+        ("spec.type", "spec.type"),
+    ],
+    refusal: Refusal::NotSupported,
+    fields: |service| {
+        let mut set = object_meta_fields(service);
+        for field in ["clusterIP", "type"] {
+            set.insert(
+                format!("spec.{field}"),
+                spec_str(service, field).to_string(),
+            );
+        }
+        set
+    },
+};
