@@ -72,6 +72,8 @@ pub use machinery::objectmeta as metadata;
 /// Field selectors (the old path of `meta::selector`).
 pub use meta::selector;
 pub use meta::selector::{FieldLabels, FieldSelector, LabelSelector};
+/// Shard selectors (`shardSelector`, KEP-5866) and their hash.
+pub use meta::shard;
 pub use meta::status::Status;
 pub use meta::types::{
     DeleteOutcome, Deletion, EventType, FieldValidation, ListOptions, ObjectList, PatchType,

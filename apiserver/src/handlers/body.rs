@@ -42,6 +42,11 @@ pub(crate) fn list_metadata(builtin: bool, list: &ObjectList) -> Map<String, Val
         if let Some(n) = list.remaining_item_count {
             md.insert("remainingItemCount".into(), json!(n));
         }
+        // Only typed lists carry the shard selector applied (an
+        // unstructured list has no `SetShardInfo`).
+        if let Some(selector) = &list.shard_info {
+            md.insert("shardInfo".into(), json!({ "selector": selector }));
+        }
     }
     md
 }

@@ -68,6 +68,7 @@ impl Request<'_> {
             continue_token: query.get("continue").map(str::to_string),
             resource_version: query.get("resourceVersion").map(str::to_string),
             resource_version_match: query.get("resourceVersionMatch").map(str::to_string),
+            shard_selector: query.get("shardSelector").map(str::to_string),
         }
     }
 }

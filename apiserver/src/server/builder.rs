@@ -75,6 +75,18 @@ impl ApiServerBuilder {
         self
     }
 
+    /// Turns a feature gate on or off, as kube-apiserver's
+    /// `--feature-gates`; the one known is `ShardedListAndWatch` (alpha,
+    /// off by default: lists and watches honour `shardSelector`). Ignored
+    /// when [`ApiServerBuilder::store`] is given (its own config says).
+    pub fn feature_gate(mut self, name: &str, on: bool) -> Result<Self, String> {
+        match name {
+            "ShardedListAndWatch" => self.store_config.sharded_list_and_watch = on,
+            other => return Err(format!("unrecognized feature gate: {other}")),
+        }
+        Ok(self)
+    }
+
     /// Serve an existing store instead of a new one.
     #[must_use]
     pub fn store(mut self, store: Store) -> Self {

@@ -53,8 +53,13 @@ fn start() -> Servers {
         .enable_all()
         .build()
         .unwrap();
+    // Both servers with the alpha gate of sharded lists and watches on
+    // (the `seq-sharding` cases); nothing else changes with it.
+    let builder = rekon_apiserver::ApiServer::builder()
+        .feature_gate("ShardedListAndWatch", true)
+        .expect("a known gate");
     let server = runtime
-        .block_on(rekon_apiserver::ApiServer::builder().start())
+        .block_on(builder.start())
         .expect("the embedded server starts");
     let embedded = Client::new(&server.url(), None, None);
     let (real, cluster) = match rekon_envtest::assets() {
@@ -77,6 +82,7 @@ fn start() -> Servers {
                     ]
                     .map(String::from)
                     .to_vec(),
+                    apiserver_args: vec!["--feature-gates=ShardedListAndWatch=true".into()],
                     ..Default::default()
                 },
             )

@@ -125,8 +125,13 @@ pub(super) async fn run(global: &Global, args: &Args) -> anyhow::Result<ExitCode
         return run_real(global, args, &assets).await;
     }
     let stop = signals()?;
-    let server = rekon_apiserver::ApiServer::builder()
-        .port(args.port)
+    let mut builder = rekon_apiserver::ApiServer::builder().port(args.port);
+    for (gate, on) in args.server.gates()? {
+        builder = builder
+            .feature_gate(&gate, on)
+            .map_err(|why| anyhow::anyhow!("--feature-gates: {why}"))?;
+    }
+    let server = builder
         .start()
         .await
         .context("cannot start the API server")?;
@@ -238,7 +243,7 @@ async fn run_real(global: &Global, args: &Args, assets: &Path) -> anyhow::Result
     }
     let stop = signals()?;
     let (crds, objects) = read_manifests(args)?;
-    let real = Real::start(assets).await?;
+    let real = Real::start_with(assets, &args.server.gates()?).await?;
     let client = real.client("dev").await?;
     let direct = Direct::new(client.clone());
     for (path, document) in &crds {

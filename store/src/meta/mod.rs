@@ -5,5 +5,6 @@
 
 pub(crate) mod decode;
 pub mod selector;
+pub mod shard;
 pub(crate) mod status;
 pub(crate) mod types;

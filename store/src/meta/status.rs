@@ -263,6 +263,17 @@ impl Status {
         Status::new(410, "Expired", message)
     }
 
+    /// A 500 without a reason: an error the storage returns that is not a
+    /// Status (`ErrorToAPIStatus` of a plain error).
+    pub fn unknown(message: impl Into<String>) -> Status {
+        Status {
+            code: 500,
+            reason: String::new(),
+            message: message.into(),
+            details: None,
+        }
+    }
+
     /// 500 InternalError.
     pub fn internal(message: impl Into<String>) -> Status {
         // `NewInternalError`: the error is the one cause too.

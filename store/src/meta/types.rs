@@ -19,6 +19,9 @@ pub struct StoreConfig {
     /// The range Services' node ports come from, both ends included
     /// (`--service-node-port-range`, `30000-32767`).
     pub service_node_port_range: (u16, u16),
+    /// The `ShardedListAndWatch` feature gate (alpha, off by default as in
+    /// kube-apiserver 1.36): lists and watches honour `shardSelector`.
+    pub sharded_list_and_watch: bool,
 }
 
 impl Default for StoreConfig {
@@ -27,6 +30,7 @@ impl Default for StoreConfig {
             history_limit: 10_000,
             service_cluster_ip_range: "10.0.0.0/24".to_string(),
             service_node_port_range: (30000, 32767),
+            sharded_list_and_watch: false,
         }
     }
 }
@@ -43,6 +47,14 @@ impl StoreConfig {
     #[must_use]
     pub fn service_cluster_ip_range(mut self, cidr: impl Into<String>) -> Self {
         self.service_cluster_ip_range = cidr.into();
+        self
+    }
+
+    /// Sets [`StoreConfig::sharded_list_and_watch`] (the
+    /// `ShardedListAndWatch` feature gate).
+    #[must_use]
+    pub fn sharded_list_and_watch(mut self, on: bool) -> Self {
+        self.sharded_list_and_watch = on;
         self
     }
 
@@ -129,6 +141,10 @@ pub struct ListOptions {
     /// `resourceVersionMatch`: `Exact` reads at `resource_version` (a
     /// version older than the history kept is 410 Expired).
     pub resource_version_match: Option<String>,
+    /// `shardSelector` (with the `ShardedListAndWatch` gate on): only the
+    /// objects whose uid or namespace hashes into its ranges
+    /// ([`crate::meta::shard`]).
+    pub shard_selector: Option<String>,
 }
 
 /// One page of a list.
@@ -142,6 +158,8 @@ pub struct ObjectList {
     pub continue_token: Option<String>,
     /// How many objects remain after this page (only without selectors).
     pub remaining_item_count: Option<u64>,
+    /// The shard selector applied, as the list's `shardInfo` echoes it.
+    pub shard_info: Option<String>,
 }
 
 /// Options of a write.

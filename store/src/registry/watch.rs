@@ -27,6 +27,8 @@ pub(crate) struct Subscription {
     pub(crate) namespace: Option<String>,
     pub(crate) labels: LabelSelector,
     pub(crate) fields: FieldSelector,
+    /// The watch's `shardSelector`, when the gate honours one.
+    pub(crate) shard: Option<crate::meta::shard::ShardSelector>,
     pub(crate) min_rv: u64,
     pub(crate) sink: WatchSink,
 }
@@ -46,6 +48,7 @@ impl Subscription {
                 None => true,
             };
             ns_ok
+                && self.shard.as_ref().is_none_or(|s| s.matches(seen))
                 && self.labels.matches(seen)
                 && (self.fields.is_empty() || self.fields.matches(&field_set(&self.res, o, seen)))
         };

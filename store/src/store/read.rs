@@ -59,6 +59,25 @@ impl Store {
         self.get(res, namespace, name)
     }
 
+    /// The shard selector of a list or watch, when the
+    /// `ShardedListAndWatch` gate is on and one is given (an empty one is
+    /// none); one that does not parse is the error the real storage
+    /// returns, which its handler answers as a 500.
+    pub(crate) fn shard_selector(
+        &self,
+        opts: &ListOptions,
+    ) -> Result<Option<crate::meta::shard::ShardSelector>, Status> {
+        let Some(text) = opts.shard_selector.as_deref().filter(|s| !s.is_empty()) else {
+            return Ok(None);
+        };
+        if !self.lock().config.sharded_list_and_watch {
+            return Ok(None);
+        }
+        crate::meta::shard::ShardSelector::parse(text)
+            .map(Some)
+            .map_err(|why| Status::unknown(format!("invalid shard selector: {why}")))
+    }
+
     /// Lists objects, newest state, sorted by namespace then name: those
     /// the selectors match, a page at a time when `opts.limit` asks for one.
     ///
@@ -75,6 +94,7 @@ impl Store {
             opts.field_selector.as_deref().unwrap_or(""),
             &field_labels(res),
         )?;
+        let shard = self.shard_selector(opts)?;
         let rv = opts.resource_version.as_deref().unwrap_or("");
         let token = opts.continue_token.as_deref().filter(|t| !t.is_empty());
         let continued = token.map(decode_continue).transpose()?;
@@ -134,11 +154,16 @@ impl Store {
         let mut page: Vec<Value> = Vec::new();
         let mut last: Option<&ObjKey> = None;
         let mut more = 0u64;
+        // Every key read from the start, matching or not: etcd's count,
+        // which a shard selector (not a selector to the count) leaves as
+        // it is.
+        let mut scanned = 0u64;
         if let Some(m) = g.objects.get(&res.key()) {
             for (k, o) in m.range((Bound::Included(lower), Bound::Unbounded)) {
                 if ns_filter.is_some_and(|ns| ns != k.0) {
                     break;
                 }
+                scanned += 1;
                 if page.len() >= limit {
                     // The page is full and keys remain, matching or not:
                     // a next page. Without selectors, every key left
@@ -150,7 +175,8 @@ impl Store {
                     continue;
                 }
                 let seen = try_view(res, o)?;
-                if labels.matches(&seen)
+                if shard.as_ref().is_none_or(|s| s.matches(&seen))
+                    && labels.matches(&seen)
                     && (fields.is_empty() || fields.matches(&field_set(res, o, &seen)))
                 {
                     page.push(arrange(res, &seen));
@@ -164,7 +190,10 @@ impl Store {
                     list_rv,
                     &list_key(&k.0, &k.1, across_namespaces),
                 )),
-                count_rest.then_some(more),
+                count_rest.then_some(match &shard {
+                    Some(_) => scanned.saturating_sub(limit as u64),
+                    None => more,
+                }),
             ),
             _ => (None, None),
         };
@@ -173,6 +202,7 @@ impl Store {
             resource_version: list_rv.to_string(),
             continue_token,
             remaining_item_count: remaining,
+            shard_info: shard.map(|s| s.text()),
         })
     }
 }

@@ -35,6 +35,7 @@ impl Store {
             opts.field_selector.as_deref().unwrap_or(""),
             &field_labels(res),
         )?;
+        let shard = self.shard_selector(opts)?;
         let mut g = self.lock();
         let namespace = if res.namespaced {
             opts.namespace.clone()
@@ -49,6 +50,7 @@ impl Store {
             namespace,
             labels,
             fields,
+            shard,
             min_rv: 0,
             sink,
         };

@@ -9,6 +9,7 @@ mod lists;
 mod objects;
 mod patches;
 mod resources;
+mod sharding;
 mod watches;
 
 use serde_json::{Value, json};

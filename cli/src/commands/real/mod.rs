@@ -36,9 +36,32 @@ pub(super) struct ServerArgs {
     /// Use the in-memory API server even when KUBEBUILDER_ASSETS is set.
     #[arg(long, conflicts_with = "kube_assets")]
     embedded: bool,
+    /// The API server's feature gates, as kube-apiserver takes them
+    /// (`ShardedListAndWatch=true`): the in-memory server knows
+    /// `ShardedListAndWatch` (sharded lists and watches, KEP-5866); a real
+    /// one is started with them.
+    #[arg(long, value_name = "NAME=BOOL,...")]
+    pub(super) feature_gates: Option<String>,
 }
 
 impl ServerArgs {
+    /// The feature gates asked for, each with whether it is on.
+    pub(super) fn gates(&self) -> anyhow::Result<Vec<(String, bool)>> {
+        let Some(text) = self.feature_gates.as_deref() else {
+            return Ok(Vec::new());
+        };
+        text.split(',')
+            .filter(|g| !g.trim().is_empty())
+            .map(|gate| {
+                let (name, on) = gate.split_once('=').unwrap_or((gate, "true"));
+                let on = on.trim().parse::<bool>().map_err(|_| {
+                    anyhow::anyhow!("--feature-gates {gate:?}: a gate is NAME=true or NAME=false")
+                })?;
+                Ok((name.trim().to_string(), on))
+            })
+            .collect()
+    }
+
     /// The folder of the binaries in real mode; `None` for the in-memory
     /// server.
     pub(super) fn assets(&self) -> Option<PathBuf> {
@@ -67,11 +90,24 @@ impl Real {
     /// Starts the binaries in `assets` and waits until the API server is
     /// ready.
     pub(super) async fn start(assets: &Path) -> anyhow::Result<Real> {
+        Real::start_with(assets, &[]).await
+    }
+
+    /// [`Real::start`] with these feature gates (`--feature-gates`).
+    pub(super) async fn start_with(
+        assets: &Path,
+        gates: &[(String, bool)],
+    ) -> anyhow::Result<Real> {
         let started = Instant::now();
         let folder = assets.to_path_buf();
-        let cluster = tokio::task::spawn_blocking(move || {
-            RealCluster::start(&folder, &rekon_envtest::Options::default())
-        })
+        let mut options = rekon_envtest::Options::default();
+        if !gates.is_empty() {
+            let gates: Vec<String> = gates.iter().map(|(n, on)| format!("{n}={on}")).collect();
+            options
+                .apiserver_args
+                .push(format!("--feature-gates={}", gates.join(",")));
+        }
+        let cluster = tokio::task::spawn_blocking(move || RealCluster::start(&folder, &options))
         .await
         .context("starting the real API server")?
         .with_context(|| {
