@@ -12,12 +12,20 @@ use crate::respond::Query;
 /// Whether the request is a dry run (`dryRun=All`), or the 422 for
 /// another value.
 pub(crate) fn dry_run(method: &Method, query: &Query) -> Result<bool, Status> {
-    let Some(v) = query.get("dryRun") else {
+    // Every value the query gives (`ValidateDryRun`: all must be `All`).
+    let values: Vec<&str> = query
+        .0
+        .iter()
+        .filter(|(k, _)| k == "dryRun")
+        .map(|(_, v)| v.as_str())
+        .collect();
+    if values.is_empty() {
         return Ok(false);
-    };
-    if v == "All" {
+    }
+    if values.iter().all(|v| *v == "All") {
         return Ok(true);
     }
+    let shown: Vec<String> = values.iter().map(|v| format!("\"{v}\"")).collect();
     let kind = match method.as_str() {
         "POST" => "CreateOptions",
         "PUT" => "UpdateOptions",
@@ -30,7 +38,10 @@ pub(crate) fn dry_run(method: &Method, query: &Query) -> Result<bool, Status> {
         &[(
             "dryRun",
             "FieldValueNotSupported",
-            &format!("Unsupported value: [\"{v}\"]: supported values: \"All\""),
+            &format!(
+                "Unsupported value: [{}]: supported values: \"All\"",
+                shown.join(",")
+            ),
         )],
     ))
 }

@@ -69,6 +69,34 @@ fn cell(c: &Column, o: &Value) -> Value {
     }
 }
 
+/// An object's metadata as its internal version has it, which rows are
+/// built from: a DaemonSet's template generation annotation is a field
+/// there (`Convert_v1_DaemonSet_To_apps_DaemonSet` takes it out).
+fn internal_meta(o: &Value) -> std::borrow::Cow<'_, Value> {
+    const GENERATION: &str = "deprecated.daemonset.template.generation";
+    let daemon_set = o["kind"] == "DaemonSet" && o["apiVersion"] == "apps/v1";
+    if !daemon_set
+        || o.pointer("/metadata/annotations")
+            .and_then(|a| a.get(GENERATION))
+            .is_none()
+    {
+        return std::borrow::Cow::Borrowed(o);
+    }
+    let mut o = o.clone();
+    if let Some(annotations) = o
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
+        annotations.remove(GENERATION);
+        if annotations.is_empty()
+            && let Some(md) = o.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            md.remove("annotations");
+        }
+    }
+    std::borrow::Cow::Owned(o)
+}
+
 /// The metadata-only view of an object (`meta.k8s.io/v1` PartialObjectMetadata).
 pub(crate) fn partial(o: &Value) -> Value {
     partial_in(o, "v1")
@@ -164,7 +192,7 @@ pub(crate) fn table(
         .map(|o| {
             let object = match options.include {
                 IncludeObject::None => Value::Null,
-                IncludeObject::Metadata => partial_in(o, options.version),
+                IncludeObject::Metadata => partial_in(&internal_meta(o), options.version),
                 IncludeObject::Object => o.clone(),
             };
             json!({"cells": cols.iter().map(|c| cell(c, o)).collect::<Vec<_>>(), "object": object})

@@ -85,48 +85,6 @@ pub(crate) fn versioned(res: &ResourceInfo, obj: &mut Value) {
     }
 }
 
-/// A built-in object in `api_version`, when its kind is served in more
-/// than one version of one storage and `o` is in another: an autoscaler
-/// between autoscaling/v1 and v2. `None`: nothing to convert.
-pub(crate) fn convert(res: &ResourceInfo, o: &Value, api_version: &str) -> Option<Value> {
-    match (res.group.as_str(), res.kind.as_str()) {
-        ("autoscaling", "HorizontalPodAutoscaler") if res.custom.is_none() => {
-            autoscaling::conversion::convert(o, api_version)
-        }
-        _ => None,
-    }
-}
-
-/// The version a built-in kind served in several versions is stored in.
-pub(crate) fn storage_version(res: &ResourceInfo) -> Option<&'static str> {
-    match (res.group.as_str(), res.kind.as_str()) {
-        ("autoscaling", "HorizontalPodAutoscaler") if res.custom.is_none() => {
-            Some(autoscaling::conversion::STORAGE)
-        }
-        _ => None,
-    }
-}
-
-/// A null value in a string map of a built-in kind (a ConfigMap's data,
-/// any object's labels and annotations) read into its Go type: `""`, as
-/// the real server stores an applied `y: null`.
-pub(crate) fn typed_nulls(res: &ResourceInfo, obj: &mut Value) {
-    if res.custom.is_some() {
-        return;
-    }
-    let mut maps = vec!["/metadata/labels", "/metadata/annotations"];
-    if res.group.is_empty() && res.kind == "ConfigMap" {
-        maps.push("/data");
-    }
-    for pointer in maps {
-        if let Some(map) = obj.pointer_mut(pointer).and_then(Value::as_object_mut) {
-            for value in map.values_mut().filter(|v| v.is_null()) {
-                *value = Value::String(String::new());
-            }
-        }
-    }
-}
-
 /// Whether the generation of `new` replacing `old` moves for a reason of
 /// its kind's own, beside a change of its spec (a Deployment's strategy
 /// also counts its annotations, which can carry rollout settings).
@@ -183,23 +141,6 @@ pub(crate) fn prepare_update(res: &ResourceInfo, new: &mut Value, old: &Value) {
         ("", "PersistentVolumeClaim") => core::persistentvolumeclaim::prepare_update(new, old),
         _ => {}
     }
-}
-
-/// Whether an update of a missing object of `res`'s kind creates it (the
-/// strategies whose `AllowCreateOnUpdate` is true).
-pub(crate) fn allow_create_on_update(res: &ResourceInfo) -> bool {
-    res.custom.is_none()
-        && matches!(
-            (res.group.as_str(), res.kind.as_str()),
-            ("coordination.k8s.io", "Lease" | "LeaseCandidate")
-                | ("", "Endpoints" | "Event" | "LimitRange" | "Service")
-                | ("events.k8s.io", "Event")
-                | ("node.k8s.io", "RuntimeClass")
-                | (
-                    "rbac.authorization.k8s.io",
-                    "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding"
-                )
-        )
 }
 
 /// Fills the defaults of `res`'s kind in `obj`.

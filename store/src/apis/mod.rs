@@ -7,7 +7,9 @@
 //! fields each built-in kind declares; [`events`] the events.k8s.io view
 //! of core Events; [`reviews`] the kinds answered without being stored;
 //! [`deletion`] what each kind's strategy says of its deletion;
-//! [`selectors`] the field selectors each resource takes.
+//! [`selectors`] the field selectors each resource takes; [`updates`]
+//! which kinds an update may create or write unconditionally;
+//! [`versions`] the kinds served in two versions of one storage.
 //!
 //! [`Rules`]: strategy::Rules
 
@@ -30,3 +32,5 @@ pub(crate) mod reviews;
 pub(crate) mod selectors;
 pub(crate) mod shape;
 pub(crate) mod strategy;
+pub(crate) mod updates;
+pub(crate) mod versions;

@@ -224,6 +224,7 @@ impl Node {
                         map.insert(name.clone(), zero.clone());
                     }
                 }
+                drop_omitted(ty, map);
                 for (name, value) in map.iter_mut() {
                     if let Some(node) = ty.fields.get(name) {
                         node.fill_zeros(value);
@@ -239,6 +240,23 @@ impl Node {
             _ => {}
         }
     }
+}
+
+/// Drops the empty maps and lists of `map` (a struct of type `ty`) that Go
+/// omits (`omitempty`: not among the zeros it writes).
+fn drop_omitted(ty: &Type, map: &mut serde_json::Map<String, Value>) {
+    map.retain(|name, value| {
+        let empty = match value {
+            Value::Object(m) => m.is_empty(),
+            Value::Array(a) => a.is_empty(),
+            _ => false,
+        };
+        let collection = matches!(
+            ty.fields.get(name),
+            Some(Node::Map { .. } | Node::List { .. })
+        );
+        name == "metadata" || !(empty && collection && !ty.zeros.iter().any(|(n, _)| n == name))
+    });
 }
 
 /// An object of a built-in kind as the real server encodes it once
@@ -265,6 +283,7 @@ pub(crate) fn encoded(object: &mut Value) {
             node.fill_zeros(value);
         }
     }
+    drop_omitted(ty, map);
 }
 
 /// The type of the built-in kind `group/version/kind`, if it is one.

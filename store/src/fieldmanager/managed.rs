@@ -121,7 +121,10 @@ pub(crate) fn ownable(res: &ResourceInfo, o: &Value, subresource: Option<&str>) 
     for (key, value) in o.as_object().into_iter().flatten() {
         let is_status = key == "status";
         let kept = if subresource == Some("status") {
-            is_status
+            // A status write of a built-in kind owns the metadata it
+            // changes too (its strategy resets only the spec); a custom
+            // resource's keeps its metadata as it was.
+            is_status || (key == "metadata" && res.custom.is_none())
         } else {
             !(res.status_subresource && is_status) && key != "apiVersion" && key != "kind"
         };

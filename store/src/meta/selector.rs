@@ -255,6 +255,15 @@ impl FieldSelector {
         })
     }
 
+    /// The name an `=` (or `==`) term on `metadata.name` requires, if any
+    /// (`RequiresExactMatch`): the storage then reads that one key.
+    pub fn exact_name(&self) -> Option<&str> {
+        self.terms
+            .iter()
+            .find(|t| t.equals && t.field == "metadata.name")
+            .map(|t| t.value.as_str())
+    }
+
     /// Whether the selector has no term.
     pub fn is_empty(&self) -> bool {
         self.terms.is_empty()

@@ -16,6 +16,7 @@ pub(crate) fn allocate(
     res: &ResourceInfo,
     obj: &mut Value,
     old: Option<&Value>,
+    dry_run: bool,
 ) -> Result<(), Status> {
     if !is_service(res) {
         return Ok(());
@@ -34,5 +35,5 @@ pub(crate) fn allocate(
         &store.config.service_cluster_ip_range,
         store.config.service_node_port_range,
     );
-    crate::apis::core::service::allocate(obj, old, &Taken::besides(held, old), &ranges)
+    crate::apis::core::service::allocate(obj, old, &Taken::besides(held, old), &ranges, dry_run)
 }

@@ -136,7 +136,7 @@ impl Registry {
         let mut merged =
             merge::merge(Some(live), Some(&applied), ty).unwrap_or_else(|| live.clone());
         // What the merge gives is read into the kind's Go type.
-        crate::apis::builtin::typed_nulls(res, &mut merged);
+        crate::apis::versions::typed_nulls(res, &mut merged);
         // What this manager applied last time and no longer does, owned by
         // nobody else, goes away.
         let last: FieldSet = entries

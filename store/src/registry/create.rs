@@ -107,7 +107,7 @@ impl Registry {
             track_update(res, None, &mut obj, &manager, None);
         }
         prepare_create(res, &mut obj);
-        allocate(self, res, &mut obj, None)?;
+        allocate(self, res, &mut obj, None, opts.dry_run)?;
         if !opts.skip_validation {
             validate_create(res, &obj)?;
             for warning in warnings(res, &obj, None) {

@@ -25,6 +25,7 @@ pub(crate) mod gc;
 pub(crate) mod graceful;
 pub(crate) mod namespaces;
 pub(crate) mod patch;
+pub(crate) mod preconditions;
 pub(crate) mod present;
 #[allow(clippy::module_inception)]
 pub(crate) mod registry;

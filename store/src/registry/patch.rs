@@ -145,11 +145,11 @@ impl Registry {
             .ok_or_else(|| Status::not_found(res, name))?;
         let existing = view(res, &stored);
         let mut doc = patched(&existing, ptype, body, res)?;
-        if let Some(rv) = meta(&doc, "resourceVersion")
-            && Some(&rv) != meta(&existing, "resourceVersion").as_ref()
-        {
-            return Err(Status::conflict(res, name));
-        }
+        // The patched object's resourceVersion is the update's precondition
+        // (the stored one, unless the patch changed it).
+        let version =
+            super::preconditions::object_version(meta(&doc, "resourceVersion").as_deref())?;
+        super::preconditions::precondition(res, name, version, &existing)?;
         if meta(&doc, "name").as_deref() != Some(name) {
             return Err(Status::bad_request(format!(
                 "the name of the object ({}) does not match the name on the URL ({name})",

@@ -128,7 +128,11 @@ pub(crate) fn scale_of(res: &ResourceInfo, object: &Value) -> Result<(Value, boo
         "kind": "Scale",
         "apiVersion": SCALE_VERSION,
         "metadata": metadata,
-        "spec": {"replicas": spec.unwrap_or(0)},
+        // `ScaleSpec.Replicas` is omitted at zero (`omitempty`).
+        "spec": match spec.unwrap_or(0) {
+            0 => json!({}),
+            n => json!({"replicas": n}),
+        },
         "status": status_out,
     });
     Ok((scale, spec.is_some()))
@@ -288,7 +292,11 @@ impl Registry {
                 e.fields.remove(&replicas_path);
             }
             entries.retain(|e| !e.fields.is_empty() && identity(e) != identity(&me));
-            entries.push(me);
+            // Zero replicas are no field of the Scale (omitted): nobody
+            // owns them.
+            if replicas != 0 {
+                entries.push(me);
+            }
         }
         if !found && replicas == UNSET {
             return Err(Status::bad_request(format!(

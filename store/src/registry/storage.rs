@@ -7,8 +7,8 @@
 use serde_json::Value;
 
 use super::conversion::conversion_failed;
-use crate::apis::builtin;
 use crate::apis::events::event_view;
+use crate::apis::versions;
 use crate::fieldmanager::builtin::encoded;
 use crate::go::json::decode::go_numbers;
 use crate::meta::status::Status;
@@ -38,7 +38,7 @@ pub(crate) fn try_view<'a>(
     if res.is_events_api() {
         return Ok(std::borrow::Cow::Owned(event_view(o)));
     }
-    if let Some(converted) = builtin::convert(res, o, &res.api_version()) {
+    if let Some(converted) = versions::convert(res, o, &res.api_version()) {
         return Ok(std::borrow::Cow::Owned(converted));
     }
     if o.get("apiVersion")
@@ -104,13 +104,13 @@ pub(crate) fn stored(res: &ResourceInfo, mut o: Value) -> Value {
         // Stored as Go writes what it decoded: `2.0` is `2`.
         go_numbers(&mut o);
     }
-    if let Some(storage) = builtin::storage_version(res) {
+    if let Some(storage) = versions::storage_version(res) {
         if o.get("apiVersion").is_none()
             && let Some(m) = o.as_object_mut()
         {
             m.insert("apiVersion".into(), Value::String(res.api_version()));
         }
-        let mut o = builtin::convert(res, &o, storage).unwrap_or(o);
+        let mut o = versions::convert(res, &o, storage).unwrap_or(o);
         encoded(&mut o);
         return o;
     }

@@ -4,14 +4,16 @@
 use serde_json::{Map, Value, json};
 
 use super::allocate::allocate;
+use super::preconditions::{object_version, precondition, status_write_keeps};
 use super::registry::Registry;
 use super::storage::{check_stored, omit_empty_metadata, view};
 use crate::apis::apiextensions::customresource::Write;
 use crate::apis::apiextensions::customresourcedefinition::{self, is_crd};
 use crate::apis::builtin::{
-    allow_create_on_update, decode, default, generation_also_moves, prepare_update,
-    validate_generic, validate_update, warnings,
+    decode, default, generation_also_moves, prepare_update, validate_generic, validate_update,
+    warnings,
 };
+use crate::apis::updates::allow_create_on_update;
 use crate::fieldmanager::managed::{ManagedEntry, track_update, write_managed};
 use crate::machinery::field::{FieldError, Path};
 use crate::machinery::object::{finalizers, is_deleting, meta, meta_mut};
@@ -37,32 +39,22 @@ impl Registry {
             )));
         }
         let ns = self.resolve_ns(res, namespace, &obj, name)?;
-        let given = meta(&obj, "resourceVersion").filter(|s| !s.is_empty());
+        let given = meta(&obj, "resourceVersion");
+        // Read first, whether the object exists or not (`ObjectResourceVersion`).
+        let version = object_version(given.as_deref())?;
         let stored = self.find_shared(res, &ns, name);
         let Some(existing) = stored.as_deref().map(|o| view(res, o)) else {
             // Some kinds are created by an update of a missing object
-            // (`AllowCreateOnUpdate`), when it names no version.
-            if given.is_none() && opts.subresource.is_none() && allow_create_on_update(res) {
+            // (`AllowCreateOnUpdate`), whatever version it names.
+            if opts.subresource.is_none() && allow_create_on_update(res) {
                 if let Some(md) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
                     md.insert("name".into(), json!(name));
+                    md.remove("resourceVersion");
                 }
                 return self.create(res, Some(ns.as_str()).filter(|n| !n.is_empty()), obj, opts);
             }
             return Err(Status::not_found(res, name));
         };
-        if given.is_none() && res.custom.is_some() {
-            // Custom resources allow no unconditional update.
-            return Err(Status::from_field_errors(
-                &res.group,
-                &res.plural,
-                name,
-                &[FieldError::invalid(
-                    &Path::new(["metadata", "resourceVersion"]),
-                    0i64,
-                    "must be specified for an update",
-                )],
-            ));
-        }
         // The uid the body names is the storage's precondition.
         let sent_uid = meta(&obj, "uid").filter(|u| !u.is_empty());
         let stored_uid = meta(&existing, "uid").unwrap_or_default();
@@ -77,16 +69,7 @@ impl Registry {
                 &stored_uid,
             ));
         }
-        if let Some(rv) = given {
-            if rv.parse::<u64>().is_err() {
-                return Err(Status::internal(format!(
-                    "strconv.ParseUint: parsing \"{rv}\": invalid syntax"
-                )));
-            }
-            if Some(rv) != meta(&existing, "resourceVersion") {
-                return Err(Status::conflict(res, name));
-            }
-        }
+        precondition(res, name, version, &existing)?;
         self.update(res, &existing, obj, opts, None)
     }
 
@@ -144,6 +127,24 @@ impl Registry {
             .is_some_and(|a| a.is_empty());
         let mut new = if subresource == Some("status") {
             let mut n = existing.clone();
+            // A built-in kind's status strategy puts back only the spec
+            // (and, by kind, some metadata): the write's labels,
+            // annotations, finalizers and owners stay. A custom resource's
+            // takes nothing but the status.
+            if res.custom.is_none() {
+                for key in status_write_keeps(res) {
+                    let sent = incoming.pointer(&format!("/metadata/{key}")).cloned();
+                    let md = meta_mut(&mut n);
+                    match sent {
+                        Some(value) => {
+                            md.insert(key.to_string(), value);
+                        }
+                        None => {
+                            md.remove(*key);
+                        }
+                    }
+                }
+            }
             if let Some(m) = n.as_object_mut() {
                 let mut incoming = incoming;
                 match incoming.as_object_mut().and_then(|i| i.remove("status")) {
@@ -227,7 +228,6 @@ impl Registry {
         }
         if subresource.is_none() {
             prepare_update(res, &mut new, existing);
-            allocate(self, res, &mut new, Some(existing))?;
         }
         immutable_deletion(res, &name, &new, existing)?;
         if is_deleting(existing) {
@@ -268,11 +268,19 @@ impl Registry {
                 track_update(res, Some(existing), &mut new, &manager, tracked_as);
             }
         }
+        // The Service allocators run after the field manager
+        // (`BeginUpdate`): what they allocate is nobody's.
+        if subresource.is_none() {
+            allocate(self, res, &mut new, Some(existing), opts.dry_run)?;
+        }
         omit_empty_metadata(&mut new);
         if same_object(&new, existing) {
             return Ok(existing.clone());
         }
+        // A status write never moves the generation (only the main
+        // strategy's PrepareForUpdate does).
         if res.has_generation()
+            && subresource.is_none()
             && (spec_differs(&new, existing) || generation_also_moves(res, &new, existing))
         {
             let g = existing

@@ -184,8 +184,12 @@ impl Store {
                 }
             }
         }
+        // A field selector naming one object in one namespace (or of a
+        // cluster-scoped kind) reads that one key (`MatchesSingle`): no
+        // next page.
+        let single = fields.exact_name().is_some() && (!res.namespaced || ns_filter.is_some());
         let (continue_token, remaining) = match last {
-            Some(k) if more > 0 => (
+            Some(k) if more > 0 && !single => (
                 Some(encode_continue(
                     list_rv,
                     &list_key(&k.0, &k.1, across_namespaces),

@@ -28,7 +28,7 @@ pub(crate) static RULES: Rules = Rules {
     default,
     validate,
     validate_update,
-    validate_status: None,
+    validate_status: Some(super::job_status::validate_status),
 };
 
 const LEGACY_UID: &str = "controller-uid";
@@ -49,6 +49,12 @@ fn default(job: &mut Value) {
     }
     if created {
         copy_template_labels(map);
+    }
+    // The counts Go omits at zero (`int32` with `omitempty`).
+    if let Some(status) = map.get_mut("status").and_then(Value::as_object_mut) {
+        status.retain(|key, value| {
+            !(matches!(key.as_str(), "active" | "succeeded" | "failed") && value == 0)
+        });
     }
 }
 

@@ -1,8 +1,10 @@
 //! The batch group (`pkg/apis/batch`): one file per kind, the checks
-//! a Job and a CronJob's job template share (`validateJobSpec`), and the
-//! field selectors of a Job (`job_selectable.rs`).
+//! a Job and a CronJob's job template share (`validateJobSpec`), the
+//! field selectors of a Job (`job_selectable.rs`) and the checks of its
+//! status writes (`job_status.rs`).
 
 pub(crate) mod cronjob;
 pub(crate) mod job;
 pub(crate) mod job_selectable;
+mod job_status;
 pub(crate) mod jobspec;

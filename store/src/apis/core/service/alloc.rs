@@ -115,12 +115,16 @@ fn invalid(kind: &str, name: &str, errors: ErrorList) -> Status {
 /// What the Service storage does before validation (`BeginCreate` and
 /// `BeginUpdate`): `clusterIP`/`clusterIPs` in step, the IP family fields,
 /// a cluster IP and node ports given or checked against what `taken`
-/// holds. A refusal here comes alone, before the other checks.
+/// holds. A refusal here comes alone, before the other checks. A dry run
+/// allocates nothing: a node port it needs is a placeholder, as the
+/// port allocator's dry-run operation answers (`AllocateNext`: 32769, or
+/// one more than the highest port the operation saw).
 pub(crate) fn allocate(
     obj: &mut Value,
     old: Option<&Value>,
     taken: &Taken<'_>,
     ranges: &Ranges,
+    dry_run: bool,
 ) -> Result<(), Status> {
     let name = obj
         .pointer("/metadata/name")
@@ -177,6 +181,13 @@ pub(crate) fn allocate(
     let mut errors = ErrorList::new();
     if needs_node_ports(obj) {
         let mut held = taken.ports();
+        // The ports a dry-run operation has seen, and its next placeholder.
+        let mut seen: Vec<i64> = Vec::new();
+        let placeholder = |seen: &mut Vec<i64>| {
+            let next = seen.iter().max().map_or(32769, |p| p + 1);
+            seen.push(next);
+            next
+        };
         let old_ports = old.map(node_ports_of).unwrap_or_default();
         if let Some(list) = obj.pointer_mut("/spec/ports").and_then(Value::as_array_mut) {
             for (i, port) in list.iter_mut().enumerate() {
@@ -186,7 +197,9 @@ pub(crate) fn allocate(
                 let asked = port.get("nodePort").and_then(Value::as_i64).unwrap_or(0);
                 let at = Path::new(["spec", "ports"]).index(i).child("nodePort");
                 if asked == 0 {
-                    if let Some(free) = ranges.free_port(&held) {
+                    if dry_run {
+                        port.insert("nodePort".into(), json!(placeholder(&mut seen)));
+                    } else if let Some(free) = ranges.free_port(&held) {
                         port.insert("nodePort".into(), json!(free));
                         held.insert(free);
                     }
@@ -212,16 +225,22 @@ pub(crate) fn allocate(
                     ));
                 } else {
                     held.insert(asked);
+                    seen.push(asked);
                 }
             }
         }
-        if needs_health_check(obj)
+        let health_check_wanted = needs_health_check(obj)
             && obj
                 .pointer("/spec/healthCheckNodePort")
                 .and_then(Value::as_i64)
                 .unwrap_or(0)
-                == 0
-            && let Some(free) = ranges.free_port(&held)
+                == 0;
+        let free = match (health_check_wanted, dry_run) {
+            (false, _) => None,
+            (true, true) => Some(placeholder(&mut seen)),
+            (true, false) => ranges.free_port(&held),
+        };
+        if let Some(free) = free
             && let Some(spec) = spec_mut(obj)
         {
             spec.insert("healthCheckNodePort".into(), json!(free));

@@ -7,6 +7,7 @@ use super::spec::externally_accessible;
 
 /// `SetDefaults_Service`.
 pub(super) fn default(obj: &mut Value) {
+    super::status::default_status(obj);
     let Some(root) = obj.as_object_mut() else {
         return;
     };

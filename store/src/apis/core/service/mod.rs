@@ -19,6 +19,7 @@ mod alloc;
 mod allocator;
 mod defaults;
 mod spec;
+mod status;
 mod strategy;
 #[cfg(test)]
 mod tests;
@@ -36,7 +37,7 @@ pub(crate) static RULES: Rules = Rules {
     default,
     validate,
     validate_update,
-    validate_status: None,
+    validate_status: Some(status::validate_status),
 };
 
 /// Whether `res` is the core group's Service.

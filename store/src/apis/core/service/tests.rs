@@ -71,6 +71,7 @@ fn a_service_is_defaulted_as_the_real_server_does() {
         None,
         &Taken::besides(&Held::default(), None),
         &Ranges::new("10.0.0.0/24", (30000, 32767)),
+        false,
     )
     .unwrap();
     assert_eq!(
