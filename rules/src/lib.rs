@@ -22,5 +22,15 @@ pub use index::{IndexKeyRef, index_keys, valid_field_path};
 pub use labels::{LabelSelector, SelectorError};
 pub use permissions::{Grant, KindRef, denial_message, is_allowed};
 
+/// The 64-bit FNV-1a hash of `bytes` (Go's `hash/fnv` `New64a`): what a
+/// shard selector hashes an object's uid or namespace with, and the
+/// stable hash of rekon's own choices (which objects a canary serves,
+/// which modules a replica prefers).
+pub fn fnv1a64(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
 /// Longest Event reason a real API server takes.
 pub const MAX_EVENT_REASON: usize = 128;

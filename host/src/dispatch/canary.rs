@@ -7,10 +7,7 @@ use crate::names::namespaced_name;
 /// object), modulo 100, is below it. Stable across restarts and replicas.
 pub fn in_canary(namespace: Option<&str>, name: &str, percent: u8) -> bool {
     let key = namespaced_name(namespace, name);
-    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    });
-    hash % 100 < u64::from(percent)
+    rekon_rules::fnv1a64(key.bytes()) % 100 < u64::from(percent)
 }
 
 #[cfg(test)]

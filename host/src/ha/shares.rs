@@ -5,11 +5,7 @@
 
 /// Rendezvous score: how much `identity` wants `module` (FNV-1a).
 pub(super) fn score(identity: &str, module: &str) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in identity.bytes().chain([0]).chain(module.bytes()) {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
+    let mut hash = rekon_rules::fnv1a64(identity.bytes().chain([0]).chain(module.bytes()));
     // A final mix, so that nearby identities spread well.
     hash ^= hash >> 33;
     hash.wrapping_mul(0xff51_afd7_ed55_8ccd)

@@ -196,13 +196,7 @@ pub(crate) fn track_update(
     let changed: FieldSet = strip_meta(changes.added.union(&changes.modified).cloned().collect());
     let removed = strip_meta(changes.removed);
     let sub = subresource.map(str::to_string);
-    // The scale subresource's entry carries no time (the real server
-    // writes it through the Scale's own field manager).
-    let time = if subresource == Some("scale") {
-        String::new()
-    } else {
-        now()
-    };
+    let time = now();
     let api_version = res.api_version();
     let is_self = |e: &ManagedEntry| {
         e.manager == manager

@@ -7,15 +7,16 @@ use std::collections::BTreeMap;
 
 use super::fieldpath::FieldPath;
 use super::managed::ManagedEntry;
+use crate::resource::custom::Scale;
 
 /// The Scale's own version.
 pub(crate) const SCALE_VERSION: &str = "autoscaling/v1";
 
 /// A simple JSON path (`.spec.replicas`) as a field path.
 pub(crate) fn field_path(path: &str) -> FieldPath {
-    path.trim_start_matches('.')
-        .split('.')
-        .map(|f| format!("f:{f}"))
+    Scale::fields(path)
+        .into_iter()
+        .map(super::fieldpath::field)
         .collect()
 }
 

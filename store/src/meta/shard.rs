@@ -87,14 +87,7 @@ impl ShardSelector {
 
 /// `HashField`: the 64-bit FNV-1a hash of `value`, 16 lowercase hex digits.
 pub fn hash_field(value: &str) -> String {
-    format!("{:016x}", fnv1a64(value.as_bytes()))
-}
-
-/// The 64-bit FNV-1a hash.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+    format!("{:016x}", rekon_rules::fnv1a64(value.bytes()))
 }
 
 /// `HexLess`: two `0x` hex values of 16 digits (or 2^64's 17) compared.

@@ -24,6 +24,7 @@ use crate::machinery::field::{FieldError, Path};
 use crate::machinery::object::{meta, now};
 use crate::meta::status::Status;
 use crate::meta::types::{PatchType, WriteOptions};
+use crate::resource::custom::{CustomSchemas, Scale};
 use crate::resource::info::ResourceInfo;
 
 /// A write to the scale subresource.
@@ -67,28 +68,9 @@ impl Paths {
 
 /// The value at a simple JSON path.
 fn at<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
-    path.trim_start_matches('.')
-        .split('.')
+    Scale::fields(path)
+        .into_iter()
         .try_fold(object, |v, f| v.get(f))
-}
-
-/// `object` with `value` at a simple JSON path.
-fn set_at(object: &mut Value, path: &str, value: Value) {
-    let fields: Vec<&str> = path.trim_start_matches('.').split('.').collect();
-    let mut here = object;
-    for (i, field) in fields.iter().enumerate() {
-        let Some(map) = here.as_object_mut() else {
-            return;
-        };
-        if i + 1 == fields.len() {
-            map.insert((*field).to_string(), value);
-            return;
-        }
-        here = map.entry((*field).to_string()).or_insert_with(|| json!({}));
-        if !here.is_object() {
-            *here = json!({});
-        }
-    }
 }
 
 /// The Scale of `object` (`scaleFromDeployment`, `scaleFromCustomResource`),
@@ -325,7 +307,10 @@ impl Registry {
             return Err(Status::conflict(res, name));
         }
         let mut object = existing.clone();
-        set_at(&mut object, &paths.spec, json!(replicas));
+        json_patch::merge(
+            &mut object,
+            &CustomSchemas::scale_patch(&paths.spec, json!(replicas)),
+        );
         // A custom resource that had no replicas keeps its entries (the
         // real field manager cannot track the Scale it made up).
         // A manager left with nothing is no manager.

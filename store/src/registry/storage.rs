@@ -114,10 +114,7 @@ pub(crate) fn stored(res: &ResourceInfo, mut o: Value) -> Value {
         encoded(&mut o);
         return o;
     }
-    if res.custom.is_none() {
-        // Stored as the Go type encodes it.
-        encoded(&mut o);
-    }
+
     let Some(conversion) = &res.conversion else {
         // Strategy None: the storage version's apiVersion, pruned by
         // its schema.

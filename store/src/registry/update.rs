@@ -84,10 +84,7 @@ impl Registry {
         managed: Option<Vec<ManagedEntry>>,
     ) -> Result<Value, Status> {
         let name = meta(existing, "name").unwrap_or_default();
-        // A write through `/scale` changes the object as the main
-        // resource would, and is owned under its own managedFields entry.
-        let tracked_as = opts.subresource.as_deref();
-        let subresource = tracked_as.filter(|s| *s != "scale");
+        let subresource = opts.subresource.as_deref();
         if subresource.is_some_and(|s| s != "status")
             || (subresource == Some("status") && !res.status_subresource)
         {
@@ -265,7 +262,7 @@ impl Registry {
                     .field_manager
                     .clone()
                     .unwrap_or_else(|| "unknown".into());
-                track_update(res, Some(existing), &mut new, &manager, tracked_as);
+                track_update(res, Some(existing), &mut new, &manager, subresource);
             }
         }
         // The Service allocators run after the field manager

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::{cm, cm_res, opts, store};
+use super::{cm, cm_res, namespace, opts, store};
 use crate::meta::types::ListOptions;
 use crate::resource::info::ResourceInfo;
 use crate::store::handle::Store;
@@ -88,15 +88,8 @@ fn page_through(s: &Store, r: &ResourceInfo, namespace: Option<&str>) -> Vec<(St
 #[test]
 fn pages_cover_namespaces_whose_names_share_a_prefix() {
     let s = store();
-    let ns = s.resource_for_plural("", "v1", "namespaces").unwrap();
     for n in ["a", "a-b", "b"] {
-        s.create(
-            &ns,
-            None,
-            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}),
-            &opts("t"),
-        )
-        .unwrap();
+        namespace(&s, n);
     }
     let r = cm_res(&s);
     for (n, name) in [("a-b", "x"), ("a", "y"), ("a", "x"), ("b", "a")] {

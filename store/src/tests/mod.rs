@@ -23,6 +23,20 @@ pub(super) fn store() -> Store {
     Store::new(StoreConfig::default())
 }
 
+/// Creates the namespace `name`.
+pub(super) fn namespace(s: &Store, name: &str) {
+    let ns = s
+        .resource_for_plural("", "v1", "namespaces")
+        .expect("namespaces");
+    s.create(
+        &ns,
+        None,
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
+        &opts("t"),
+    )
+    .expect("a namespace");
+}
+
 pub(super) fn cm_res(s: &Store) -> ResourceInfo {
     s.resource_for_kind("", "v1", "ConfigMap")
         .expect("configmaps")

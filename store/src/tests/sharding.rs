@@ -2,9 +2,7 @@
 //! gate): only the objects whose namespace or uid hashes into the ranges,
 //! the selector echoed, and nothing of it with the gate off.
 
-use serde_json::json;
-
-use super::{cm, cm_res, opts};
+use super::{cm, cm_res, namespace, opts};
 use crate::meta::shard::hash_field;
 use crate::meta::types::{EventType, ListOptions, ObjectList, StoreConfig};
 use crate::store::handle::Store;
@@ -27,7 +25,6 @@ fn halves(namespace: &str) -> (String, String) {
 /// Two namespaces whose hashes fall in different halves, each with a
 /// ConfigMap `c`.
 fn two_shards(s: &Store) -> (String, String) {
-    let ns = s.resource_for_plural("", "v1", "namespaces").unwrap();
     let names: Vec<String> = (0..40).map(|i| format!("team-{i}")).collect();
     let first = names[0].clone();
     let other = names
@@ -36,13 +33,7 @@ fn two_shards(s: &Store) -> (String, String) {
         .expect("namespaces in both halves")
         .clone();
     for n in [&first, &other] {
-        s.create(
-            &ns,
-            None,
-            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}),
-            &opts("t"),
-        )
-        .unwrap();
+        namespace(s, n);
         s.create(&cm_res(s), Some(n), cm("c"), &opts("t")).unwrap();
     }
     (first, other)
