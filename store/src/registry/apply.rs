@@ -188,7 +188,7 @@ impl Registry {
             conflicting.push(theirs);
         }
         if !conflicts.is_empty() && !force {
-            return Err(conflict_status(res, name, &conflicts));
+            return Err(conflict_status(&conflicts));
         }
         // Forced: the others lose what conflicted; everyone loses what is gone.
         let removed = strip_meta(changes.removed);
@@ -260,11 +260,7 @@ pub(super) fn conflict_manager(e: &ManagedEntry) -> String {
 
 /// The 409 of an apply's conflicts (`NewConflictError`): one conflict in
 /// the message, or each manager's, by name; its details name no object.
-pub(super) fn conflict_status(
-    res: &ResourceInfo,
-    name: &str,
-    conflicts: &[(FieldPath, String)],
-) -> Status {
+pub(super) fn conflict_status(conflicts: &[(FieldPath, String)]) -> Status {
     let causes: Vec<Value> = conflicts
         .iter()
         .map(|(p, who)| {
@@ -298,7 +294,6 @@ pub(super) fn conflict_status(
         )
     };
     // `NewApplyConflict`: the causes, and nothing of the object.
-    let _ = (res, name);
     Status {
         code: 409,
         reason: "Conflict".into(),

@@ -244,8 +244,7 @@ impl Registry {
                 let config: Value = serde_json::from_slice(body)
                     .or_else(|_| serde_yaml_ng::from_slice(body))
                     .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")))?;
-                let wanted =
-                    apply_scale(res, name, &mut entries, &current, &config, &manager, *force)?;
+                let wanted = apply_scale(&mut entries, &current, &config, &manager, *force)?;
                 (wanted, true)
             }
             ScaleWrite::Patch(ptype, body) => (patched(&current, ptype, body, res)?, false),
@@ -329,10 +328,7 @@ impl Registry {
 /// Server-side apply of a Scale: the replicas it applies, with the
 /// conflicts of the Scale's other owners; `entries` become the
 /// Scale's after it.
-#[allow(clippy::too_many_arguments)]
 fn apply_scale(
-    res: &ResourceInfo,
-    name: &str,
     entries: &mut Vec<ManagedEntry>,
     current: &Value,
     config: &Value,
@@ -359,14 +355,7 @@ fn apply_scale(
                 .map(|e| (replicas_path.clone(), super::apply::conflict_manager(e)))
                 .collect();
             if !conflicts.is_empty() && !force {
-                let mut status = conflict_status(res, name, &conflicts);
-                status.details = Some(json!({"causes": status
-                    .details
-                    .as_ref()
-                    .and_then(|d| d.get("causes"))
-                    .cloned()
-                    .unwrap_or_default()}));
-                return Err(status);
+                return Err(conflict_status(&conflicts));
             }
             for e in entries.iter_mut() {
                 if identity(e) != identity(&me) {
