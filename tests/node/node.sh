@@ -214,9 +214,11 @@ authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}
 authorization: {mode: AlwaysAllow}
 clusterDomain: cluster.local
 resolvConf: $D/kubelet/resolv.conf
-evictionHard: {memory.available: 200Mi, nodefs.available: 2%, imagefs.available: 2%}
-imageGCHighThresholdPercent: 99
-imageGCLowThresholdPercent: 98
+# a test node never evicts nor collects images: a busy or nearly full machine would
+# otherwise fail the rekon pods (Error, then Pending on a pressure taint) mid-test
+evictionHard: {memory.available: 0%, nodefs.available: 0%, nodefs.inodesFree: 0%, imagefs.available: 0%, imagefs.inodesFree: 0%}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
 syncFrequency: 10s
 volumePluginDir: $D/kubelet/volume-plugins
 podLogsDir: $D/kubelet/pod-logs

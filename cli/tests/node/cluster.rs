@@ -171,10 +171,26 @@ impl Node {
                     })
                     .collect();
                 let pods = self.kubectl(&["-n", "rekon-system", "get", "pods", "-o", "wide"]);
+                let why = self.kubectl(&[
+                    "-n",
+                    "rekon-system",
+                    "get",
+                    "pods",
+                    "-o",
+                    "jsonpath={range .items[*]}{.metadata.name}: {.status.phase} {.status.reason} {.status.message}{\"\\n\"}{end}",
+                ]);
+                let node = self.kubectl(&[
+                    "get",
+                    "nodes",
+                    "-o",
+                    "jsonpath={range .items[*].status.conditions[*]}{.type}={.status} {.message}{\"\\n\"}{end}",
+                ]);
                 panic!(
-                    "timed out after {timeout:?} waiting for {what}\n--- the rekon pods ---\n{}{}\n--- their modules ---\n{}\n--- their logs ---\n{}{}",
+                    "timed out after {timeout:?} waiting for {what}\n--- the rekon pods ---\n{}{}{}\n--- the node ---\n{}\n--- their modules ---\n{}\n--- their logs ---\n{}{}",
                     text(&pods.stdout),
                     text(&pods.stderr),
+                    text(&why.stdout),
+                    text(&node.stdout),
                     modules.join("\n"),
                     text(&logs.stdout),
                     text(&logs.stderr)
