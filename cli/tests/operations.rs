@@ -20,6 +20,9 @@ mod deploy;
 #[path = "operations/scale_out.rs"]
 mod scale_out;
 
+#[path = "operations/sharding.rs"]
+mod sharding;
+
 use std::time::Duration;
 
 use support::{Env, app, path, reconciled};

@@ -8,7 +8,8 @@
 //! webhook configurations carry, parsed as Kubernetes parses them),
 //! [`index_keys`] (what a cache index keys an object by), and
 //! [`is_allowed`] with [`denial_message`] (the permission rule of
-//! modules), and [`diff_lines`], how every rekon tool shows two texts
+//! modules), [`ShardRanges`] (which objects of a sharded module a
+//! replica owns), and [`diff_lines`], how every rekon tool shows two texts
 //! that differ. Nothing here does I/O or keeps state.
 #![deny(missing_docs)]
 
@@ -16,21 +17,13 @@ mod diff;
 mod index;
 mod labels;
 mod permissions;
+mod shard;
 
 pub use diff::diff_lines;
 pub use index::{IndexKeyRef, index_keys, valid_field_path};
 pub use labels::{LabelSelector, SelectorError};
 pub use permissions::{Grant, KindRef, denial_message, is_allowed};
-
-/// The 64-bit FNV-1a hash of `bytes` (Go's `hash/fnv` `New64a`): what a
-/// shard selector hashes an object's uid or namespace with, and the
-/// stable hash of rekon's own choices (which objects a canary serves,
-/// which modules a replica prefers).
-pub fn fnv1a64(bytes: impl IntoIterator<Item = u8>) -> u64 {
-    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
+pub use shard::{ShardRanges, fnv1a64, shard_point};
 
 /// Longest Event reason a real API server takes.
 pub const MAX_EVENT_REASON: usize = 128;

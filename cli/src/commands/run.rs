@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
+use rekon_host::config::{ShardBy, ShardingConfig};
 use rekon_host::webhook::{Certificate, Endpoint, WebhookServerConfig};
 use rekon_host::{ControllerConfig, Host, HostConfig, LeaderConfig};
 
@@ -31,6 +32,11 @@ pub(super) struct Args {
     /// The operator's configuration (YAML): per-module concurrency and narrowed permissions.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Spread MODULE's objects over every replica by a hash of their uid or
+    /// namespace (as `modules.MODULE.sharding.by` in --config); the
+    /// replicas find each other with --leader-elect or --scale-out.
+    #[arg(long = "shard", value_name = "MODULE=uid|namespace", value_parser = parse_shard)]
+    shards: Vec<(String, ShardBy)>,
     /// First retry delay of a failed reconcile, in milliseconds (doubling).
     #[arg(long, default_value_t = 5)]
     backoff_base_ms: u64,
@@ -194,6 +200,14 @@ struct LeaderArgs {
     retry_period: Duration,
 }
 
+/// `MODULE=uid` or `MODULE=namespace`.
+fn parse_shard(text: &str) -> Result<(String, ShardBy), String> {
+    let (module, by) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: MODULE=uid or MODULE=namespace"))?;
+    Ok((module.to_string(), by.parse()?))
+}
+
 /// `150ms`, `2s`, `1m`.
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let split = text
@@ -213,17 +227,22 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 pub(super) async fn run(global: &Global, args: &Args) -> anyhow::Result<ExitCode> {
-    let config = match &args.config {
+    let mut config = match &args.config {
         Some(path) => HostConfig::read(path)?,
         None => HostConfig::default(),
+    };
+    for (module, by) in &args.shards {
+        config.modules.entry(module.clone()).or_default().sharding =
+            Some(ShardingConfig { by: *by });
     }
-    // In a cluster, rekon's own namespace is kept out of its modules'
-    // webhooks by default.
-    .with_namespace(
-        std::env::var("POD_NAMESPACE")
-            .ok()
-            .filter(|n| !n.is_empty()),
-    );
+    let config = config
+        // In a cluster, rekon's own namespace is kept out of its modules'
+        // webhooks by default.
+        .with_namespace(
+            std::env::var("POD_NAMESPACE")
+                .ok()
+                .filter(|n| !n.is_empty()),
+        );
     let stop = signals()?;
     let leader = &args.leader;
     let identity = leader.identity.clone().unwrap_or_else(default_identity);

@@ -69,7 +69,14 @@ impl Drop for Env {
 
 impl Env {
     pub async fn new() -> Env {
+        Env::with_gate("ShardedListAndWatch", false).await
+    }
+
+    /// An environment whose API server has feature gate `gate` on or off.
+    pub async fn with_gate(gate: &str, on: bool) -> Env {
         let server = ApiServer::builder()
+            .feature_gate(gate, on)
+            .expect("a known gate")
             .start()
             .await
             .expect("the API server starts");

@@ -1,11 +1,12 @@
 //! The leadership fence: a module's writes reach the cluster only while the
-//! module leads on this replica.
+//! module leads on this replica (for a sharded module: while the object's
+//! range is held here).
 
 use std::sync::Arc;
 
 use super::Cluster;
 use crate::contract::{ApiError, EventType, Gvk, ObjectRef, PatchType, Propagation, api_error};
-use crate::ha::Leadership;
+use crate::ha::{Leadership, Shards};
 use crate::telemetry::Metrics;
 
 /// A module's view of the cluster: reads pass, writes are refused unless
@@ -16,22 +17,28 @@ pub(crate) struct Fenced {
     pub leadership: Leadership,
     pub module: String,
     pub metrics: Arc<Metrics>,
+    /// A sharded module's reconcile: its object's point, whose range must
+    /// be held here for a write to go out.
+    pub shard: Option<(Shards, u64)>,
 }
 
 impl Fenced {
     fn check(&self) -> Result<(), ApiError> {
-        if self.leadership.is_leading() {
-            Ok(())
-        } else {
-            Err(api_error(
-                503,
-                "ServiceUnavailable",
-                &format!(
-                    "this replica does not lead module {}: it does not write to the cluster",
-                    self.module
-                ),
-            ))
+        let (allowed, what) = match &self.shard {
+            Some((shards, point)) => (shards.may_write(*point), "hold the shard of this object of"),
+            None => (self.leadership.is_leading(), "lead"),
+        };
+        if allowed {
+            return Ok(());
         }
+        Err(api_error(
+            503,
+            "ServiceUnavailable",
+            &format!(
+                "this replica does not {what} module {}: it does not write to the cluster",
+                self.module
+            ),
+        ))
     }
 }
 
@@ -105,6 +112,7 @@ impl Cluster for Fenced {
             leadership: self.leadership.clone(),
             module: self.module.clone(),
             metrics: self.metrics.clone(),
+            shard: self.shard.clone(),
         }))
     }
 

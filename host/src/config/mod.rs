@@ -156,6 +156,45 @@ pub struct ModuleConfig {
     pub canary: Option<u8>,
     /// When the shadow is promoted or dropped without a command.
     pub policy: Option<PolicyConfig>,
+    /// Spread the module's objects over every replica (see
+    /// [`ShardingConfig`]).
+    pub sharding: Option<ShardingConfig>,
+}
+
+/// A sharded module: its primary objects are spread over every replica
+/// by a hash of their uid or namespace, each replica caching and
+/// reconciling only its share; owned and watched objects follow their
+/// primary. Needs `--leader-elect` or `--scale-out` (the replicas find
+/// each other through Leases); with neither, one replica holds it all.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ShardingConfig {
+    /// What places an object: `uid` (even spread) or `namespace` (a
+    /// namespace's objects together).
+    pub by: ShardBy,
+}
+
+/// What a sharded module's objects are placed by.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ShardBy {
+    /// The primary object's uid; an owned object follows its controller
+    /// owner's.
+    Uid,
+    /// The object's namespace.
+    Namespace,
+}
+
+impl std::str::FromStr for ShardBy {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<ShardBy, String> {
+        match text {
+            "uid" => Ok(ShardBy::Uid),
+            "namespace" => Ok(ShardBy::Namespace),
+            other => Err(format!("sharding by {other:?}: uid or namespace")),
+        }
+    }
 }
 
 /// What of a module's reconciles is recorded ([`crate::replay`]).

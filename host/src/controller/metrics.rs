@@ -5,9 +5,11 @@ use std::time::Duration;
 
 use super::queue::Priority;
 use crate::contract::Action;
+use crate::informer::Filtering;
 use crate::runtime::{Outcome, ReconcileError};
 use crate::telemetry::{
-    CallLabels, InfoLabels, InformerLabel, KindLabels, Metrics, ModuleLabel, PriorityLabels,
+    CallLabels, FilteringLabels, InfoLabels, InformerLabel, KindLabels, Metrics, ModuleLabel,
+    PriorityLabels,
 };
 
 /// Counts one reconcile that waited `waited` in the queue, served by
@@ -71,13 +73,35 @@ pub(crate) fn record_gauges(
             })
             .set(depth as i64);
     }
+    let mut sharded = None;
     for informer in informers {
+        let kind = crate::names::display_kind(&informer.gvk);
+        let Some(filtering) = informer.filtering() else {
+            metrics
+                .informer_objects
+                .get_or_create(&InformerLabel { kind })
+                .set(informer.len() as i64);
+            continue;
+        };
+        *sharded.get_or_insert(0) += informer.len();
+        for mode in [Filtering::Host, Filtering::Server] {
+            metrics
+                .shard_filtering
+                .get_or_create(&FilteringLabels {
+                    kind: kind.clone(),
+                    mode: mode.label().to_string(),
+                })
+                .set(i64::from(mode == filtering));
+        }
+    }
+    // A sharded module's own share of its primaries.
+    if let Some(objects) = sharded {
         metrics
-            .informer_objects
-            .get_or_create(&InformerLabel {
-                kind: crate::names::display_kind(&informer.gvk),
+            .shard_objects
+            .get_or_create(&ModuleLabel {
+                module: module.to_string(),
             })
-            .set(informer.len() as i64);
+            .set(objects as i64);
     }
 }
 

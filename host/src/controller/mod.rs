@@ -4,12 +4,17 @@
 //! Changes become requests for primary objects (`triggers`), queued
 //! (`queue`) and dispatched into the module on a fresh instance
 //! (`reconcile`), counted (`metrics`); `resync` queues every primary
-//! again now and then, if the module asks.
+//! again now and then, if the module asks. A sharded module's controller
+//! (`sharding`) caches, queues and writes for the objects in this
+//! replica's ranges only.
 
+mod feed;
 pub(crate) mod metrics;
 mod primaries;
 pub(crate) mod queue;
 pub(crate) mod resync;
+mod sharding;
+mod sources;
 pub(crate) mod triggers;
 mod worker;
 
@@ -20,15 +25,19 @@ use tokio::sync::watch;
 
 use crate::cluster::Cluster;
 use crate::cluster::fence::Fenced;
-use crate::contract::{Gvk, Predicate, Reason, Verbs};
-use crate::discovery::ResolveError;
+use crate::config::ShardBy;
+use crate::contract::Reason;
 use crate::dispatch::{Dispatch, Dispatcher};
-use crate::ha::{Leaders, Leadership};
-use crate::informer::{Change, Informer, Informers};
+use crate::ha::{Leaders, Leadership, Shards};
+use crate::informer::{Informer, Informers};
 use crate::telemetry::{Metrics, ModuleLabel};
+use feed::feed;
 pub(crate) use primaries::Primaries;
 use queue::{Priority, QueueConfig, WorkQueue};
-use triggers::{Primary, Role, change_reason, keys, passes};
+use sharding::Sharded;
+use sources::subscribe;
+pub(crate) use sources::wanted;
+use triggers::Role;
 use worker::Worker;
 
 /// How long to wait before trying again to resolve a module's kinds.
@@ -86,6 +95,8 @@ pub(crate) struct Shared {
     /// fences the writes by its module's leadership).
     pub cluster: Arc<dyn Cluster>,
     pub leaders: Leaders,
+    /// The ranges of sharded modules on this replica.
+    pub shards: Shards,
     pub metrics: Arc<Metrics>,
 }
 
@@ -98,6 +109,8 @@ pub(crate) struct Start {
     /// says `module-reloaded`.
     pub reloaded: bool,
     pub handed_over: Vec<Arc<Informer>>,
+    /// The module's objects are spread over the replicas by this.
+    pub sharding: Option<ShardBy>,
 }
 
 /// Runs a module's controller until `stop` turns true. Its informers sync
@@ -115,7 +128,8 @@ pub(crate) async fn run(
     // Resolve and start the informers; a kind that is not served yet (a
     // CRD still to come) is retried without restarting anything.
     let subscriptions = loop {
-        match subscribe(&module, &shared.informers).await {
+        let sharding = start.sharding.map(|by| (by, &shared.shards));
+        match subscribe(&module, &shared.informers, sharding).await {
             Ok(subscriptions) => break subscriptions,
             Err(error) => {
                 tracing::error!(module = %name, error = %error, "cannot watch the module's kinds; retrying");
@@ -131,15 +145,30 @@ pub(crate) async fn run(
     };
     // The informers are held now: the previous version's can go.
     drop(start.handed_over);
-    // This module's writes are refused whenever it does not lead here.
-    let leadership = shared.leaders.for_module(&name);
+    // This module's writes are refused whenever it does not lead here (a
+    // sharded one: whenever the object's range is not held here).
+    let leadership = match start.sharding {
+        Some(_) => shared.shards.leadership(),
+        None => shared.leaders.for_module(&name),
+    };
+    let sharded = start.sharding.map(|by| {
+        tracing::info!(module = %name, by = ?by, "sharded: this replica reconciles the objects of its ranges");
+        Sharded::new(
+            by,
+            shared.shards.clone(),
+            shared.cluster.clone(),
+            leadership.clone(),
+        )
+    });
     let worker = Worker {
         cluster: Arc::new(Fenced {
             inner: shared.cluster.clone(),
             leadership: leadership.clone(),
             module: name.clone(),
             metrics: shared.metrics.clone(),
+            shard: None,
         }),
+        sharded,
         primary: Primaries::new(
             subscriptions
                 .iter()
@@ -159,9 +188,17 @@ pub(crate) async fn run(
         })
         .collect();
     worker.primary.wait_ready().await;
+    let gained = worker.sharded.clone().map(|sharded| {
+        tokio::spawn(sharding::queue_gained(
+            sharded,
+            worker.primary.clone(),
+            worker.queue.clone(),
+        ))
+    });
     let resync = resync_task(&worker)
         .into_iter()
-        .chain([shadow_task(&worker)]);
+        .chain([shadow_task(&worker)])
+        .chain(gained);
     shared.metrics.controller_synced(&name);
     tracing::info!(module = %name, objects = worker.primary.len(), concurrency = worker.queue.concurrency(), "controller running");
     work(&worker, &leadership, &informers, stop).await;
@@ -192,6 +229,11 @@ fn queue_every_primary(worker: &Worker) {
             object.namespace().map(str::to_string),
             object.name().to_string(),
         );
+        if let Some(sharded) = &worker.sharded
+            && !sharded.admits(&key, &Role::Primary, &object, &worker.primary)
+        {
+            continue;
+        }
         worker.queue.add_with(key, Reason::Resync, Priority::Low);
     }
 }
@@ -278,162 +320,4 @@ async fn work(
     worker.queue.shutdown();
     // In-flight reconciles finish on the version they started with.
     while workers.join_next().await.is_some() {}
-}
-
-type Subscription = (Arc<Informer>, Source);
-
-/// One kind a controller follows: the informer it needs (kind and label
-/// selector), its role, and which of its updates count.
-#[derive(Clone, Debug)]
-pub(crate) struct Source {
-    pub kind: Gvk,
-    pub selector: Option<String>,
-    pub role: Role,
-    pub predicates: Vec<Predicate>,
-    /// The namespaces it is followed in (every one when empty); ignored
-    /// for cluster-scoped kinds.
-    pub namespaces: Vec<String>,
-}
-
-/// The informers of the module's primary, owned and watched kinds.
-async fn subscribe(
-    module: &Dispatcher,
-    informers: &Informers,
-) -> Result<Vec<Subscription>, ResolveError> {
-    let mut subscriptions: Vec<Subscription> = Vec::new();
-    for source in wanted(module.manifest()) {
-        let namespaces: Vec<Option<&str>> = if source.namespaces.is_empty() {
-            vec![None]
-        } else {
-            source.namespaces.iter().map(|n| Some(n.as_str())).collect()
-        };
-        let mut mine: Vec<Arc<Informer>> = Vec::new();
-        for namespace in namespaces {
-            let selector = source.selector.as_deref();
-            // A watched kind is mapped to primaries by its metadata alone:
-            // its objects are cached as metadata, unless the module may
-            // read them. Then the informer that queues its reconciles is
-            // the one its reads are served from, so a reconcile never
-            // reads a cache older than the event that queued it.
-            let informer = match source.role {
-                Role::Watched(_) if !reads(module.manifest(), &source.kind) => {
-                    informers
-                        .metadata_informer(&source.kind, selector, namespace)
-                        .await?
-                }
-                _ => {
-                    informers
-                        .informer(&source.kind, selector, namespace)
-                        .await?
-                }
-            };
-            // A cluster-scoped kind has one informer whatever the namespaces.
-            if !mine.iter().any(|m| Arc::ptr_eq(m, &informer)) {
-                mine.push(informer);
-            }
-        }
-        subscriptions.extend(mine.into_iter().map(|i| (i, source.clone())));
-    }
-    Ok(subscriptions)
-}
-
-/// Whether a manifest lets its module read objects of `kind`.
-fn reads(manifest: &crate::contract::Manifest, kind: &Gvk) -> bool {
-    manifest.permissions.iter().any(|p| {
-        p.kind.group == kind.group
-            && p.kind.kind == kind.kind
-            && p.verbs.intersects(Verbs::GET | Verbs::LIST)
-    })
-}
-
-/// The kinds a manifest follows, primary first.
-pub(crate) fn wanted(manifest: &crate::contract::Manifest) -> Vec<Source> {
-    let mut wanted = vec![Source {
-        kind: manifest.primary.clone(),
-        selector: manifest.primary_selector.clone(),
-        role: Role::Primary,
-        predicates: manifest.primary_predicates.clone(),
-        namespaces: manifest.primary_namespaces.clone(),
-    }];
-    for owned in &manifest.owns {
-        wanted.push(Source {
-            kind: owned.kind.clone(),
-            selector: None,
-            role: Role::Owned,
-            predicates: owned.predicates.clone(),
-            namespaces: manifest.primary_namespaces.clone(),
-        });
-    }
-    for watch in &manifest.watches {
-        wanted.push(Source {
-            kind: watch.kind.clone(),
-            selector: watch.label_selector.clone(),
-            role: Role::Watched(watch.mapping.clone()),
-            predicates: watch.predicates.clone(),
-            namespaces: manifest.primary_namespaces.clone(),
-        });
-    }
-    wanted
-}
-
-/// Feeds one informer's objects and changes into the queue.
-async fn feed(informer: Arc<Informer>, source: Source, worker: Worker, reloaded: bool) {
-    let role = source.role;
-    let primary = &worker.primary;
-    // Once the first list is in: subscribe, then take what the cache holds;
-    // later changes arrive on the channel (one made between the two is
-    // seen twice, and merged by the queue while pending). Subscribing only
-    // now keeps the first list's burst of changes out of the channel: the
-    // list below covers it, and the same object would run twice otherwise.
-    informer.wait_ready().await;
-    primary.wait_ready().await;
-    let mut changes = informer.subscribe();
-    let primary_kind = worker.dispatch.serving().manifest().primary.clone();
-    let view = Primary {
-        kind: &primary_kind,
-        namespaced: primary.namespaced(),
-    };
-    let all_primaries = || {
-        primary
-            .list()
-            .iter()
-            .map(|p| (p.namespace().map(str::to_string), p.name().to_string()))
-            .collect()
-    };
-    // Every primary is reconciled once at start: `added`, or
-    // `module-reloaded` for a new version of a running module. The
-    // primary's feeder queues them all; the others queue only the
-    // primaries their objects point to that are gone (their `deleted`
-    // reconcile), so nothing runs twice. The first list is a backlog: low
-    // priority, after what users cause.
-    let initial = if reloaded {
-        Reason::ModuleReloaded
-    } else {
-        Reason::Added
-    };
-    let only_missing_primaries = !matches!(role, Role::Primary);
-    for object in informer.list(None) {
-        for key in keys(&role, &object, &view, all_primaries) {
-            if only_missing_primaries && primary.get(key.0.as_deref(), &key.1).is_some() {
-                continue;
-            }
-            worker.queue.add_with(key, initial, Priority::Low);
-        }
-    }
-    loop {
-        let (object, reason) = match changes.recv().await {
-            Some(Change::Added(object)) => (object, change_reason(&role, Reason::Added)),
-            Some(Change::Updated(old, object)) => {
-                if !passes(&source.predicates, &old, &object) {
-                    continue;
-                }
-                (object, change_reason(&role, Reason::Updated))
-            }
-            Some(Change::Deleted(object)) => (object, change_reason(&role, Reason::Deleted)),
-            None => return,
-        };
-        for key in keys(&role, &object, &view, all_primaries) {
-            worker.queue.add_with(key, reason, Priority::High);
-        }
-    }
 }

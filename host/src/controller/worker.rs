@@ -23,6 +23,8 @@ pub(crate) struct Worker {
     pub dispatch: Dispatch,
     /// The module's fenced view of the cluster.
     pub cluster: Arc<dyn Cluster>,
+    /// A sharded module's share of the work.
+    pub sharded: Option<super::Sharded>,
     pub primary: super::Primaries,
     pub queue: WorkQueue<Key, Reason>,
     pub metrics: Arc<Metrics>,
@@ -35,6 +37,24 @@ impl Worker {
         let user = ticket.priority == super::queue::Priority::High;
         self.dispatch.serving().observe_queue_latency(waited, user);
         let (namespace, name) = ticket.key.clone();
+        // A sharded module: an object whose range left meanwhile is
+        // another replica's now; one running is counted until it ends,
+        // and writes only while its range is held here.
+        let mut cluster = self.cluster.clone();
+        let _running = match &self.sharded {
+            Some(sharded) => {
+                let point = sharded.point_of_key(&ticket.key, &self.primary);
+                let Some(point) = point.filter(|p| sharded.shards.admits(*p)) else {
+                    tracing::debug!(namespace = namespace.as_deref().unwrap_or(""), object = %name, "not in this replica's ranges: left to its owner");
+                    self.queue.finish(ticket, Completion::Done);
+                    return;
+                };
+                let module = self.dispatch.serving().name().to_string();
+                cluster = sharded.fenced(&module, &self.metrics, point);
+                Some(sharded.shards.start(point))
+            }
+            None => None,
+        };
         let manifest = self.dispatch.serving().manifest();
         let cached = self.primary.get(namespace.as_deref(), &name);
         let reason = request_reason(
@@ -69,9 +89,12 @@ impl Worker {
             canary_digest = tracing::field::Empty,
         );
         let completion = self
-            .run(&request, waited, cached.is_some())
+            .run(cluster, &request, waited, cached.is_some())
             .instrument(span)
             .await;
+        if let Some(sharded) = &self.sharded {
+            sharded.forget(&ticket.key, &self.primary);
+        }
         // The next run of this key, if the completion schedules one, says why.
         let mut ticket = ticket;
         match completion {
@@ -84,8 +107,14 @@ impl Worker {
 
     /// Runs the module on `request` and reports; `exists`: the object is
     /// still there to carry Events.
-    async fn run(&self, request: &Request, waited: Duration, exists: bool) -> Completion {
-        let (outcome, served_by) = self.dispatch.reconcile(self.cluster.clone(), request).await;
+    async fn run(
+        &self,
+        cluster: Arc<dyn Cluster>,
+        request: &Request,
+        waited: Duration,
+        exists: bool,
+    ) -> Completion {
+        let (outcome, served_by) = self.dispatch.reconcile(cluster.clone(), request).await;
         record_reconcile(&self.metrics, &served_by, waited, &outcome);
         if !outcome.denied.is_empty() && exists {
             // Once per reconcile, however many calls were refused.
@@ -94,8 +123,14 @@ impl Worker {
                 outcome.denied.len(),
                 outcome.denied[0]
             );
-            self.event(&request.target, "PermissionDenied", &message)
-                .await;
+            event(
+                &cluster,
+                &self.dispatch,
+                &request.target,
+                "PermissionDenied",
+                &message,
+            )
+            .await;
         }
         let elapsed_us = outcome.elapsed.as_micros() as u64;
         match &outcome.result {
@@ -117,8 +152,14 @@ impl Worker {
                 );
                 if exists {
                     let message = failure_message(error, outcome.failed_call.as_deref());
-                    self.event(&request.target, "ReconcileFailed", &message)
-                        .await;
+                    event(
+                        &cluster,
+                        &self.dispatch,
+                        &request.target,
+                        "ReconcileFailed",
+                        &message,
+                    )
+                    .await;
                 }
                 Completion::Failed {
                     retry: error.retry(),
@@ -126,15 +167,20 @@ impl Worker {
             }
         }
     }
+}
 
-    /// Records a Warning Event about `target` (best effort, never waits).
-    async fn event(&self, target: &ObjectRef, reason: &str, message: &str) {
-        let component = format!("rekon-{}", self.dispatch.serving().name());
-        let _ = self
-            .cluster
-            .record_event(target, EventType::Warning, reason, message, &component)
-            .await;
-    }
+/// Records a Warning Event about `target` (best effort, never waits).
+async fn event(
+    cluster: &Arc<dyn Cluster>,
+    dispatch: &Dispatch,
+    target: &ObjectRef,
+    reason: &str,
+    message: &str,
+) {
+    let component = format!("rekon-{}", dispatch.serving().name());
+    let _ = cluster
+        .record_event(target, EventType::Warning, reason, message, &component)
+        .await;
 }
 
 /// The note of a `ReconcileFailed` Event: what failed, naming the host

@@ -117,6 +117,30 @@ impl Leases {
         current: Option<&Lease>,
         labels: &BTreeMap<String, String>,
     ) -> Result<bool, kube::Error> {
+        self.write(name, current, labels, None).await
+    }
+
+    /// [`acquire_or_renew`](Self::acquire_or_renew), setting one
+    /// annotation on the Lease as well.
+    pub async fn acquire_or_renew_annotated(
+        &mut self,
+        name: &str,
+        current: Option<&Lease>,
+        labels: &BTreeMap<String, String>,
+        annotation: (&str, &str),
+    ) -> Result<bool, kube::Error> {
+        self.write(name, current, labels, Some(annotation)).await
+    }
+
+    async fn write(
+        &mut self,
+        name: &str,
+        current: Option<&Lease>,
+        labels: &BTreeMap<String, String>,
+        annotation: Option<(&str, &str)>,
+    ) -> Result<bool, kube::Error> {
+        let annotations =
+            annotation.map(|(key, value)| BTreeMap::from([(key.to_string(), value.to_string())]));
         let now = now();
         let duration_s = seconds(self.lease_duration);
         let Some(current) = current else {
@@ -125,6 +149,7 @@ impl Leases {
                     name: Some(name.to_string()),
                     namespace: Some(self.namespace.clone()),
                     labels: Some(labels.clone()),
+                    annotations: annotations.clone(),
                     ..ObjectMeta::default()
                 },
                 spec: Some(LeaseSpec {
@@ -148,6 +173,13 @@ impl Leases {
         }
         let taken = holder != self.identity;
         let mut lease = current.clone();
+        if let Some(annotations) = annotations {
+            lease
+                .metadata
+                .annotations
+                .get_or_insert_with(BTreeMap::new)
+                .extend(annotations);
+        }
         let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
         spec.renew_time = Some(now.clone());
         spec.lease_duration_seconds = Some(duration_s);

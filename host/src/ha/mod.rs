@@ -2,15 +2,19 @@
 //! May call: the API server (Leases), telemetry.
 //!
 //! Leader election on one Lease (`leader`), or modules spread over the
-//! replicas with one Lease each (`scaleout`).
+//! replicas with one Lease each (`scaleout`); sharded modules' objects
+//! spread over every replica by hash ranges (`shards`, moved by `ring`).
 
 pub(crate) mod leader;
 pub(crate) mod leases;
+pub(crate) mod ring;
 pub(crate) mod scaleout;
+pub(crate) mod shards;
 mod shares;
 
 pub use leader::{LeaderConfig, Leadership};
 use scaleout::ModuleLeases;
+pub(crate) use shards::Shards;
 
 /// What decides whether a module reconciles on this replica.
 #[derive(Clone)]

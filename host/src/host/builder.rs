@@ -241,10 +241,12 @@ impl HostBuilder {
         let recorder = Recorder::start(client.clone(), identity, metrics.clone());
         let (election_stop, election_stopped) = watch::channel(false);
         let replicas = self.leader.clone();
-        let (leaders, election) = elect(
+        let sharded = self.config.modules.values().any(|m| m.sharding.is_some());
+        let (leaders, shards, election) = elect(
             client.clone(),
             self.leader,
             self.scale_out,
+            sharded,
             metrics.clone(),
             election_stopped,
         );
@@ -271,6 +273,7 @@ impl HostBuilder {
                 recorder.clone(),
             )),
             leaders,
+            shards,
             metrics: metrics.clone(),
         };
         let stats = Arc::new(DispatchStats::default());

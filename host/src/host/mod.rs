@@ -10,6 +10,7 @@ mod parts;
 mod report;
 mod rollouts;
 mod running;
+mod settings;
 mod shadows;
 mod supervisor;
 mod tasks;

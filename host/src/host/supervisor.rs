@@ -264,33 +264,8 @@ impl Supervisor {
             .module_info
             .get_or_create(&info_labels(&module))
             .set(1);
-        let mut config = self.controller.clone();
-        if let Some(concurrency) = self.config.modules.get(&name).and_then(|m| m.concurrency) {
-            config.concurrency = Some(concurrency.max(1));
-        }
-        let record = self
-            .config
-            .modules
-            .get(&name)
-            .and_then(|m| m.record.clone())
-            .or_else(|| {
-                marked.map(|last| crate::config::RecordConfig {
-                    last: Some(last),
-                    file: None,
-                })
-            });
-        let recording = record.and_then(|record| {
-            self.recordings.of(&name, || {
-                let last = record.last.unwrap_or(crate::config::DEFAULT_RECORDED);
-                Recording::new(last, record.file.as_deref())
-                    .inspect_err(|error| {
-                        tracing::error!(module = %name, error = %error, "cannot open the recording file: reconciles are not recorded");
-                    })
-                    .ok()
-            })
-        });
-        let recording =
-            recording.or_else(|| moved.then(|| self.recordings.existing(&name)).flatten());
+        let config = self.controller_config(&name);
+        let recording = self.recording(&name, marked, moved);
         let controller = module.reconciles().then(|| {
             Controller::spawn(
                 self.dispatch(
@@ -302,6 +277,7 @@ impl Supervisor {
                     config,
                     reloaded: reload,
                     handed_over,
+                    sharding: self.sharding_of(&name),
                 },
             )
         });
@@ -400,10 +376,12 @@ impl Supervisor {
     /// Starts a reconciler compiled into the host (not reloadable).
     pub fn start_native(&self, native: NativeReconciler) {
         let dispatcher = self.dispatch(Dispatcher::native(native, self.stats.clone()), None);
+        let sharding = self.sharding_of(dispatcher.serving().name());
         let start = Start {
             config: self.controller.clone(),
             reloaded: false,
             handed_over: Vec::new(),
+            sharding,
         };
         let controller = Controller::spawn(dispatcher, self.shared.clone(), start);
         self.natives.lock().expect("natives lock").push(controller);

@@ -12,7 +12,7 @@ use super::supervisor::Supervisor;
 use crate::controller::Shared;
 use crate::ha::leader::Elector;
 use crate::ha::scaleout::{self, ModuleLeases};
-use crate::ha::{LeaderConfig, Leaders, Leadership};
+use crate::ha::{LeaderConfig, Leaders, Leadership, Shards};
 use crate::loader::{Decision, Loader};
 use crate::rollout::Admin;
 use crate::source::SourceEvent;
@@ -166,15 +166,40 @@ pub(super) async fn drive(
 }
 
 /// Who leads: always this replica, the holder of one Lease, or a Lease per
-/// module; and the election task to run, if any.
+/// module; the ranges of sharded modules (moved by the ring when replicas
+/// find each other through Leases); and the tasks to run, if any.
 pub(super) fn elect(
     client: kube::Client,
     leader: Option<LeaderConfig>,
     scale_out: bool,
+    sharded: bool,
     metrics: Arc<Metrics>,
     stopped: watch::Receiver<bool>,
-) -> (Leaders, Option<futures::future::BoxFuture<'static, ()>>) {
-    match leader {
+) -> (
+    Leaders,
+    Shards,
+    Option<futures::future::BoxFuture<'static, ()>>,
+) {
+    let (shards, ring) = match (&leader, sharded) {
+        (Some(config), true) => {
+            let shards = Shards::coordinated(config.renew_deadline);
+            let ring = crate::ha::ring::run(
+                client.clone(),
+                config.clone(),
+                shards.clone(),
+                metrics.clone(),
+                stopped.clone(),
+            );
+            (shards, Some(ring.boxed()))
+        }
+        (None, true) => {
+            metrics.shard_fraction.set(1.0);
+            metrics.shard_members.set(1);
+            (Shards::whole(), None)
+        }
+        _ => (Shards::whole(), None),
+    };
+    let (leaders, election) = match leader {
         Some(config) if scale_out => {
             let leases = ModuleLeases::new(config.renew_deadline);
             let run = scaleout::run(client, config, leases.clone(), metrics, stopped);
@@ -192,7 +217,14 @@ pub(super) fn elect(
             metrics.leader.set(1);
             (Leaders::Host(Leadership::always()), None)
         }
-    }
+    };
+    let tasks = match (election, ring) {
+        (Some(election), Some(ring)) => {
+            Some(futures::future::join(election, ring).map(|_| ()).boxed())
+        }
+        (election, ring) => election.or(ring),
+    };
+    (leaders, shards, tasks)
 }
 
 /// Keeps the `rekon_leader` gauge in step with leadership.

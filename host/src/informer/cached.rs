@@ -19,6 +19,7 @@ pub(crate) struct Owner {
     pub api_version: String,
     pub kind: String,
     pub name: String,
+    pub uid: String,
     pub controller: bool,
 }
 
@@ -224,6 +225,7 @@ impl Cached {
                 api_version: o.api_version.clone(),
                 kind: o.kind.clone(),
                 name: o.name.clone(),
+                uid: o.uid.clone(),
                 controller: o.controller.unwrap_or(false),
             })
             .collect();

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
+use super::shard::{ShardField, Sharding};
 use super::{Cached, Informer, watcher};
 use crate::contract::Gvk;
 use crate::discovery::{Discovery, ResolveError};
@@ -17,6 +18,7 @@ struct InformerKey {
     label_selector: Option<String>,
     namespace: Option<String>,
     metadata_only: bool,
+    shard: Option<ShardField>,
 }
 
 impl InformerKey {
@@ -28,6 +30,7 @@ impl InformerKey {
             label_selector: label_selector.map(str::to_string),
             namespace: namespace.map(str::to_string),
             metadata_only: false,
+            shard: None,
         }
     }
 
@@ -73,6 +76,24 @@ impl Informers {
         self.start(gvk, label_selector, namespace, false).await
     }
 
+    /// The informer of the objects of a kind (label selector, namespace)
+    /// in this replica's shard `ranges`, placed by `field`; started if no
+    /// one holds it yet.
+    pub async fn sharded(
+        &self,
+        gvk: &Gvk,
+        label_selector: Option<&str>,
+        namespace: Option<&str>,
+        field: ShardField,
+        ranges: &tokio::sync::watch::Receiver<rekon_rules::ShardRanges>,
+    ) -> Result<Arc<Informer>, ResolveError> {
+        let namespace = self.scope(gvk, namespace).await?;
+        let mut key = InformerKey::new(gvk, label_selector, namespace);
+        key.shard = Some(field);
+        self.start_key(key, gvk, Some(Sharding::new(field, ranges.clone())))
+            .await
+    }
+
     /// An informer of the metadata of a kind's objects (label selector,
     /// namespace): a running informer of whole objects if there is one (no
     /// second cache), else one of metadata only, started if no one holds it.
@@ -113,6 +134,15 @@ impl Informers {
         if metadata_only {
             key = key.metadata_only();
         }
+        self.start_key(key, gvk, None).await
+    }
+
+    async fn start_key(
+        &self,
+        key: InformerKey,
+        gvk: &Gvk,
+        sharding: Option<Sharding>,
+    ) -> Result<Arc<Informer>, ResolveError> {
         if let Some(informer) = self.running_key(&key) {
             return Ok(informer);
         }
@@ -125,9 +155,10 @@ impl Informers {
             self.discovery.client().clone(),
             gvk.clone(),
             resolved,
-            label_selector.map(str::to_string),
-            namespace.map(str::to_string),
-            metadata_only,
+            key.label_selector.clone(),
+            key.namespace.clone(),
+            key.metadata_only,
+            sharding,
         ));
         let mut informers = self.informers.lock().expect("informers lock");
         informers.retain(|_, weak| weak.strong_count() > 0);

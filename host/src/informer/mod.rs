@@ -12,12 +12,14 @@ pub(crate) mod cached;
 mod incoming;
 pub(crate) mod index;
 mod informers;
+pub(crate) mod shard;
 mod watcher;
 mod writer;
 
 pub(crate) use cache::IndexSpec;
 pub(crate) use cached::Cached;
 pub(crate) use informers::{Informers, READ_IDLE};
+pub(crate) use shard::{Filtering, ShardField};
 
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -78,6 +80,8 @@ pub(crate) struct Informer {
     /// Whether it caches each object's metadata only (apiVersion, kind,
     /// metadata), for sources that need no more.
     pub metadata_only: bool,
+    /// For a sharded module: what places an object, and the ranges cached.
+    sharding: Option<shard::Sharding>,
     objects: Arc<RwLock<Objects>>,
     changes: Subscribers,
     ready: watch::Receiver<bool>,
@@ -121,6 +125,17 @@ impl Informer {
     pub async fn wait_ready(&self) {
         let mut ready = self.ready.clone();
         let _ = ready.wait_for(|r| *r).await;
+    }
+
+    /// For a sharded informer: the ranges its cache holds (none before its
+    /// first list), changing once a list with new ranges completes.
+    pub fn shard_synced(&self) -> Option<watch::Receiver<Option<rekon_rules::ShardRanges>>> {
+        self.sharding.as_ref().map(|s| s.synced.subscribe())
+    }
+
+    /// How a sharded informer filters (none for one that is not).
+    pub fn filtering(&self) -> Option<Filtering> {
+        self.sharding.as_ref().map(shard::Sharding::filtering)
     }
 
     /// Whether the first list has completed.

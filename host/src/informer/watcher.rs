@@ -13,6 +13,7 @@ use tokio::sync::watch;
 use super::cache::Objects;
 use super::cached::Cached;
 use super::incoming::Incoming;
+use super::shard::{MakeEvents, Sharding};
 use super::writer::CacheWriter;
 use super::{Informer, Subscribers};
 use crate::contract::Gvk;
@@ -82,39 +83,57 @@ pub(super) fn start(
     label_selector: Option<String>,
     namespace: Option<String>,
     metadata_only: bool,
+    sharding: Option<Sharding>,
 ) -> Informer {
     let objects = Arc::new(RwLock::new(Objects::default()));
     let changes = Subscribers::default();
     let (ready_tx, ready) = watch::channel(false);
-    let ar = &resolved.resource;
+    let ar = resolved.resource.clone();
     let mut config = watcher::Config::default().page_size(LIST_PAGE);
     if let Some(selector) = &label_selector {
         config = config.labels(selector);
     }
-    // Metadata only: each object as apiVersion, kind and metadata (a
-    // PartialObjectMetadata watch), for sources that map by metadata.
-    let resource = ar.clone();
-    let events: Events = if metadata_only {
-        let api: Api<PartialObjectMeta<DynamicObject>> = match &namespace {
-            Some(namespace) => Api::namespaced_with(client, namespace, ar),
-            None => Api::all_with(client, ar),
-        };
-        let cache = move |meta: PartialObjectMeta<DynamicObject>| {
-            let object = DynamicObject {
-                types: meta.types,
-                metadata: meta.metadata,
-                data: serde_json::Value::Object(serde_json::Map::new()),
-            };
-            Arc::new(Cached::from_object(object, &resource))
-        };
-        Box::pin(watcher(api, config).map(move |event| event.map(|e| cached(e, &cache))))
-    } else {
-        let api: Api<Incoming> = match &namespace {
-            Some(namespace) => Api::namespaced_with(client, namespace, ar),
-            None => Api::all_with(client, ar),
-        };
-        let cache = move |object| Arc::new(Cached::from_incoming(object, &resource));
-        Box::pin(watcher(api, config).map(move |event| event.map(|e| cached(e, &cache))))
+    let make: MakeEvents = {
+        let (ar, namespace) = (ar.clone(), namespace.clone());
+        Arc::new(move |client: kube::Client| -> Events {
+            let resource = ar.clone();
+            // Metadata only: each object as apiVersion, kind and metadata
+            // (a PartialObjectMetadata watch), for sources that map by
+            // metadata.
+            if metadata_only {
+                let api: Api<PartialObjectMeta<DynamicObject>> = match &namespace {
+                    Some(namespace) => Api::namespaced_with(client, namespace, &ar),
+                    None => Api::all_with(client, &ar),
+                };
+                let cache = move |meta: PartialObjectMeta<DynamicObject>| {
+                    let object = DynamicObject {
+                        types: meta.types,
+                        metadata: meta.metadata,
+                        data: serde_json::Value::Object(serde_json::Map::new()),
+                    };
+                    Arc::new(Cached::from_object(object, &resource))
+                };
+                Box::pin(
+                    watcher(api, config.clone()).map(move |event| event.map(|e| cached(e, &cache))),
+                )
+            } else {
+                let api: Api<Incoming> = match &namespace {
+                    Some(namespace) => Api::namespaced_with(client, namespace, &ar),
+                    None => Api::all_with(client, &ar),
+                };
+                let cache = move |object| Arc::new(Cached::from_incoming(object, &resource));
+                Box::pin(
+                    watcher(api, config.clone()).map(move |event| event.map(|e| cached(e, &cache))),
+                )
+            }
+        })
+    };
+    let (events, listed) = match &sharding {
+        Some(sharding) => (
+            super::shard::events(client, ar, namespace.clone(), sharding, make),
+            Some((sharding.listing.clone(), sharding.synced.clone())),
+        ),
+        None => (make(client), None),
     };
     let task = tokio::spawn(run_watch(
         events,
@@ -122,14 +141,17 @@ pub(super) fn start(
         objects.clone(),
         changes.clone(),
         ready_tx,
+        listed,
     ));
-    tracing::info!(kind = %display_kind(&gvk), label_selector, namespace, metadata_only, "informer started");
+    let sharded = sharding.as_ref().map(|s| format!("{:?}", s.field));
+    tracing::info!(kind = %display_kind(&gvk), label_selector, namespace, metadata_only, sharded, "informer started");
     Informer {
         gvk,
         resolved,
         label_selector,
         namespace,
         metadata_only,
+        sharding,
         objects,
         changes,
         ready,
@@ -153,9 +175,16 @@ fn cached<K>(
 
 /// A watcher's events, of whole objects or of their metadata only, as
 /// the cache keeps them.
-type Events = std::pin::Pin<
+pub(super) type Events = std::pin::Pin<
     Box<dyn futures::Stream<Item = Result<watcher::Event<Arc<Cached>>, watcher::Error>> + Send>,
 >;
+
+/// A sharded informer's ranges being listed, and where to say they are
+/// cached once listed.
+type Listed = (
+    Arc<std::sync::Mutex<Option<rekon_rules::ShardRanges>>>,
+    watch::Sender<Option<rekon_rules::ShardRanges>>,
+);
 
 /// Lists and watches until aborted. The watcher relists on 410 Gone and
 /// resumes dropped watches; failures are retried with [`WatchBackoff`].
@@ -165,6 +194,7 @@ async fn run_watch(
     objects: Arc<RwLock<Objects>>,
     changes: Subscribers,
     ready: watch::Sender<bool>,
+    listed: Option<Listed>,
 ) {
     let backoff = WatchBackoff::new();
     let stream = events.backoff(backoff.clone());
@@ -194,7 +224,13 @@ async fn run_watch(
                 continue;
             }
         };
+        let done = matches!(event, watcher::Event::InitDone);
         changes.send_all(writer.apply(event));
+        if let (true, Some((listing, synced))) = (done, &listed) {
+            // A sharded cache now holds the ranges it listed.
+            let ranges = listing.lock().expect("listing lock").clone();
+            synced.send_replace(ranges);
+        }
         if writer.is_synced() && !*ready.borrow() {
             tracing::info!(%kind, "informer synced");
             ready.send_replace(true);

@@ -3,7 +3,7 @@
 use prometheus_client::registry::Registry;
 
 /// Every metric's name (after the `rekon_` prefix) and help text.
-pub(super) const HELP: [(&str, &str); 22] = [
+pub(super) const HELP: [(&str, &str); 28] = [
     (
         "reconciles",
         "Reconciles by module, the version that served them (a canary's for the objects it serves) and result (done, requeue, error, panic, timeout, out_of_memory, stack_overflow, trap)",
@@ -85,6 +85,30 @@ pub(super) const HELP: [(&str, &str); 22] = [
     (
         "admission_duration_seconds",
         "Wall time of one review in the host, instantiation and reads included",
+    ),
+    (
+        "shard_fraction",
+        "The share of the hash space (0 to 1) whose objects this replica reconciles for sharded modules",
+    ),
+    (
+        "shard_members",
+        "Replicas the sharded modules' objects are spread over, as this replica sees them",
+    ),
+    (
+        "shard_objects",
+        "A sharded module's primary objects cached on this replica",
+    ),
+    (
+        "shard_filtering",
+        "1 for how a sharded informer's objects are filtered, by kind and mode (server: the API server's shardSelector; host: here)",
+    ),
+    (
+        "shard_handoffs",
+        "Ranges of the hash space taken (gained) or handed over (released) by this replica",
+    ),
+    (
+        "shard_handoff_duration_seconds",
+        "Time from a change of the replicas seen to this replica reconciling its new ranges (or having released the old)",
     ),
 ];
 

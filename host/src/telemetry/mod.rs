@@ -112,6 +112,19 @@ pub(crate) struct WebhookLabel {
     pub webhook: String,
 }
 
+/// Labels: a handoff's direction (gained, released).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct DirectionLabel {
+    pub direction: String,
+}
+
+/// Labels: a sharded informer's kind and filtering mode.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct FilteringLabels {
+    pub kind: String,
+    pub mode: String,
+}
+
 /// Labels: an informer's kind.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct InformerLabel {
@@ -143,6 +156,12 @@ pub struct Metrics {
     pub(crate) events: Family<ResultLabel, Counter>,
     pub(crate) admission_requests: Family<WebhookLabels, Counter>,
     pub(crate) admission_duration: Family<WebhookLabel, Histogram>,
+    pub(crate) shard_fraction: Gauge<f64, std::sync::atomic::AtomicU64>,
+    pub(crate) shard_members: Gauge,
+    pub(crate) shard_objects: Family<ModuleLabel, Gauge>,
+    pub(crate) shard_filtering: Family<FilteringLabels, Gauge>,
+    pub(crate) shard_handoffs: Family<DirectionLabel, Counter>,
+    pub(crate) shard_handoff_duration: Histogram,
     /// The label sets of `host_calls` created so far (to forget a module's).
     host_call_labels: Mutex<HashSet<CallLabels>>,
     /// The versions that served reconciles so far (to forget a module's).
@@ -204,6 +223,16 @@ impl Metrics {
                 &mut r,
                 "admission_duration_seconds",
                 Family::new_with_constructor(seconds_histogram as fn() -> Histogram),
+            ),
+            shard_fraction: register(&mut r, "shard_fraction", Gauge::default()),
+            shard_members: register(&mut r, "shard_members", Gauge::default()),
+            shard_objects: register(&mut r, "shard_objects", Family::default()),
+            shard_filtering: register(&mut r, "shard_filtering", Family::default()),
+            shard_handoffs: register(&mut r, "shard_handoffs", Family::default()),
+            shard_handoff_duration: register(
+                &mut r,
+                "shard_handoff_duration_seconds",
+                seconds_histogram(),
             ),
             registry: r,
             host_call_labels: Mutex::new(HashSet::new()),
