@@ -145,11 +145,10 @@ pub(crate) async fn dispatch(
                 );
             }
             // Every request to a deprecated version of a custom resource
-            // is warned about, as the real server's CRD handler does.
+            // is warned about, as the real server's CRD handler does, and
+            // to a deprecated built-in one, as its installer does.
             let mut warnings: Vec<String> = res
-                .custom
-                .as_ref()
-                .and_then(|custom| custom.deprecation_warning(&res.version))
+                .deprecation_warning()
                 .map(str::to_string)
                 .into_iter()
                 .collect();

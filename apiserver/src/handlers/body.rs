@@ -24,29 +24,41 @@ pub(crate) fn strip_kind(builtin: bool, mut o: Value) -> Value {
 /// ListMeta in field order without an empty continue; a custom resource
 /// list's (unstructured) keys sorted, with `continue` even when empty.
 pub(crate) fn list_metadata(builtin: bool, list: &ObjectList) -> Map<String, Value> {
-    let mut md = Map::new();
-    if !builtin {
-        md.insert(
-            "continue".into(),
-            json!(list.continue_token.clone().unwrap_or_default()),
-        );
-        if let Some(n) = list.remaining_item_count {
-            md.insert("remainingItemCount".into(), json!(n));
-        }
-    }
-    md.insert("resourceVersion".into(), json!(list.resource_version));
     if builtin {
-        if let Some(c) = &list.continue_token {
-            md.insert("continue".into(), json!(c));
-        }
-        if let Some(n) = list.remaining_item_count {
-            md.insert("remainingItemCount".into(), json!(n));
-        }
+        let mut md = typed_list_metadata(list);
         // Only typed lists carry the shard selector applied (an
         // unstructured list has no `SetShardInfo`).
         if let Some(selector) = &list.shard_info {
             md.insert("shardInfo".into(), json!({ "selector": selector }));
         }
+        return md;
+    }
+    let mut md = Map::new();
+    md.insert(
+        "continue".into(),
+        json!(list.continue_token.clone().unwrap_or_default()),
+    );
+    if let Some(n) = list.remaining_item_count {
+        md.insert("remainingItemCount".into(), json!(n));
+    }
+    md.insert("resourceVersion".into(), json!(list.resource_version));
+    md
+}
+
+/// The typed `metav1.ListMeta` of a list, in field order, its `continue`
+/// and `remainingItemCount` left out when empty: what a
+/// PartialObjectMetadataList of any resource copies from the list it
+/// shows (`asPartialObjectMetadataList` in the real server's
+/// `endpoints/handlers/response.go`: the version, continue and remaining
+/// count, nothing else).
+pub(crate) fn typed_list_metadata(list: &ObjectList) -> Map<String, Value> {
+    let mut md = Map::new();
+    md.insert("resourceVersion".into(), json!(list.resource_version));
+    if let Some(c) = list.continue_token.as_ref().filter(|c| !c.is_empty()) {
+        md.insert("continue".into(), json!(c));
+    }
+    if let Some(n) = list.remaining_item_count {
+        md.insert("remainingItemCount".into(), json!(n));
     }
     md
 }

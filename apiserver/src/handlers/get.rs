@@ -47,7 +47,13 @@ pub(crate) fn list(req: &Request<'_>) -> Result<Response<Body>, Status> {
     // Built-in lists write ListMeta in field order and omit an empty
     // continue; custom resource lists sort keys and end with "".
     let builtin = is_builtin(res);
-    let md = super::body::list_metadata(builtin, &list);
+    // A metadata-only list is typed whatever the resource
+    // (`asPartialObjectMetadataList`).
+    let md = if ctx.metadata_only {
+        super::body::typed_list_metadata(&list)
+    } else {
+        super::body::list_metadata(builtin, &list)
+    };
     let (kind, api_version, items): (String, String, Value) = if ctx.metadata_only {
         // A PartialObjectMetadataList of nothing has null items: the
         // real server appends each item to a nil slice.

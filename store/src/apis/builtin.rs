@@ -143,10 +143,13 @@ pub(crate) fn prepare_update(res: &ResourceInfo, new: &mut Value, old: &Value) {
     }
 }
 
-/// Fills the defaults of `res`'s kind in `obj`.
+/// Fills the defaults of `res`'s kind in `obj` (Endpoints has defaults
+/// but no checks here).
 pub(crate) fn default(res: &ResourceInfo, obj: &mut Value) {
     if let Some(rules) = rules(res) {
         (rules.default)(obj);
+    } else if res.custom.is_none() && res.group.is_empty() && res.kind == "Endpoints" {
+        core::endpoints::default(obj);
     }
 }
 

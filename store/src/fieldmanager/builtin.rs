@@ -286,6 +286,74 @@ pub(crate) fn encoded(object: &mut Value) {
     drop_omitted(ty, map);
 }
 
+impl Node {
+    /// `value` (of this node) as it reads back from the real server's
+    /// protobuf storage, where an empty list or map is no value: in each
+    /// struct, a list or map Go writes even when empty (not `omitempty`:
+    /// a Role's `rules`) is `null` when it was sent empty.
+    fn stored(&'static self, value: &mut Value) {
+        match (self, value) {
+            (Node::Struct(i), Value::Object(map)) => stored_fields(&types().types[*i], map, false),
+            (Node::List { item, .. }, Value::Array(items)) => {
+                items.iter_mut().for_each(|v| item.stored(v));
+            }
+            (Node::Map { value: node, .. }, Value::Object(map)) => {
+                map.values_mut().for_each(|v| node.stored(v));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// [`Node::stored`] on the fields of a struct of type `ty` (an object's
+/// own metadata, the server's, left alone).
+fn stored_fields(ty: &'static Type, map: &mut serde_json::Map<String, Value>, object: bool) {
+    for (name, value) in map.iter_mut() {
+        let Some(node) = ty
+            .fields
+            .get(name)
+            .filter(|_| !(object && name == "metadata"))
+        else {
+            continue;
+        };
+        let empty = match value {
+            Value::Object(m) => m.is_empty(),
+            Value::Array(a) => a.is_empty(),
+            _ => false,
+        };
+        let written = ty.zeros.iter().any(|(n, zero)| n == name && zero.is_null());
+        if empty && written && matches!(node, Node::Map { .. } | Node::List { .. }) {
+            *value = Value::Null;
+        } else {
+            node.stored(value);
+        }
+    }
+}
+
+/// An object of a built-in kind as the real server's storage gives it
+/// back ([`Node::stored`]): what a client reads, after the field manager
+/// saw the object as it was sent (an empty `rules: []` is owned, and
+/// reads back `null`). The kinds kept as JSON (the aggregator's
+/// APIServices, as CRDs) keep their empty lists.
+pub(crate) fn stored(object: &mut Value) {
+    let Some(api_version) = object.get("apiVersion").and_then(Value::as_str) else {
+        return;
+    };
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let Some(kind) = object.get("kind").and_then(Value::as_str) else {
+        return;
+    };
+    if group == "apiregistration.k8s.io" {
+        return;
+    }
+    let Some(Node::Struct(i)) = shape(group, version, kind) else {
+        return;
+    };
+    if let Some(map) = object.as_object_mut() {
+        stored_fields(&types().types[*i], map, true);
+    }
+}
+
 /// The type of the built-in kind `group/version/kind`, if it is one.
 pub(crate) fn shape(group: &str, version: &str, kind: &str) -> Option<&'static Node> {
     let key = if group.is_empty() {

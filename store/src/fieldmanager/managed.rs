@@ -112,10 +112,12 @@ pub(crate) fn root_type(res: &ResourceInfo) -> Ty<'_> {
 }
 
 /// What of `o` a write through the main resource or through `/status`
-/// may own: no apiVersion, kind, nor metadata but its labels,
-/// annotations, finalizers and ownerReferences (the real server strips
-/// the rest); only the status through `/status`, no status through the
-/// main resource when there is a status subresource.
+/// may own: no apiVersion, kind, nor the metadata the real server strips
+/// (`NewStripMetaManager` in managedfields' `internal/stripmeta.go`: the
+/// name, namespace, uid, times, versions and managedFields; its
+/// generateName, labels, annotations, finalizers, owners and deletion
+/// marks are owned); only the status through `/status`, no status through
+/// the main resource when there is a status subresource.
 pub(crate) fn ownable(res: &ResourceInfo, o: &Value, subresource: Option<&str>) -> Value {
     let mut out = Map::new();
     for (key, value) in o.as_object().into_iter().flatten() {
@@ -139,12 +141,19 @@ pub(crate) fn ownable(res: &ResourceInfo, o: &Value, subresource: Option<&str>) 
                 .filter(|(k, v)| {
                     matches!(
                         k.as_str(),
-                        "labels" | "annotations" | "finalizers" | "ownerReferences"
+                        "generateName"
+                            | "labels"
+                            | "annotations"
+                            | "finalizers"
+                            | "ownerReferences"
+                            | "deletionTimestamp"
+                            | "deletionGracePeriodSeconds"
                     )
                     // Empty, Go leaves them out (`omitempty`): nothing to own.
                     && !v.as_array().is_some_and(Vec::is_empty)
                     && !v.as_object().is_some_and(Map::is_empty)
                     && !v.is_null()
+                    && v.as_str() != Some("")
                 })
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();

@@ -9,11 +9,13 @@
 //! atomic), the object's metadata (`finalizers` a set, `ownerReferences` a
 //! map by `uid`), the built-in kinds' list types ([`builtin`]), and no
 //! schema elsewhere. An object's field set ([`set`]), two objects merged or
-//! items removed ([`merge`]), and compared ([`compare`]).
+//! items removed ([`merge`]), and compared ([`compare`]); kubectl's
+//! client-side apply annotation under server-side apply ([`lastapplied`]).
 
 pub(crate) mod builtin;
 pub(crate) mod compare;
 pub(crate) mod fieldpath;
+pub(crate) mod lastapplied;
 pub(crate) mod managed;
 pub(crate) mod merge;
 pub(crate) mod scale;

@@ -112,6 +112,19 @@ impl Status {
         }
     }
 
+    /// 409 Conflict of a write, for the reason given (`NewConflict`).
+    pub fn conflict_because(res: &ResourceInfo, name: &str, why: &str) -> Status {
+        Status {
+            code: 409,
+            reason: "Conflict".into(),
+            message: format!(
+                "Operation cannot be fulfilled on {} \"{name}\": {why}",
+                res.qualified_plural()
+            ),
+            details: Some(Status::details_for(res, name)),
+        }
+    }
+
     /// 409 Conflict of a replace naming another uid than the stored
     /// object's: the storage's precondition, in its words (the object's
     /// etcd key, its uid and the one sent).

@@ -7,17 +7,21 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::registry::Registry;
+use super::replace::check_name;
 use super::storage::view;
 use crate::apis::fields::undeclared;
 use crate::fieldmanager::compare::Comparison;
 use crate::fieldmanager::fieldpath::{FieldPath, FieldSet};
+use crate::fieldmanager::lastapplied::{
+    KUBECTL, allowed_conflicts, last_applied, update_last_applied,
+};
 use crate::fieldmanager::managed::{
     ManagedEntry, drop_unconvertible, ownable, path_display, read_managed, root_type, strip_meta,
     track_update, write_managed,
 };
 use crate::fieldmanager::{compare, fieldpath, merge, set};
 use crate::go::strconv::go_quote;
-use crate::machinery::object::{meta, now};
+use crate::machinery::object::{meta, meta_mut, now};
 use crate::meta::status::Status;
 use crate::meta::types::WriteOptions;
 use crate::resource::info::ResourceInfo;
@@ -42,19 +46,7 @@ impl Registry {
             return Err(Status::bad_request("metadata.managedFields must be nil"));
         }
         // `checkName`: the configuration names the object of the URL.
-        match meta(&config, "name").filter(|n| !n.is_empty()) {
-            None => {
-                return Err(Status::bad_request(format!(
-                    "the name of the object ({name} based on URL) was undeterminable: name must be provided"
-                )));
-            }
-            Some(n) if n != name => {
-                return Err(Status::bad_request(format!(
-                    "the name of the object ({n}) does not match the name on the URL ({name})"
-                )));
-            }
-            Some(_) => {}
-        }
+        check_name(&config, name)?;
         if let Some(theirs) = meta(&config, "namespace").filter(|n| !n.is_empty() && n != ns)
             && res.namespaced
         {
@@ -188,7 +180,20 @@ impl Registry {
             conflicting.push(theirs);
         }
         if !conflicts.is_empty() && !force {
-            return Err(conflict_status(&conflicts));
+            // kubectl's first server-side apply may take over what its
+            // client-side apply set (`lastappliedmanager.go`): forced when
+            // that is all that conflicts, the rest refused otherwise.
+            let allowed = (manager == KUBECTL)
+                .then(|| client_side_applied(res, live))
+                .flatten();
+            let refused: Vec<(FieldPath, String)> = conflicts
+                .iter()
+                .filter(|(p, _)| !allowed.as_ref().is_some_and(|a| a.contains(p)))
+                .cloned()
+                .collect();
+            if !refused.is_empty() {
+                return Err(conflict_status(&refused));
+            }
         }
         // Forced: the others lose what conflicted; everyone loses what is gone.
         let removed = strip_meta(changes.removed);
@@ -209,7 +214,10 @@ impl Registry {
         } else {
             now()
         };
-        let live = merged;
+        let mut live = merged;
+        // The client-side apply annotation follows what kubectl applied
+        // (`lastappliedupdater.go`), after the field manager's own work.
+        update_last_applied(manager, &mut live, &config);
         entries.retain(|e| !is_self(e));
         entries.push(ManagedEntry {
             manager: manager.into(),
@@ -219,10 +227,22 @@ impl Registry {
             subresource: sub_owned,
             fields: set,
         });
+        // The uid the configuration names is the object's: it is not
+        // reset (structured-merge-diff merges it as any field), so another
+        // than the stored one is refused by the update's checks, and one
+        // naming an object that does not exist is a conflict (the
+        // patcher's `applyPatch` in `endpoints/handlers/patch.go`).
+        let sent_uid = meta(&config, "uid").filter(|u| !u.is_empty());
         match existing {
             None => {
                 if sub == Some("status") {
                     return Err(Status::not_found(res, name));
+                }
+                if let Some(uid) = sent_uid {
+                    let why = format!(
+                        "uid mismatch: the provided object specified uid {uid}, and no existing object was found"
+                    );
+                    return Err(Status::conflict_because(res, name, &why));
                 }
                 let mut live = live;
                 write_managed(&mut live, &entries);
@@ -237,11 +257,29 @@ impl Registry {
                 // The merged object is decoded as a body is (the schema's
                 // defaults for the items it gained).
                 let mut live = live;
+                if let Some(uid) = sent_uid {
+                    meta_mut(&mut live).insert("uid".into(), json!(uid));
+                }
                 self.decode_body(res, &mut live, Some(&existing), opts)?;
                 self.update(res, &existing, live, opts, Some(entries))
             }
         }
     }
+}
+
+/// The fields kubectl's client-side apply annotation on `live` lets its
+/// server-side apply take over, when the annotation holds a configuration
+/// of the object's type (`allowedConflictsFromLastApplied`).
+fn client_side_applied(res: &ResourceInfo, live: &Value) -> Option<FieldSet> {
+    let applied = last_applied(live)?;
+    let undeclared = match &res.custom {
+        Some(custom) => custom.undeclared(&res.version, &applied),
+        None => undeclared(res, &applied),
+    };
+    if !undeclared.is_empty() {
+        return None;
+    }
+    allowed_conflicts(res, live, &applied)
 }
 
 /// A manager as a conflict names it: `"m"`, `"m" with subresource "status"`,

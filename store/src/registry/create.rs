@@ -120,6 +120,10 @@ impl Registry {
             m.insert("apiVersion".into(), json!(res.api_version()));
             m.insert("kind".into(), json!(res.kind));
         }
+        if res.custom.is_none() {
+            // As the storage gives it back (the field manager saw it sent).
+            crate::fieldmanager::builtin::stored(&mut full);
+        }
         if is_crd(res) {
             customresourcedefinition::prepare(&mut full, None, opts)?;
         }

@@ -1,7 +1,8 @@
 //! The generic registry, as Kubernetes' `apiserver/pkg/registry/generic`
 //! keeps one for every resource: the objects and the commit of a change at
 //! a new resourceVersion ([`registry`]); the write path: create
-//! ([`create`]), replace and update ([`update`]), merge, JSON and strategic
+//! ([`create`]), replace ([`replace`], with the identity a body names)
+//! and update ([`update`]), merge, JSON and strategic
 //! merge patches ([`patch`], [`strategic`]) and server-side apply
 //! ([`apply`]); deletion with finalizers and propagation ([`delete`],
 //! after `rest.BeforeDelete`'s preconditions and grace periods:
@@ -29,6 +30,7 @@ pub(crate) mod preconditions;
 pub(crate) mod present;
 #[allow(clippy::module_inception)]
 pub(crate) mod registry;
+pub(crate) mod replace;
 pub(crate) mod scale;
 pub(crate) mod storage;
 pub(crate) mod strategic;

@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use super::registry::Registry;
+use super::replace::{check_name, check_patched_namespace};
 use super::storage::view;
 use super::strategic::strategic_merge;
 use crate::apis::fields::Shape;
@@ -145,17 +146,16 @@ impl Registry {
             .ok_or_else(|| Status::not_found(res, name))?;
         let existing = view(res, &stored);
         let mut doc = patched(&existing, ptype, body, res)?;
+        // The patched object names the request's namespace and object
+        // (the patcher's `applyPatch` in `endpoints/handlers/patch.go`),
+        // before the storage reads its version.
+        check_patched_namespace(res, ns, &doc)?;
+        check_name(&doc, name)?;
         // The patched object's resourceVersion is the update's precondition
         // (the stored one, unless the patch changed it).
         let version =
             super::preconditions::object_version(meta(&doc, "resourceVersion").as_deref())?;
         super::preconditions::precondition(res, name, version, &existing)?;
-        if meta(&doc, "name").as_deref() != Some(name) {
-            return Err(Status::bad_request(format!(
-                "the name of the object ({}) does not match the name on the URL ({name})",
-                meta(&doc, "name").unwrap_or_default()
-            )));
-        }
         // The patched object is decoded as a body is: unknown fields are
         // refused under Strict with the patched object in the message.
         self.decode_body(res, &mut doc, Some(&existing), opts)

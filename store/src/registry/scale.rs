@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 use super::apply::conflict_status;
 use super::patch::patched;
 use super::registry::Registry;
+use super::replace::{check_name, check_patched_namespace};
 use super::storage::view;
 use crate::fieldmanager::fieldpath::FieldPath;
 use crate::fieldmanager::managed::{ManagedEntry, read_managed};
@@ -215,6 +216,12 @@ impl Registry {
         write: Option<ScaleWrite<'_>>,
         opts: &WriteOptions,
     ) -> Result<Value, Status> {
+        // A PUT's Scale names the request's namespace and object before
+        // anything is read (the update handler's checks).
+        if let Some(ScaleWrite::Replace(scale)) = &write {
+            check_patched_namespace(res, ns, scale)?;
+            check_name(scale, name)?;
+        }
         let stored = self
             .find_shared(res, ns, name)
             .ok_or_else(|| Status::not_found(res, name))?;
@@ -249,7 +256,9 @@ impl Registry {
             }
             ScaleWrite::Patch(ptype, body) => (patched(&current, ptype, body, res)?, false),
         };
-        if let Some(sent) = meta(&wanted, "name").filter(|n| n != name) {
+        if !applied {
+            check_name(&wanted, name)?;
+        } else if let Some(sent) = meta(&wanted, "name").filter(|n| n != name) {
             return Err(Status::bad_request(format!(
                 "the name of the object ({sent}) does not match the name on the URL ({name})"
             )));

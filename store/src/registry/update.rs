@@ -1,19 +1,18 @@
-//! Replace and update, with the strategy's defaults and checks, generation
+//! Update, with the strategy's defaults and checks, generation
 //! and status rules, and the write that removes the last finalizer.
 
 use serde_json::{Map, Value, json};
 
 use super::allocate::allocate;
-use super::preconditions::{object_version, precondition, status_write_keeps};
+use super::preconditions::status_write_keeps;
 use super::registry::Registry;
-use super::storage::{check_stored, omit_empty_metadata, view};
+use super::storage::{check_stored, omit_empty_metadata};
 use crate::apis::apiextensions::customresource::Write;
 use crate::apis::apiextensions::customresourcedefinition::{self, is_crd};
 use crate::apis::builtin::{
     decode, default, generation_also_moves, prepare_update, validate_generic, validate_update,
     warnings,
 };
-use crate::apis::updates::allow_create_on_update;
 use crate::fieldmanager::managed::{ManagedEntry, track_update, write_managed};
 use crate::machinery::field::{FieldError, Path};
 use crate::machinery::object::{finalizers, is_deleting, meta, meta_mut};
@@ -22,57 +21,6 @@ use crate::meta::types::{EventType, WriteOptions};
 use crate::resource::info::ResourceInfo;
 
 impl Registry {
-    pub(crate) fn replace(
-        &mut self,
-        res: &ResourceInfo,
-        namespace: Option<&str>,
-        name: &str,
-        mut obj: Value,
-        opts: &WriteOptions,
-    ) -> Result<Value, Status> {
-        self.decode_request(res, &mut obj, opts)?;
-        if let Some(n) = meta(&obj, "name").filter(|n| !n.is_empty())
-            && n != name
-        {
-            return Err(Status::bad_request(format!(
-                "the name of the object ({n}) does not match the name on the URL ({name})"
-            )));
-        }
-        let ns = self.resolve_ns(res, namespace, &obj, name)?;
-        let given = meta(&obj, "resourceVersion");
-        // Read first, whether the object exists or not (`ObjectResourceVersion`).
-        let version = object_version(given.as_deref())?;
-        let stored = self.find_shared(res, &ns, name);
-        let Some(existing) = stored.as_deref().map(|o| view(res, o)) else {
-            // Some kinds are created by an update of a missing object
-            // (`AllowCreateOnUpdate`), whatever version it names.
-            if opts.subresource.is_none() && allow_create_on_update(res) {
-                if let Some(md) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-                    md.insert("name".into(), json!(name));
-                    md.remove("resourceVersion");
-                }
-                return self.create(res, Some(ns.as_str()).filter(|n| !n.is_empty()), obj, opts);
-            }
-            return Err(Status::not_found(res, name));
-        };
-        // The uid the body names is the storage's precondition.
-        let sent_uid = meta(&obj, "uid").filter(|u| !u.is_empty());
-        let stored_uid = meta(&existing, "uid").unwrap_or_default();
-        if let Some(sent) = sent_uid
-            && sent != stored_uid
-        {
-            return Err(Status::uid_precondition_failed(
-                res,
-                &ns,
-                name,
-                &sent,
-                &stored_uid,
-            ));
-        }
-        precondition(res, name, version, &existing)?;
-        self.update(res, &existing, obj, opts, None)
-    }
-
     /// The update path shared by replace and patch: `incoming` becomes the
     /// object, keeping system metadata (and status or spec, by subresource).
     pub(crate) fn update(
@@ -122,6 +70,7 @@ impl Registry {
         let clears_mf = incoming_mf
             .and_then(Value::as_array)
             .is_some_and(|a| a.is_empty());
+        let sent_deletion = DeletionMarks::sent(&incoming);
         let mut new = if subresource == Some("status") {
             let mut n = existing.clone();
             // A built-in kind's status strategy puts back only the spec
@@ -262,13 +211,31 @@ impl Registry {
                     .field_manager
                     .clone()
                     .unwrap_or_else(|| "unknown".into());
-                track_update(res, Some(existing), &mut new, &manager, subresource);
+                // The field manager sees the deletion marks the write
+                // sent, before `rest.BeforeUpdate` puts the stored ones
+                // back (`registry/rest/update.go`).
+                if sent_deletion.held_by(&new) {
+                    track_update(res, Some(existing), &mut new, &manager, subresource);
+                } else {
+                    let mut seen = new.clone();
+                    sent_deletion.put(&mut seen);
+                    track_update(res, Some(existing), &mut seen, &manager, subresource);
+                    let tracked = seen.pointer_mut("/metadata/managedFields").map(Value::take);
+                    match tracked {
+                        Some(entries) => meta_mut(&mut new).insert("managedFields".into(), entries),
+                        None => meta_mut(&mut new).remove("managedFields"),
+                    };
+                }
             }
         }
         // The Service allocators run after the field manager
         // (`BeginUpdate`): what they allocate is nobody's.
         if subresource.is_none() {
             allocate(self, res, &mut new, Some(existing), opts.dry_run)?;
+        }
+        if res.custom.is_none() {
+            // As the storage gives it back (the field manager saw it sent).
+            crate::fieldmanager::builtin::stored(&mut new);
         }
         omit_empty_metadata(&mut new);
         if same_object(&new, existing) {
@@ -435,4 +402,33 @@ fn equal_except(
                 b.get(k)
                     .is_some_and(|vb| field(k, va, vb).unwrap_or_else(|| va == vb))
             })
+}
+
+/// An object's deletion marks (`deletionTimestamp`,
+/// `deletionGracePeriodSeconds`), each there or not.
+struct DeletionMarks([Option<Value>; 2]);
+
+impl DeletionMarks {
+    const KEYS: [&str; 2] = ["deletionTimestamp", "deletionGracePeriodSeconds"];
+
+    /// The marks `obj` holds.
+    fn sent(obj: &Value) -> DeletionMarks {
+        DeletionMarks(Self::KEYS.map(|key| obj.pointer(&format!("/metadata/{key}")).cloned()))
+    }
+
+    /// Whether `obj` holds these marks.
+    fn held_by(&self, obj: &Value) -> bool {
+        self.0 == DeletionMarks::sent(obj).0
+    }
+
+    /// Puts these marks in `obj`, in place of its own.
+    fn put(&self, obj: &mut Value) {
+        let md = meta_mut(obj);
+        for (key, value) in Self::KEYS.iter().zip(&self.0) {
+            match value {
+                Some(value) => md.insert((*key).into(), value.clone()),
+                None => md.remove(*key),
+            };
+        }
+    }
 }

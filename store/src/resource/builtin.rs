@@ -63,6 +63,26 @@ pub(crate) fn builtins() -> &'static [ResourceInfo] {
     &BUILTIN
 }
 
+/// The warning every request to a deprecated built-in resource gets, as
+/// the real server's installer adds it to each of its handlers
+/// (`deprecation.WarningMessage` in apiserver's
+/// `pkg/endpoints/deprecation/deprecation.go`, from the lifecycle its
+/// type declares in `k8s.io/api`: `core/v1/lifecycle.go` for the two of
+/// core/v1; every other deprecated version is no longer served).
+pub(crate) fn deprecation_warning(res: &ResourceInfo) -> Option<&'static str> {
+    match (
+        res.group.as_str(),
+        res.version.as_str(),
+        res.plural.as_str(),
+    ) {
+        ("", "v1", "componentstatuses") => Some("v1 ComponentStatus is deprecated in v1.19+"),
+        ("", "v1", "endpoints") => {
+            Some("v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice")
+        }
+        _ => None,
+    }
+}
+
 /// The recorded discovery documents of the built-in group-versions: the
 /// answers of a real kube-apiserver 1.36 to `GET /api/v1` and `GET
 /// /apis/GROUP/VERSION`.

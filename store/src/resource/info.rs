@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::builtin::is_builtin;
+use super::builtin::{deprecation_warning, is_builtin};
 use super::conversion::Conversion;
 use super::custom::CustomSchemas;
 
@@ -323,6 +323,17 @@ impl ResourceInfo {
             || WITH_GENERATION
                 .iter()
                 .any(|(group, kind)| self.group == *group && self.kind == *kind)
+    }
+
+    /// The warning every request to this resource gets when its version
+    /// is deprecated: a custom resource's from its CRD, a built-in one's
+    /// from its Go type's lifecycle.
+    pub fn deprecation_warning(&self) -> Option<&str> {
+        match &self.custom {
+            Some(custom) => custom.deprecation_warning(&self.version),
+            None if is_builtin(self) => deprecation_warning(self),
+            None => None,
+        }
     }
 
     /// Where its objects are stored: events.k8s.io/v1 Events are core/v1

@@ -5,6 +5,7 @@ mod crds;
 mod custom_resources;
 mod deleting;
 mod deletion;
+mod identity;
 mod lists;
 mod objects;
 mod patches;

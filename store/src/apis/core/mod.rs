@@ -1,6 +1,7 @@
 //! The core group (`pkg/apis/core`): one file per kind.
 
 pub(crate) mod configmap;
+pub(crate) mod endpoints;
 pub(crate) mod event;
 pub(crate) mod finalizers;
 pub(crate) mod limitrange;

@@ -30,16 +30,14 @@ pub(crate) static CLUSTER_ROLE: Rules = Rules {
 };
 
 /// `rules` has no `omitempty`: a role without rules shows `rules: null`,
-/// and so does one with `rules: []` (stored as protobuf, an empty list
-/// comes back as none).
+/// and so does one with `rules: []` once stored (as protobuf, an empty
+/// list comes back as none: `fieldmanager::builtin::stored`), though its
+/// writer owns the empty list it sent.
 fn default(role: &mut Value) {
     let Some(map) = role.as_object_mut() else {
         return;
     };
     let rules = map.entry("rules").or_insert(Value::Null);
-    if rules.as_array().is_some_and(Vec::is_empty) {
-        *rules = Value::Null;
-    }
     let rules = rules.as_array_mut();
     for rule in rules.into_iter().flatten().filter_map(Value::as_object_mut) {
         drop_empty(
