@@ -6,10 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use rekon_rules::{ShardRanges, shard_point};
+use rekon_rules::ShardRanges;
 use serde_json::{Value, json};
 
-use crate::support::{Env, LEASE, free_port, http_get, identity};
+use crate::support::{Env, LEASE, free_port, http_get, identity, shard_claims, shard_owner};
 
 const OBJECTS: usize = 240;
 const MODULE: &str = "misbehave";
@@ -23,23 +23,15 @@ fn replica(env: &mut Env, identity: &str, port: u16) -> usize {
     env.run(&[rekon_test_artifacts::MISBEHAVE], &args)
 }
 
-/// The ranges each live replica claims in its membership Lease.
+/// The ranges each replica claims in its membership Lease.
 fn claims(env: &Env) -> BTreeMap<String, ShardRanges> {
     let leases = env.resource("coordination.k8s.io", "v1", "Lease");
-    env.store()
+    let listed = env
+        .store()
         .list(&leases, &Default::default())
         .map(|l| l.items)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|l| l["metadata"]["labels"]["rekon.dev/shard-group"].is_string())
-        .filter_map(|l| {
-            let ranges = l["metadata"]["annotations"]["rekon.dev/shard-ranges"].as_str()?;
-            Some((
-                l["spec"]["holderIdentity"].as_str()?.to_string(),
-                ShardRanges::parse(ranges)?,
-            ))
-        })
-        .collect()
+        .unwrap_or_default();
+    shard_claims(&listed)
 }
 
 /// Waits until `members` claim equal, disjoint parts covering the hash
@@ -139,15 +131,11 @@ async fn each_by_its_owner(env: &Env, members: &[&str], from: usize) {
         })
         .await;
     for (name, writers) in &by_object {
-        let point = shard_point(&uids[name]);
-        let owner = (0..members.len())
-            .find(|i| ShardRanges::part(*i, members.len()).contains(point))
-            .map(|i| members[i])
-            .expect("an owner");
+        let owner = shard_owner(members, &uids[name]);
         assert_eq!(
             writers.iter().map(String::as_str).collect::<Vec<_>>(),
             [owner],
-            "{name} (point {point:#x}) is {owner}'s, written by {writers:?}"
+            "{name} is {owner}'s, written by {writers:?}"
         );
     }
 }
@@ -157,7 +145,7 @@ fn cached(port: u16) -> Option<(usize, String)> {
     let text = http_get(port, "/metrics")?;
     let objects = text
         .lines()
-        .find(|l| l.starts_with("rekon_shard_objects{"))?
+        .find(|l| l.starts_with("rekon_shard_objects{") && l.contains("kind=\"ConfigMap/v1\""))?
         .rsplit(' ')
         .next()?
         .parse()

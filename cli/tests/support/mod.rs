@@ -31,7 +31,7 @@ pub use objects::{app_yaml, configmap, namespace};
 #[allow(unused_imports)]
 pub use offline::cluster_with;
 #[allow(unused_imports)]
-pub use replicas::{holder, identity, reconciled, replica, writes};
+pub use replicas::{holder, identity, reconciled, replica, shard_claims, shard_owner, writes};
 
 /// Short election timings for tests (the defaults stay 15 s / 10 s / 2 s).
 pub const LEASE: &[&str] = &[

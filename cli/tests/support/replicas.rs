@@ -47,3 +47,33 @@ pub async fn reconciled(env: &Env, name: &str) {
     })
     .await;
 }
+
+/// The ranges each replica claims in its shard membership Lease, from
+/// Leases as JSON (`rekon.dev/shard-group` ones; others are skipped).
+#[allow(dead_code)]
+pub fn shard_claims<'a>(
+    leases: impl IntoIterator<Item = &'a serde_json::Value>,
+) -> std::collections::BTreeMap<String, rekon_rules::ShardRanges> {
+    leases
+        .into_iter()
+        .filter(|l| l["metadata"]["labels"]["rekon.dev/shard-group"].is_string())
+        .filter_map(|l| {
+            let ranges = l["metadata"]["annotations"]["rekon.dev/shard-ranges"].as_str()?;
+            Some((
+                l["spec"]["holderIdentity"].as_str()?.to_string(),
+                rekon_rules::ShardRanges::parse(ranges)?,
+            ))
+        })
+        .collect()
+}
+
+/// Which of `members` (sorted) owns an object of `uid`: the one whose
+/// equal part of the hash space holds its point.
+#[allow(dead_code)]
+pub fn shard_owner<'a>(members: &[&'a str], uid: &str) -> &'a str {
+    let point = rekon_rules::shard_point(uid);
+    (0..members.len())
+        .find(|i| rekon_rules::ShardRanges::part(*i, members.len()).contains(point))
+        .map(|i| members[i])
+        .expect("every point has an owner")
+}

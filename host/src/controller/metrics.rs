@@ -73,7 +73,7 @@ pub(crate) fn record_gauges(
             })
             .set(depth as i64);
     }
-    let mut sharded = None;
+    let mut sharded: std::collections::BTreeMap<String, usize> = Default::default();
     for informer in informers {
         let kind = crate::names::display_kind(&informer.gvk);
         let Some(filtering) = informer.filtering() else {
@@ -83,7 +83,7 @@ pub(crate) fn record_gauges(
                 .set(informer.len() as i64);
             continue;
         };
-        *sharded.get_or_insert(0) += informer.len();
+        *sharded.entry(kind.clone()).or_default() += informer.len();
         for mode in [Filtering::Host, Filtering::Server] {
             metrics
                 .shard_filtering
@@ -94,12 +94,13 @@ pub(crate) fn record_gauges(
                 .set(i64::from(mode == filtering));
         }
     }
-    // A sharded module's own share of its primaries.
-    if let Some(objects) = sharded {
+    // A sharded module's own share of its primaries and owned objects.
+    for (kind, objects) in sharded {
         metrics
             .shard_objects
-            .get_or_create(&ModuleLabel {
+            .get_or_create(&KindLabels {
                 module: module.to_string(),
+                kind,
             })
             .set(objects as i64);
     }

@@ -56,6 +56,15 @@ impl Sharded {
         }
     }
 
+    /// What places the owned kinds' objects in their informers: their
+    /// controller owner (by uid), or their namespace.
+    pub fn owned_field(by: ShardBy) -> ShardField {
+        match by {
+            ShardBy::Uid => ShardField::Owner,
+            ShardBy::Namespace => ShardField::Namespace,
+        }
+    }
+
     /// The point of `key`, queued because of `object` seen in `role`: the
     /// primary's uid (an owned object names it in its owner reference), or
     /// the namespace. None when it cannot be told (the primary is not in

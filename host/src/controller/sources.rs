@@ -49,25 +49,23 @@ pub(crate) async fn subscribe(
             // read them. Then the informer that queues its reconciles is
             // the one its reads are served from, so a reconcile never
             // reads a cache older than the event that queued it.
-            let informer = match source.role {
-                // A sharded module caches its own share of its primaries.
-                Role::Primary if sharding.is_some() => {
-                    let (by, shards) = sharding.expect("sharded");
+            let informer = match (&source.role, sharding) {
+                // A sharded module caches its own share of its primaries
+                // and of the objects they own.
+                (Role::Primary | Role::Owned, Some((by, shards))) => {
+                    let field = match source.role {
+                        Role::Primary => Sharded::field(by),
+                        _ => Sharded::owned_field(by),
+                    };
                     let informer = informers
-                        .sharded(
-                            &source.kind,
-                            selector,
-                            namespace,
-                            Sharded::field(by),
-                            &shards.held(),
-                        )
+                        .sharded(&source.kind, selector, namespace, field, &shards.held())
                         .await?;
                     if let Some(synced) = informer.shard_synced() {
                         shards.follow_cache(synced);
                     }
                     informer
                 }
-                Role::Watched(_) if !reads(module.manifest(), &source.kind) => {
+                (Role::Watched(_), _) if !reads(module.manifest(), &source.kind) => {
                     informers
                         .metadata_informer(&source.kind, selector, namespace)
                         .await?

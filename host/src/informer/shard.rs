@@ -1,8 +1,9 @@
 //! Sharded informers: a cache of the objects in this replica's shard
-//! ranges only. Where the API server filters (KEP-5866 `shardSelector`,
-//! gate `ShardedListAndWatch`), lists and watches carry the selector and
-//! only this replica's objects cross the wire; elsewhere the same FNV-1a
-//! hash is applied here and foreign objects never enter the cache. When
+//! ranges only. Lists and watches carry the ranges as a KEP-5866
+//! `shardSelector`: where the API server filters (gate
+//! `ShardedListAndWatch`), only this replica's objects cross the wire;
+//! elsewhere the same FNV-1a hash is applied here and foreign objects never
+//! enter the cache. When
 //! the ranges change, the list and watch start over with the new ones and
 //! the cache is compared with the new list (objects leaving are
 //! `Deleted`, arriving are `Added`).
@@ -11,7 +12,6 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt as _;
-use kube::api::ApiResource;
 use kube::runtime::watcher;
 use rekon_rules::{ShardRanges, shard_point};
 use tokio::sync::watch;
@@ -26,22 +26,32 @@ pub enum ShardField {
     Uid,
     /// The object's namespace.
     Namespace,
+    /// The uid of the object's controller owner (an owned object follows
+    /// its owner); no server filters by it, so it is filtered here.
+    Owner,
 }
 
 impl ShardField {
-    /// The field a `shardSelector` names.
-    fn selector_field(self) -> &'static str {
+    /// The field a `shardSelector` names, if a server can filter by it.
+    fn selector_field(self) -> Option<&'static str> {
         match self {
-            ShardField::Uid => "object.metadata.uid",
-            ShardField::Namespace => "object.metadata.namespace",
+            ShardField::Uid => Some("object.metadata.uid"),
+            ShardField::Namespace => Some("object.metadata.namespace"),
+            ShardField::Owner => None,
         }
     }
 
-    /// The point of a cached object.
-    pub fn point(self, object: &Cached) -> u64 {
+    /// The point of a cached object (none: an owned object without a
+    /// controller, which no shard caches).
+    pub fn point(self, object: &Cached) -> Option<u64> {
         match self {
-            ShardField::Uid => shard_point(object.uid()),
-            ShardField::Namespace => shard_point(object.namespace().unwrap_or_default()),
+            ShardField::Uid => Some(shard_point(object.uid())),
+            ShardField::Namespace => Some(shard_point(object.namespace().unwrap_or_default())),
+            ShardField::Owner => object
+                .owners
+                .iter()
+                .find(|o| o.controller)
+                .map(|o| shard_point(&o.uid)),
         }
     }
 }
@@ -105,18 +115,21 @@ impl Sharding {
 pub(crate) type MakeEvents = Arc<dyn Fn(kube::Client) -> Events + Send + Sync>;
 
 /// The events of a sharded informer: a list+watch with the current
-/// ranges, started over whenever they change.
+/// ranges, started over whenever they change. The selector is sent
+/// whenever the field is one a server can filter by (a server without the
+/// gate ignores it), and the ranges are applied here to every object
+/// either way, so what is cached never depends on the server. Which of the
+/// two filtered is observed: an object outside the ranges reaching us
+/// means the host did; enough objects and none outside, the server.
 pub(crate) fn events(
     client: kube::Client,
-    resource: ApiResource,
-    namespace: Option<String>,
+    kind: String,
     sharding: &Sharding,
     make: MakeEvents,
 ) -> Events {
     struct State {
         client: kube::Client,
-        resource: ApiResource,
-        namespace: Option<String>,
+        kind: String,
         field: ShardField,
         ranges: watch::Receiver<ShardRanges>,
         listing: Arc<Mutex<Option<ShardRanges>>>,
@@ -127,8 +140,7 @@ pub(crate) fn events(
     }
     let state = State {
         client,
-        resource,
-        namespace,
+        kind,
         field: sharding.field,
         ranges: sharding.ranges.clone(),
         listing: sharding.listing.clone(),
@@ -141,39 +153,46 @@ pub(crate) fn events(
         loop {
             if state.inner.is_none() {
                 let ranges = state.ranges.borrow_and_update().clone();
-                let server = match ranges.selector(state.field.selector_field()) {
-                    Some(selector) => probe(
-                        &state.client,
-                        &state.resource,
-                        state.namespace.as_deref(),
-                        &selector,
-                        state.field,
-                    )
-                    .await
-                    .then_some(selector),
-                    None => None,
-                };
-                let mode = if server.is_some() {
-                    Filtering::Server
-                } else {
-                    Filtering::Host
-                };
-                if state.filtering.swap(mode as u8, Ordering::Relaxed) != mode as u8 {
-                    tracing::info!(kind = %state.resource.kind, filtering = mode.label(), ranges = %ranges, "sharded informer: filtering");
-                }
-                let client = match server {
-                    Some(selector) => with_selector(&state.client, selector),
+                let selector = state
+                    .field
+                    .selector_field()
+                    .and_then(|f| ranges.selector(f));
+                let client = match &selector {
+                    Some(selector) => with_selector(&state.client, selector.clone()),
                     None => state.client.clone(),
                 };
                 *state.listing.lock().expect("listing lock") = Some(ranges.clone());
-                let field = state.field;
+                let (field, kind, filtering) =
+                    (state.field, state.kind.clone(), state.filtering.clone());
+                let server_may_filter = selector.is_some();
+                // Objects seen since this list started: kept, and left out
+                // here; this many kept and none left out says the server
+                // filters (by chance, under one in a million).
+                let mut seen = (0usize, 0usize);
+                let needed = evidence(ranges.fraction());
                 let inner = (state.make)(client).filter_map(move |event| {
                     let keep = match &event {
                         Ok(
                             watcher::Event::Apply(o)
                             | watcher::Event::InitApply(o)
                             | watcher::Event::Delete(o),
-                        ) => ranges.contains(field.point(o)),
+                        ) => {
+                            let keep = field.point(o).is_some_and(|p| ranges.contains(p));
+                            if keep {
+                                seen.0 += 1;
+                                if server_may_filter && seen.1 == 0 && seen.0 == needed {
+                                    observe(&filtering, Filtering::Server, &kind, &ranges);
+                                }
+                            } else {
+                                seen.1 += 1;
+                                observe(&filtering, Filtering::Host, &kind, &ranges);
+                            }
+                            keep
+                        }
+                        Ok(watcher::Event::InitDone) if !server_may_filter => {
+                            observe(&filtering, Filtering::Host, &kind, &ranges);
+                            true
+                        }
                         _ => true,
                     };
                     futures::future::ready(keep.then_some(event))
@@ -196,83 +215,20 @@ pub(crate) fn events(
     }))
 }
 
-/// Whether the API server filters this kind's lists by `selector`: its
-/// list echoes the selector (`metadata.shardInfo`), or leaves out an
-/// object outside the ranges. An empty kind cannot tell: filtered here.
-async fn probe(
-    client: &kube::Client,
-    resource: &ApiResource,
-    namespace: Option<&str>,
-    selector: &str,
-    field: ShardField,
-) -> bool {
-    let url = collection_url(resource, namespace);
-    let list = |query: String| {
-        let client = client.clone();
-        let url = format!("{url}?{query}");
-        async move {
-            let request = http::Request::get(url).body(Vec::new()).ok()?;
-            client.request::<serde_json::Value>(request).await.ok()
-        }
-    };
-    let encoded = encode(selector);
-    let Some(filtered) = list(format!("limit=500&shardSelector={encoded}")).await else {
-        return false;
-    };
-    if filtered["metadata"]["shardInfo"].is_object() {
-        return true;
+/// How many objects, all in ranges holding `fraction` of the space, it
+/// takes to say the server filters: fewer than one in a million lists
+/// unfiltered would show as many.
+fn evidence(fraction: f64) -> usize {
+    if fraction >= 0.999 || fraction <= 0.0 {
+        return usize::MAX;
     }
-    // No echo (custom resources have none): look for an object the
-    // ranges leave out.
-    let Some(all) = list("limit=500".to_string()).await else {
-        return false;
-    };
-    let Some(ranges) = ShardRanges::parse(&ranges_of(selector)) else {
-        return false;
-    };
-    let outside = all["items"].as_array().into_iter().flatten().any(|item| {
-        let value = match field {
-            ShardField::Uid => item["metadata"]["uid"].as_str(),
-            ShardField::Namespace => item["metadata"]["namespace"].as_str(),
-        };
-        value.is_some_and(|v| !ranges.contains(shard_point(v)))
-    });
-    let returned_outside = filtered["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|item| {
-            let value = match field {
-                ShardField::Uid => item["metadata"]["uid"].as_str(),
-                ShardField::Namespace => item["metadata"]["namespace"].as_str(),
-            };
-            value.is_some_and(|v| !ranges.contains(shard_point(v)))
-        });
-    outside && !returned_outside
+    (1e-6f64.ln() / fraction.ln()).ceil() as usize
 }
 
-/// The ranges a selector this module wrote names, in [`ShardRanges`]'s
-/// text form.
-fn ranges_of(selector: &str) -> String {
-    selector
-        .split("||")
-        .filter_map(|call| {
-            let mut quoted = call.split('\'').skip(1).step_by(2);
-            Some(format!("{}-{}", quoted.next()?, quoted.next()?))
-        })
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-fn collection_url(resource: &ApiResource, namespace: Option<&str>) -> String {
-    let base = if resource.group.is_empty() {
-        format!("/api/{}", resource.version)
-    } else {
-        format!("/apis/{}/{}", resource.group, resource.version)
-    };
-    match namespace {
-        Some(ns) => format!("{base}/namespaces/{ns}/{}", resource.plural),
-        None => format!("{base}/{}", resource.plural),
+/// Records who filters, saying so when it changes.
+fn observe(filtering: &AtomicU8, mode: Filtering, kind: &str, ranges: &ShardRanges) {
+    if filtering.swap(mode as u8, Ordering::Relaxed) != mode as u8 {
+        tracing::info!(%kind, filtering = mode.label(), %ranges, "sharded informer: filtering");
     }
 }
 
@@ -318,10 +274,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_selectors_ranges_read_back() {
-        let ranges = ShardRanges::all().minus(&ShardRanges::part(1, 3));
-        let selector = ranges.selector("object.metadata.uid").unwrap();
-        assert_eq!(ShardRanges::parse(&ranges_of(&selector)), Some(ranges));
-        assert_eq!(encode("a b'c"), "a%20b%27c");
+    fn the_server_is_said_to_filter_on_enough_evidence() {
+        assert_eq!(evidence(1.0 / 3.0), 13);
+        assert_eq!(evidence(0.5), 20);
+        assert_eq!(
+            evidence(1.0),
+            usize::MAX,
+            "nothing to tell with every point"
+        );
+    }
+
+    #[test]
+    fn query_values_are_percent_encoded() {
+        assert_eq!(
+            encode("shardRange(object.metadata.uid, '0x0', '0x1') || x"),
+            "shardRange%28object.metadata.uid%2C%20%270x0%27%2C%20%270x1%27%29%20%7C%7C%20x"
+        );
     }
 }

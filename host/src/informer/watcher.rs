@@ -130,7 +130,7 @@ pub(super) fn start(
     };
     let (events, listed) = match &sharding {
         Some(sharding) => (
-            super::shard::events(client, ar, namespace.clone(), sharding, make),
+            super::shard::events(client, display_kind(&gvk), sharding, make),
             Some((sharding.listing.clone(), sharding.synced.clone())),
         ),
         None => (make(client), None),

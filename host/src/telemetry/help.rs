@@ -96,7 +96,7 @@ pub(super) const HELP: [(&str, &str); 28] = [
     ),
     (
         "shard_objects",
-        "A sharded module's primary objects cached on this replica",
+        "A sharded module's objects cached on this replica, by kind (its primaries and the objects they own)",
     ),
     (
         "shard_filtering",

@@ -158,7 +158,7 @@ pub struct Metrics {
     pub(crate) admission_duration: Family<WebhookLabel, Histogram>,
     pub(crate) shard_fraction: Gauge<f64, std::sync::atomic::AtomicU64>,
     pub(crate) shard_members: Gauge,
-    pub(crate) shard_objects: Family<ModuleLabel, Gauge>,
+    pub(crate) shard_objects: Family<KindLabels, Gauge>,
     pub(crate) shard_filtering: Family<FilteringLabels, Gauge>,
     pub(crate) shard_handoffs: Family<DirectionLabel, Counter>,
     pub(crate) shard_handoff_duration: Histogram,

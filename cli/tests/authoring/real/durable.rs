@@ -50,22 +50,7 @@ const DEADLINE: std::time::Duration = std::time::Duration::from_secs(90);
 
 impl Cluster {
     fn start(dir: &Path) -> Cluster {
-        let assets = rekon_envtest::assets().unwrap();
-        let policy = dir.join("audit-policy.yaml");
-        std::fs::write(&policy, AUDIT_POLICY).unwrap();
-        let audit = dir.join("audit.log");
-        let cluster = rekon_envtest::RealCluster::start(
-            &assets,
-            &rekon_envtest::Options {
-                controller_manager: false,
-                apiserver_args: vec![
-                    format!("--audit-policy-file={}", policy.display()),
-                    format!("--audit-log-path={}", audit.display()),
-                ],
-                ..rekon_envtest::Options::default()
-            },
-        )
-        .unwrap();
+        let (cluster, audit) = super::audited_cluster(dir, AUDIT_POLICY, &[]);
         let kubeconfig = dir.join("kubeconfig");
         std::fs::write(&kubeconfig, cluster.kubeconfig()).unwrap();
         let cluster = Cluster {
