@@ -14,7 +14,8 @@
 //! restart, a scale from 2 to 1 and back, a graceful leader kill and a
 //! crash, while a write the validating webhook must refuse is sent every
 //! 100 ms (refused at every moment, and by the webhook itself outside the
-//! crash) and Apps are edited (every edit reconciled afterwards); finally
+//! crash) and Apps are edited (every edit reconciled afterwards); the app
+//! module sharded over 3 replicas with the README's overlay; finally
 //! `kubectl delete -k deploy/` leaves no webhook configuration, conversion,
 //! Lease or namespace behind, and `rekon uninstall` finds nothing left.
 //!
@@ -32,6 +33,8 @@ mod cluster;
 mod install;
 #[path = "node/rollout.rs"]
 mod rollout;
+#[path = "node/sharding.rs"]
+mod sharding;
 #[path = "node/uninstall.rs"]
 mod uninstall;
 #[path = "node/updates.rs"]
@@ -153,6 +156,7 @@ fn installed_as_the_readme_says_on_a_real_node() {
     updates::in_place(&node, work.path(), &deploy, &step);
     rollout::promoted(&node, work.path(), &step);
     churn::replicas_come_and_go(&node, &step);
+    sharding::three_replicas(&node, work.path(), &step);
     uninstall::as_the_readme_says(&node, &deploy, &step);
     step("done");
 }
