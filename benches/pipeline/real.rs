@@ -22,7 +22,8 @@
 //! takes the lowest of each contender's rounds. Figures: `real_<who>_*` for
 //! `wasm` (rekon) and `kubers`, and
 //! `real_wasm_cpu_over_kubers_per_reconcile`, `..._per_app`,
-//! `real_idle_rss_over_kubers`, `real_peak_rss_over_kubers`.
+//! `real_idle_rss_over_kubers`, `real_peak_rss_over_kubers`. Then the
+//! sharded figures (`sharded`): three replicas sharing the module's Apps.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -41,6 +42,8 @@ mod figures;
 mod operator;
 #[path = "real/phases.rs"]
 mod phases;
+#[path = "real/sharded.rs"]
+mod sharded;
 
 /// Runs the real-server mode with `apps` Apps (the peer's executable at
 /// `peer`), printing its figures; says why and returns when there are no
@@ -57,8 +60,12 @@ pub fn run(apps: usize, idle: Duration, peer: &str) {
         &assets,
         &rekon_envtest::Options {
             controller_manager: false,
-            // Events as a cluster keeps them; a Service per App.
-            apiserver_args: vec!["--service-cluster-ip-range=10.96.0.0/16".into()],
+            // Events as a cluster keeps them; a Service per App; lists and
+            // watches filtered by shard (the sharded figures).
+            apiserver_args: vec![
+                "--service-cluster-ip-range=10.96.0.0/16".into(),
+                "--feature-gates=ShardedListAndWatch=true".into(),
+            ],
             ..rekon_envtest::Options::default()
         },
     )
@@ -138,16 +145,18 @@ pub fn run(apps: usize, idle: Duration, peer: &str) {
             kubers[round].idle_rss_mb,
         );
     }
-    report(apps, &best_of(&wasm, apps), &best_of(&kubers, apps));
+    if !wasm.is_empty() {
+        report(apps, &best_of(&wasm, apps), &best_of(&kubers, apps));
+    }
+    runtime.block_on(sharded::run(&client, &rekon, dir.path(), apps));
     drop(cluster);
 }
 
 /// How many rounds each operator runs (`REKON_PIPELINE_BENCH_REAL_ROUNDS`,
-/// default 3).
+/// default 3; 0 for the sharded figures only).
 fn rounds() -> usize {
     std::env::var("REKON_PIPELINE_BENCH_REAL_ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())
-        .filter(|r| *r > 0)
         .unwrap_or(3)
 }

@@ -23,7 +23,7 @@ pub use diff::diff_lines;
 pub use index::{IndexKeyRef, index_keys, valid_field_path};
 pub use labels::{LabelSelector, SelectorError};
 pub use permissions::{Grant, KindRef, denial_message, is_allowed};
-pub use shard::{ShardRanges, fnv1a64, shard_point};
+pub use shard::{SHARD_SLOTS, ShardRanges, fnv1a64, shard_point};
 
 /// Longest Event reason a real API server takes.
 pub const MAX_EVENT_REASON: usize = 128;

@@ -24,6 +24,10 @@ pub fn fnv1a64(bytes: impl IntoIterator<Item = u8>) -> u64 {
     })
 }
 
+/// How many slots the hash space is cut into when replicas share it: 60
+/// divides evenly among 1, 2, 3, 4, 5 or 6 replicas.
+pub const SHARD_SLOTS: usize = 60;
+
 /// A set of ranges of the hash space, kept sorted, disjoint and merged.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ShardRanges(Vec<(u64, u128)>);
@@ -47,6 +51,39 @@ impl ShardRanges {
         }
         let bound = |i: usize| END * i as u128 / count as u128;
         ShardRanges::from_pairs([(bound(index) as u64, bound(index + 1))])
+    }
+
+    /// What `member` owns when `members` share the space: of the
+    /// [`SHARD_SLOTS`] equal slots, each goes to the member that wants it
+    /// most (rendezvous hashing of member and slot) among those with room
+    /// left, every member taking at most its share (`ceil(slots /
+    /// members)`); slots are placed in order. Every member computes the
+    /// same answer from the same members; when one leaves, its slots are
+    /// spread over the others and almost no other slot moves.
+    pub fn assigned<S: AsRef<str>>(members: &[S], member: &str) -> ShardRanges {
+        if members.is_empty() {
+            return ShardRanges::none();
+        }
+        let share = SHARD_SLOTS.div_ceil(members.len());
+        let mut taken = vec![0usize; members.len()];
+        let mut mine = Vec::new();
+        for slot in 0..SHARD_SLOTS {
+            let winner = (0..members.len())
+                .filter(|m| taken[*m] < share)
+                .max_by_key(|m| {
+                    (
+                        slot_score(members[*m].as_ref(), slot),
+                        std::cmp::Reverse(*m),
+                    )
+                })
+                .expect("room for every slot");
+            taken[winner] += 1;
+            if members[winner].as_ref() == member {
+                let bound = |i: usize| END * i as u128 / SHARD_SLOTS as u128;
+                mine.push((bound(slot) as u64, bound(slot + 1)));
+            }
+        }
+        ShardRanges::from_pairs(mine)
     }
 
     fn from_pairs(pairs: impl IntoIterator<Item = (u64, u128)>) -> ShardRanges {
@@ -174,6 +211,14 @@ impl ShardRanges {
     }
 }
 
+/// How much `member` wants `slot` (FNV-1a with a final mix).
+fn slot_score(member: &str, slot: usize) -> u64 {
+    let mut hash = fnv1a64(member.bytes().chain([0]).chain((slot as u64).to_le_bytes()));
+    hash ^= hash >> 33;
+    hash = hash.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    hash ^ (hash >> 33)
+}
+
 fn hex(value: u64) -> String {
     format!("0x{value:016x}")
 }
@@ -217,6 +262,41 @@ mod tests {
         }
         assert!(ShardRanges::part(3, 3).is_empty());
         assert!(ShardRanges::all().contains(u64::MAX) && ShardRanges::all().contains(0));
+    }
+
+    #[test]
+    fn assigned_slots_are_balanced_and_move_little() {
+        let members = ["replica-a", "replica-b", "replica-c"];
+        let parts: Vec<ShardRanges> = members
+            .iter()
+            .map(|m| ShardRanges::assigned(&members, m))
+            .collect();
+        let mut all = ShardRanges::none();
+        for (i, part) in parts.iter().enumerate() {
+            assert!((part.fraction() - 1.0 / 3.0).abs() < 1e-9, "{part}");
+            assert!(parts[i + 1..].iter().all(|p| !p.overlaps(part)));
+            all = all.union(part);
+        }
+        assert_eq!(all, ShardRanges::all());
+        // One leaves: the others keep (nearly) all they had and split its
+        // slots between them.
+        let two = &members[..2];
+        let mut moved = 0.0;
+        for (i, m) in two.iter().enumerate() {
+            let now = ShardRanges::assigned(two, m);
+            assert!((now.fraction() - 0.5).abs() < 1e-9);
+            moved += parts[i].minus(&now).fraction();
+            assert!(
+                now.minus(&parts[i]).intersection(&parts[2]).fraction() > 0.1,
+                "{m} takes a good part of the slots of the one that left"
+            );
+        }
+        assert!(
+            moved <= 3.0 / SHARD_SLOTS as f64,
+            "{moved} of the space moved between the two that stayed"
+        );
+        assert_eq!(ShardRanges::assigned(&["only"], "only"), ShardRanges::all());
+        assert!(ShardRanges::assigned(&members, "stranger").is_empty());
     }
 
     #[test]

@@ -57,7 +57,7 @@ pub fn three_replicas(node: &Node, work: &Path, step: &dyn Fn(&str)) {
         .filter_map(|p| p["metadata"]["name"].as_str().map(str::to_string))
         .collect();
     wait(
-        "each pod claiming a third of the hash space",
+        "each pod claiming its slots of the hash space",
         Duration::from_secs(60),
         || {
             let leases = node.json(&[
@@ -76,12 +76,8 @@ pub fn three_replicas(node: &Node, work: &Path, step: &dyn Fn(&str)) {
                         .and_then(ShardRanges::parse)
                 })
             };
-            let mut members = pods.clone();
-            members.sort();
-            members
-                .iter()
-                .enumerate()
-                .all(|(i, m)| claimed(m) == Some(ShardRanges::part(i, 3)))
+            pods.iter()
+                .all(|m| claimed(m) == Some(ShardRanges::assigned(&pods, m)))
                 .then_some(())
         },
     );

@@ -34,8 +34,7 @@ fn claims(env: &Env) -> BTreeMap<String, ShardRanges> {
     shard_claims(&listed)
 }
 
-/// Waits until `members` claim equal, disjoint parts covering the hash
-/// space (a dead replica's Lease may still say what it held: the others
+/// Waits until `members` claim their slots of the hash space (a dead replica's Lease may still say what it held: the others
 /// ignore it once expired); returns how long that took.
 async fn settled(env: &Env, members: &[&str]) -> Duration {
     let started = Instant::now();
@@ -43,8 +42,7 @@ async fn settled(env: &Env, members: &[&str]) -> Duration {
         let claims = claims(env);
         members
             .iter()
-            .enumerate()
-            .all(|(i, m)| claims.get(*m) == Some(&ShardRanges::part(i, members.len())))
+            .all(|m| claims.get(*m) == Some(&ShardRanges::assigned(members, m)))
             .then_some(())
     })
     .await;

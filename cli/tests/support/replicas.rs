@@ -67,13 +67,13 @@ pub fn shard_claims<'a>(
         .collect()
 }
 
-/// Which of `members` (sorted) owns an object of `uid`: the one whose
-/// equal part of the hash space holds its point.
+/// Which of `members` owns an object of `uid`: the one whose slots of the
+/// hash space hold its point.
 #[allow(dead_code)]
 pub fn shard_owner<'a>(members: &[&'a str], uid: &str) -> &'a str {
     let point = rekon_rules::shard_point(uid);
-    (0..members.len())
-        .find(|i| rekon_rules::ShardRanges::part(*i, members.len()).contains(point))
-        .map(|i| members[i])
+    members
+        .iter()
+        .find(|m| rekon_rules::ShardRanges::assigned(members, m).contains(point))
         .expect("every point has an owner")
 }

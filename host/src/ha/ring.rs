@@ -4,9 +4,12 @@
 //! Each replica holds a membership Lease `<prefix>-shard-<identity>`
 //! (label `rekon.dev/shard-group: <prefix>`), renewed every retry period,
 //! whose annotation `rekon.dev/shard-ranges` says the ranges it claims.
-//! The live replicas (Leases not seen unchanged for a lease duration),
-//! sorted by identity, split the hash space into equal parts: every
-//! replica computes the same target from the same Leases.
+//! The live replicas (Leases not seen unchanged for a lease duration)
+//! share the hash space's slots equally, each slot going to the replica
+//! that wants it most with room left (rendezvous hashing,
+//! [`ShardRanges::assigned`]): every replica computes the same target from
+//! the same Leases, and when one leaves only its slots move, spread over
+//! the others.
 //!
 //! A round, for this replica:
 //! 1. **Release** what it holds outside its target: no new work for those
@@ -49,12 +52,10 @@ pub const RANGES_ANNOTATION: &str = "rekon.dev/shard-ranges";
 /// by the others (its replica is gone for good).
 const STALE_MEMBER: u32 = 10;
 
-/// This replica's target among `members` (sorted, itself included).
+/// This replica's target among `members` (sorted, itself included): its
+/// slots of the hash space ([`ShardRanges::assigned`]).
 pub(super) fn target(members: &[String], me: &str) -> ShardRanges {
-    match members.iter().position(|m| m == me) {
-        Some(index) => ShardRanges::part(index, members.len()),
-        None => ShardRanges::none(),
-    }
+    ShardRanges::assigned(members, me)
 }
 
 /// The ranges a membership Lease claims (none if it says nothing readable).
@@ -74,6 +75,8 @@ struct View {
     others: ShardRanges,
     /// Our own Lease as read.
     mine: Option<Lease>,
+    /// How long until the first live member's Lease expires, unrenewed.
+    first_expiry: Option<Duration>,
 }
 
 struct Ring {
@@ -138,6 +141,7 @@ impl Ring {
             members: vec![me],
             others: ShardRanges::none(),
             mine: None,
+            first_expiry: None,
         };
         let mut stale = Vec::new();
         for lease in listed {
@@ -150,6 +154,10 @@ impl Ring {
                 view.members
                     .push(super::leases::holder_of(&lease).to_string());
                 view.others = view.others.union(&claims(&lease));
+                let duration =
+                    super::leases::duration_of(&lease).unwrap_or(self.config.lease_duration);
+                let left = duration.saturating_sub(self.leases.unchanged_for(&lease));
+                view.first_expiry = Some(view.first_expiry.map_or(left, |f| f.min(left)));
             } else if self.leases.unchanged_for(&lease) >= self.config.lease_duration * STALE_MEMBER
             {
                 stale.push(name);
@@ -191,8 +199,16 @@ impl Ring {
         }
     }
 
-    /// One round; returns how long to wait before the next.
+    /// One round; returns how long to wait before the next: a retry
+    /// period, or less when a member's Lease expires sooner (a dead
+    /// replica's ranges are taken as soon as they may be).
     async fn round(&mut self) -> Duration {
+        let retry = self.config.retry_period;
+        let next = self.round_once().await;
+        next.min(retry)
+    }
+
+    async fn round_once(&mut self) -> Duration {
         let retry = self.config.retry_period;
         let Some(view) = self.view().await else {
             return retry;
@@ -204,9 +220,12 @@ impl Ring {
         self.metrics.shard_members.set(view.members.len() as i64);
         let me = self.leases.identity().to_string();
         let target = target(&view.members, &me);
+        let expiry = view
+            .first_expiry
+            .map_or(retry, |left| left + Duration::from_millis(20));
         if target == held && self.shards.admitted_now() == held {
             self.moving_since = None;
-            return retry;
+            return expiry;
         }
         let since = *self.moving_since.get_or_insert_with(Instant::now);
         let lost = held.minus(&target);
@@ -223,9 +242,9 @@ impl Ring {
         // A range still to come (another replica releasing it): look again
         // soon rather than a whole retry period later.
         if self.shards.held_now() != target {
-            return (retry / 4).max(Duration::from_millis(50));
+            return (retry / 4).max(Duration::from_millis(50)).min(expiry);
         }
-        retry
+        expiry
     }
 
     /// Stops new work on `lost`, lets its reconciles finish, then takes it
@@ -318,6 +337,11 @@ mod tests {
     fn every_member_computes_a_part_of_its_own() {
         let members: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
         let parts: Vec<ShardRanges> = members.iter().map(|m| target(&members, m)).collect();
+        assert!(
+            parts
+                .iter()
+                .all(|p| p.selector("object.metadata.uid").is_some())
+        );
         let mut all = ShardRanges::none();
         for (i, part) in parts.iter().enumerate() {
             assert!((part.fraction() - 1.0 / 3.0).abs() < 1e-9);

@@ -170,7 +170,7 @@ impl Ring {
         shard_claims(leases["items"].as_array().unwrap())
     }
 
-    /// Waits until the running replicas claim equal parts; how long it took.
+    /// Waits until the running replicas claim their slots; how long it took.
     fn settled(&self) -> Duration {
         let started = Instant::now();
         let members: Vec<String> = self.replicas.keys().cloned().collect();
@@ -178,8 +178,7 @@ impl Ring {
             let claims = self.claims();
             members
                 .iter()
-                .enumerate()
-                .all(|(i, m)| claims.get(m) == Some(&ShardRanges::part(i, members.len())))
+                .all(|m| claims.get(m) == Some(&ShardRanges::assigned(&members, m)))
                 .then_some(())
         });
         started.elapsed()
