@@ -286,17 +286,23 @@ pub(crate) fn json_response(code: u16, v: &Value, ctx: &Ctx) -> Response<Body> {
     resp
 }
 
-/// An answer with a Status (with Retry-After for 429 and 504).
+/// An answer with a Status (with Retry-After for 429 and 504: the delay
+/// its details give, none when they give none, as `ErrorNegotiated` in
+/// the real server's `responsewriters/writers.go` writes it; 1 s for an
+/// injected fault without details).
 pub(crate) fn status_response(st: &Status, ctx: &Ctx) -> Response<Body> {
     let mut resp = json_response(st.code, &st.to_json(), ctx);
     if st.code == 429 || st.code == 504 {
         let secs = st
             .details
             .as_ref()
-            .and_then(|d| d.get("retryAfterSeconds"))
-            .and_then(Value::as_u64)
-            .unwrap_or(1);
-        if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+            .map_or(Some(1), |d| {
+                d.get("retryAfterSeconds").and_then(Value::as_u64)
+            })
+            .filter(|s| *s > 0);
+        if let Some(secs) = secs
+            && let Ok(v) = HeaderValue::from_str(&secs.to_string())
+        {
             resp.headers_mut().insert(header::RETRY_AFTER, v);
         }
     }

@@ -95,6 +95,7 @@ fn resource_route(store: &Store, group: &str, version: &str, rest: &[&str]) -> R
     if let Some(s) = sub
         && !(s == "status" && res.status_subresource)
         && !(s == "finalize" && res.plural == "namespaces")
+        && !(s == "eviction" && res.group.is_empty() && res.plural == "pods")
         && !res
             .subresources
             .iter()

@@ -2,7 +2,7 @@
 //! preconditions, dry run) and of a collection.
 
 use http::Response;
-use rekon_store::{DeleteOutcome, Status, WriteOptions, is_builtin};
+use rekon_store::{DeleteOutcome, Deletion, ResourceInfo, Status, WriteOptions, is_builtin};
 use serde_json::json;
 
 use super::body::{list_metadata, strip_kind, success_status};
@@ -39,6 +39,14 @@ fn answers_the_object(group: &str, kind: &str) -> bool {
 /// its pods by default).
 const JOB_ORPHANS: &str = "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning";
 
+/// Whether a DELETE of `res` with `how` keeps its pods without being
+/// told so: a batch/v1 Job's without a policy (`REST.Delete` and
+/// `REST.DeleteCollection` in `pkg/registry/batch/job/storage/storage.go`
+/// warn then).
+fn orphans_by_default(res: &ResourceInfo, how: &Deletion) -> bool {
+    res.group == "batch" && res.version == "v1" && res.kind == "Job" && how.propagation.is_none()
+}
+
 /// DELETE of one object: its options read and checked before the object
 /// is looked up; `202 Accepted` when the object stays and the options
 /// said `orphanDependents: false` (`DeleteResource`). Of `opts`, only
@@ -51,8 +59,7 @@ pub(crate) fn delete(
     let (store, res, namespace) = (req.store, req.res, req.namespace);
     let options = delete_options(req)?;
     let how = options.deletion;
-    if res.group == "batch" && res.version == "v1" && res.kind == "Job" && how.propagation.is_none()
-    {
+    if orphans_by_default(res, &how) {
         opts.warnings.add(JOB_ORPHANS);
     }
     match store.delete_with(res, namespace, n, how)? {
@@ -74,10 +81,16 @@ pub(crate) fn delete(
 /// DELETE of a collection (`DeleteCollection`): the list options checked,
 /// then the DeleteOptions; every object the list selects deleted with
 /// them, and the answer the list of them as they were.
-pub(crate) fn delete_collection(req: &Request<'_>) -> Result<Response<Body>, Status> {
+pub(crate) fn delete_collection(
+    req: &Request<'_>,
+    opts: &WriteOptions,
+) -> Result<Response<Body>, Status> {
     let (store, res) = (req.store, req.res);
     validate_list_options(req.query)?;
     let options = delete_options(req)?;
+    if orphans_by_default(res, &options.deletion) {
+        opts.warnings.add(JOB_ORPHANS);
+    }
     let list = store.delete_collection(res, &req.list_options(), &options.deletion)?;
     let builtin = is_builtin(res);
     let doc = json!({

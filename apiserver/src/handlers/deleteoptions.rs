@@ -93,6 +93,18 @@ fn from_body(req: &Request<'_>) -> Result<Given, Status> {
             "no kind \"{kind}\" is registered for version \"{version}\" in scheme \"{SCHEME}\""
         )));
     }
+    fields(&body)
+}
+
+/// The options an Eviction carries (its `deleteOptions`), checked as a
+/// DELETE's are.
+pub(crate) fn eviction_delete_options(body: &Value) -> Result<DeleteOptions, Status> {
+    validate(fields(body)?)
+}
+
+/// The options of a DeleteOptions object, its fields decoded as Go
+/// decodes them.
+fn fields(body: &Value) -> Result<Given, Status> {
     let field = |key: &str| body.get(key).filter(|v| !v.is_null());
     let mismatch = |path: &str, value: &Value, go_type: &str| {
         let what = match value {
@@ -207,6 +219,7 @@ fn validate(given: Given) -> Result<DeleteOptions, Status> {
             dry_run: !given.dry_run.is_empty(),
             grace_period: given.grace_period,
             preconditions: given.preconditions,
+            orphan_dependents: given.orphan_dependents,
         },
         orphan_dependents: given.orphan_dependents,
     })

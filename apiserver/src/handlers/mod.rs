@@ -3,12 +3,14 @@
 //! request's options and calls [`get`] (get and list), [`create`],
 //! [`update`], [`patch`], [`delete`] (delete and deletecollection, with
 //! their [`deleteoptions`]),
-//! [`watch`] or [`scale`] (the scale subresource).
+//! [`watch`], [`scale`] (the scale subresource) or [`eviction`] (a Pod's
+//! eviction).
 
 pub(crate) mod body;
 pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod deleteoptions;
+pub(crate) mod eviction;
 pub(crate) mod get;
 pub(crate) mod options;
 pub(crate) mod patch;

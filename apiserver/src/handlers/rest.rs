@@ -9,6 +9,7 @@ use rekon_store::{Status, WriteOptions, answer_review};
 
 use super::create::create;
 use super::delete::{delete, delete_collection};
+use super::eviction::evict;
 use super::get::{get, list};
 use super::options::{check_write_options, dry_run, field_validation, validate_list_options};
 use super::patch::patch;
@@ -29,6 +30,9 @@ pub(crate) fn serve(req: &Request<'_>) -> Result<Response<Body>, Status> {
             let object = answer_review(res, req.namespace, &req.body)?;
             return Ok(json_response(201, &object, req.ctx));
         }
+        // A Namespace's `finalize` is only written (`FinalizeREST` is an
+        // updater alone).
+        (Some("finalize"), _) if *method != Method::PUT => return Err(method_not_allowed()),
         (Some("scale"), Some(n)) => {
             let opts = WriteOptions {
                 field_manager: Some(req.field_manager()),
@@ -52,7 +56,10 @@ pub(crate) fn serve(req: &Request<'_>) -> Result<Response<Body>, Status> {
     }
     let opts = WriteOptions {
         field_manager: Some(req.field_manager()),
-        subresource: req.sub.filter(|s| *s == "status").map(str::to_string),
+        subresource: req
+            .sub
+            .filter(|s| matches!(*s, "status" | "finalize"))
+            .map(str::to_string),
         dry_run,
         field_validation: field_validation(method, query)?,
         duplicate_fields: match method.as_str() {
@@ -61,6 +68,9 @@ pub(crate) fn serve(req: &Request<'_>) -> Result<Response<Body>, Status> {
         },
         ..WriteOptions::default()
     };
+    if let (Some("eviction"), Some(n)) = (req.sub, req.name) {
+        return evict(req, n, &opts);
+    }
     // A refusal carries the warnings gathered before it, as a real
     // server's does (`unknown field` with a 422).
     let response = match handle(req, &opts) {
@@ -101,7 +111,7 @@ fn handle(req: &Request<'_>, opts: &WriteOptions) -> Result<Response<Body>, Stat
         ("PUT", Some(n)) => update(req, n, opts),
         ("PATCH", Some(n)) => patch(req, n, opts),
         ("DELETE", Some(n)) => delete(req, n, opts),
-        ("DELETE", None) => delete_collection(req),
+        ("DELETE", None) => delete_collection(req, opts),
         _ => Err(method_not_allowed()),
     }
 }

@@ -174,11 +174,31 @@ async fn common_kinds_print_their_real_columns() {
     );
     assert_eq!(svc[1..5], ["ClusterIP", "10.0.0.20", "<none>", "80/TCP"]);
 
+    // A quota's cells come from its status (written by the quota
+    // controller), its resources sorted by name.
+    ok(
+        &t,
+        &[
+            "patch",
+            "-n",
+            "shop",
+            "resourcequota",
+            "compute",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status": {"hard": {"pods": "10", "limits.cpu": "2", "configmaps": "5"}, "used": {"pods": "1"}}}"#,
+        ],
+    )
+    .await;
     let out = get(&["resourcequota"]).await;
     let (header, quota) = row(&out, "compute");
     // Kubernetes 1.36 prints the age last (printers.go).
     assert_eq!(header, ["NAME", "REQUEST", "LIMIT", "AGE"]);
-    assert_eq!(quota[1..3], ["pods: 0/10", "limits.cpu: 0/2"]);
+    assert_eq!(
+        quota[1..3],
+        ["configmaps: 0/5, pods: 1/10", "limits.cpu: 0/2"]
+    );
 
     let out = get(&["rolebinding", "-o", "wide"]).await;
     let (header, binding) = row(&out, "editors");

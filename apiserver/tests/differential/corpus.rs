@@ -26,9 +26,10 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use rekon_envtest::http::Client;
 use serde::Deserialize;
 use serde_json::Value;
+
+use crate::client::Client;
 
 /// One case.
 #[derive(Debug, Deserialize)]

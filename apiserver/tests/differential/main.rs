@@ -17,15 +17,16 @@
 // Tests may unwrap: a panic is a failed test with its message.
 #![allow(clippy::unwrap_used)]
 
+mod client;
 mod corpus;
 mod summary;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use rekon_envtest::http::Client;
 use serde_json::{Value, json};
 
+use client::Client;
 use corpus::Case;
 
 /// The corpus: this folder, or the one `REKON_DIFFERENTIAL_CORPUS` names
@@ -87,7 +88,12 @@ fn start() -> Servers {
                 },
             )
             .expect("the real cluster starts");
-            (Some(cluster.client()), Some(cluster))
+            let client = Client::new(
+                &cluster.url(),
+                Some(cluster.token()),
+                Some(cluster.ca_pem()),
+            );
+            (Some(client), Some(cluster))
         }
         Err(why) => {
             eprintln!("no real API server ({why}): comparing with the recorded answers");

@@ -21,7 +21,9 @@ use serde_json::Value;
 use super::apiextensions::customresourcedefinition::is_crd;
 use super::core::finalizers::kube_finalizer_name;
 use super::strategy::Rules;
-use super::{apps, autoscaling, batch, coordination, core, fields, networking, policy, rbac};
+use super::{
+    apps, autoscaling, batch, coordination, core, discovery, fields, networking, policy, rbac,
+};
 use crate::machinery::field::{ErrorList, Path};
 use crate::machinery::names::{
     dns1123_label_message, is_dns1123_label, is_dns1123_subdomain, subdomain_regex_error,
@@ -72,6 +74,7 @@ pub(crate) fn rules(res: &ResourceInfo) -> Option<&'static Rules> {
         ("networking.k8s.io", "IngressClass") => Some(&networking::ingressclass::RULES),
         ("networking.k8s.io", "NetworkPolicy") => Some(&networking::networkpolicy::RULES),
         ("policy", "PodDisruptionBudget") => Some(&policy::poddisruptionbudget::RULES),
+        ("discovery.k8s.io", "EndpointSlice") => Some(&discovery::endpointslice::RULES),
         _ => None,
     }
 }
@@ -183,7 +186,7 @@ pub(crate) fn validate_update(
     res: &ResourceInfo,
     new: &Value,
     old: &Value,
-    status: bool,
+    subresource: Option<&str>,
 ) -> Result<(), Status> {
     if res.group == "events.k8s.io" && res.kind == "Event" {
         // Refused as the core kind it is stored as.
@@ -212,12 +215,15 @@ pub(crate) fn validate_update(
     }
     let mut errors = validate_object_meta_update(&given, old_meta, &Path::new(["metadata"]));
     errors.extend(kube_finalizer_names(new_meta));
-    if status {
-        if let Some(validate_status) = rules.validate_status {
-            errors.extend(validate_status(new, old));
+    match subresource {
+        Some("status") => {
+            if let Some(validate_status) = rules.validate_status {
+                errors.extend(validate_status(new, old));
+            }
         }
-    } else {
-        errors.extend((rules.validate_update)(new, old));
+        // `ValidateNamespaceFinalizeUpdate`.
+        Some("finalize") => errors.extend(core::namespace::validate_finalize(new)),
+        _ => errors.extend((rules.validate_update)(new, old)),
     }
     refuse(res, new, errors)
 }

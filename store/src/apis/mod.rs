@@ -22,6 +22,7 @@ pub(crate) mod certificates;
 pub(crate) mod coordination;
 pub(crate) mod core;
 pub(crate) mod deletion;
+pub(crate) mod discovery;
 pub(crate) mod events;
 pub(crate) mod fields;
 pub(crate) mod networking;

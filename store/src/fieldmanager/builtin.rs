@@ -165,12 +165,15 @@ impl Node {
         }
     }
 
-    /// Whether a struct or map of this node is owned as one field.
+    /// Whether a struct or map of this node is owned as one field: an
+    /// atomic one, or a value the types declare no fields of (a
+    /// ControllerRevision's RawExtension `data`, owned as `f:data: {}`).
     pub(crate) fn atomic(&self) -> bool {
         match self {
             Node::Struct(i) => types().types[*i].atomic,
             Node::Map { atomic, .. } => *atomic,
-            _ => false,
+            Node::Leaf => true,
+            Node::List { .. } => false,
         }
     }
 
@@ -222,6 +225,15 @@ impl Node {
                 for (name, zero) in &ty.zeros {
                     if !map.contains_key(name) {
                         map.insert(name.clone(), zero.clone());
+                    }
+                }
+                // A struct held by value is written even when zero (an
+                // endpoint's `conditions: {}`).
+                for name in &ty.by_value {
+                    if !map.contains_key(name)
+                        && let Some(node) = ty.fields.get(name)
+                    {
+                        map.insert(name.clone(), node.zero());
                     }
                 }
                 drop_omitted(ty, map);

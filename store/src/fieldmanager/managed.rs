@@ -56,6 +56,23 @@ pub(crate) fn read_managed(o: &Value) -> Vec<ManagedEntry> {
         .unwrap_or_default()
 }
 
+/// Whether a client's `managedFields` decode as the real field manager
+/// decodes them (`DecodeManagedFields` in managedfields'
+/// `internal/managedfields.go`): each entry `Apply` or `Update`, with an
+/// apiVersion, of type `FieldsV1`, its fields a JSON object. The field
+/// manager takes the live object's in place of ones that do not
+/// (`decodeLiveOrNew` in `internal/fieldmanager.go`).
+pub(crate) fn decodable(entries: &[Value]) -> bool {
+    entries.iter().all(|e| {
+        let text = |key: &str| e.get(key).and_then(Value::as_str).unwrap_or("");
+        matches!(text("operation"), "Apply" | "Update")
+            && !text("apiVersion").is_empty()
+            && text("fieldsType") == "FieldsV1"
+            && e.get("fieldsV1")
+                .is_none_or(|f| f.is_object() || f.is_null())
+    })
+}
+
 pub(crate) fn write_managed(o: &mut Value, entries: &[ManagedEntry]) {
     // In the real server's order (`sortEncodedManagedFields`): by
     // operation (Apply first), time, manager, apiVersion, subresource.

@@ -1,10 +1,12 @@
 //! Go's behaviours that the real server's answers show, each re-made once:
 //! `encoding/json` ([`json`]), `strconv` ([`strconv`]), `fmt`'s verbs
 //! ([`fmt`]), `regexp` ([`regexp`]), `net` and `net/netip` ([`net`]), `net/mail`
-//! ([`mail`]), `net/url` ([`url`]), `time` ([`time`]) and the cron
-//! schedules of `robfig/cron` ([`cron`]). Everything above asks here rather than writing its own.
+//! ([`mail`]), `net/url` ([`url`]), `time` ([`time`]), the cron
+//! schedules of `robfig/cron` ([`cron`]) and go-difflib's unified diffs
+//! ([`difflib`]). Everything above asks here rather than writing its own.
 
 pub(crate) mod cron;
+pub(crate) mod difflib;
 pub(crate) mod fmt;
 pub mod json;
 pub(crate) mod mail;

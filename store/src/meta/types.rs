@@ -107,6 +107,10 @@ pub struct Deletion {
     pub grace_period: Option<i64>,
     /// `preconditions`: what the object must be for the delete to go.
     pub preconditions: Preconditions,
+    /// `orphanDependents` as given, which a Namespace reads in its own
+    /// way (`false` asks for `foregroundDeletion` there, while other kinds
+    /// take it as `propagation` Background).
+    pub orphan_dependents: Option<bool>,
 }
 
 /// A DELETE's `preconditions` (`metav1.Preconditions`): a 409 Conflict

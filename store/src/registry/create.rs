@@ -13,7 +13,7 @@ use crate::apis::builtin::{
 };
 use crate::fieldmanager::managed::track_update;
 use crate::machinery::names::generate_name;
-use crate::machinery::object::{meta, meta_mut, now};
+use crate::machinery::object::{is_deleting, meta, meta_mut, now};
 use crate::meta::status::Status;
 use crate::meta::types::{EventType, WriteOptions};
 use crate::resource::info::ResourceInfo;
@@ -77,7 +77,7 @@ impl Registry {
             md.remove("deletionGracePeriodSeconds");
             md.remove("resourceVersion");
             md.remove("selfLink");
-            if res.has_generation() {
+            if res.created_with_generation() {
                 md.insert("generation".into(), json!(1));
             } else {
                 md.remove("generation");
@@ -130,8 +130,14 @@ impl Registry {
         if given_version.is_some() && !opts.dry_run {
             return Err(Status::version_set_on_create());
         }
-        if self.find(res, &ns, &name).is_some() {
-            return Err(Status::already_exists(res, &name));
+        if let Some(held) = self.find(res, &ns, &name) {
+            // Over an object still being deleted, the storage's words say
+            // so (`Store.Create` in `generic/registry/store.go`).
+            let mut refused = Status::already_exists(res, &name);
+            if is_deleting(held) {
+                refused.message = format!("object is being deleted: {}", refused.message);
+            }
+            return Err(refused);
         }
         if opts.dry_run {
             return Ok(full);

@@ -43,8 +43,11 @@ impl Registry {
             .find(res, &ns, name)
             .cloned()
             .ok_or_else(|| Status::not_found(res, name))?;
-        if res.group.is_empty() && res.kind == "Namespace" {
-            return self.delete_namespace(res, existing, how, from_gc);
+        if res.group.is_empty()
+            && res.kind == "Namespace"
+            && let Some(outcome) = self.delete_namespace(res, existing.clone(), &how, from_gc)?
+        {
+            return Ok(outcome);
         }
         let graceful = match before_delete(res, &existing, &how)? {
             // A graceful delete under way: nothing changes (`finalizeDelete`).

@@ -119,14 +119,7 @@ impl Registry {
                         _ => true,
                     });
                     if res.group.is_empty() && res.kind == "Namespace" {
-                        let empty = !self.objects.iter().any(|(k, m)| {
-                            self.resource_by_key(k).is_some_and(|r| r.namespaced)
-                                && m.keys().any(|(n, _)| n == &name)
-                        });
-                        if empty && fins.is_empty() {
-                            self.finish_delete(&res, Arc::unwrap_or_clone(o));
-                            changed = true;
-                        }
+                        changed |= self.finalize_namespace(&res, &o, &fins);
                         continue;
                     }
                     if fins.len() != before {

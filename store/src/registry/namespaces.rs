@@ -8,7 +8,8 @@
 use serde_json::{Value, json};
 
 use super::registry::Registry;
-use crate::machinery::object::{is_deleting, meta, now};
+use crate::fieldmanager::managed::track_update;
+use crate::machinery::object::{finalizers, is_deleting, meta, meta_mut, now};
 use crate::meta::status::Status;
 use crate::meta::types::{DeleteOutcome, Deletion, EventType, Propagation, WriteOptions};
 use crate::resource::info::ResourceInfo;
@@ -95,18 +96,22 @@ impl Registry {
 }
 
 impl Registry {
-    /// A namespace's DELETE (`pkg/registry/core/namespace/storage`'s
-    /// `Delete`): its preconditions, in its own words; the namespace the
-    /// system keeps refused; a first delete marks it `Terminating` and
-    /// deletes its contents (the namespace controller's part), and it goes
-    /// once they are gone (`collect_garbage`).
+    /// A namespace's DELETE (`REST.Delete` in
+    /// `pkg/registry/core/namespace/storage/storage.go`): its preconditions,
+    /// in its own words; the namespaces the system keeps refused (the
+    /// `NamespaceLifecycle` admission plugin). A first delete marks it
+    /// `Terminating`, with the `orphan` or `foregroundDeletion` finalizer
+    /// its options ask for, and deletes its contents (the namespace
+    /// controller's part, [`Registry::finalize_namespace`] when they are
+    /// gone). A later one keeps it while `spec.finalizers` holds it;
+    /// `None`: it goes as any object goes (the generic `Store.Delete`).
     pub(super) fn delete_namespace(
         &mut self,
         res: &ResourceInfo,
         existing: Value,
-        how: Deletion,
+        how: &Deletion,
         from_gc: bool,
-    ) -> Result<DeleteOutcome, Status> {
+    ) -> Result<Option<DeleteOutcome>, Status> {
         let name = meta(&existing, "name").unwrap_or_default();
         let conflict = |what: &str, want: &str, have: &str| Status {
             code: 409,
@@ -139,17 +144,47 @@ impl Registry {
             });
         }
         if is_deleting(&existing) {
-            return Ok(DeleteOutcome::Pending(existing));
+            // Prior to its final deletion, `spec.finalizers` must be empty.
+            if !spec_finalizers(&existing).is_empty() {
+                return Ok(Some(DeleteOutcome::Pending(existing)));
+            }
+            return Ok(None);
         }
         let mut marked = existing;
+        meta_mut(&mut marked).insert("deletionTimestamp".into(), json!(now()));
         if let Some(m) = marked.as_object_mut() {
-            if let Some(md) = m.get_mut("metadata").and_then(Value::as_object_mut) {
-                md.insert("deletionTimestamp".into(), json!(now()));
+            let status = m.entry("status").or_insert_with(|| json!({}));
+            if !status.is_object() {
+                *status = json!({});
             }
-            m.insert("status".into(), json!({"phase": "Terminating"}));
+            if let Some(status) = status.as_object_mut() {
+                status.insert("phase".into(), json!("Terminating"));
+            }
+        }
+        let mut fins = finalizers(&marked);
+        let had = |f: &str| fins.iter().any(|x| x == f);
+        let should_orphan = match (how.orphan_dependents, how.propagation) {
+            (Some(orphan), _) => orphan,
+            (None, Some(policy)) => policy == Propagation::Orphan,
+            (None, None) => had(ORPHAN),
+        };
+        let should_foreground = match (how.orphan_dependents, how.propagation) {
+            (Some(orphan), _) => !orphan,
+            (None, Some(policy)) => policy == Propagation::Foreground,
+            (None, None) => had(FOREGROUND),
+        };
+        if had(ORPHAN) != should_orphan || had(FOREGROUND) != should_foreground {
+            fins.retain(|f| f != ORPHAN && f != FOREGROUND);
+            if should_orphan {
+                fins.push(ORPHAN.into());
+            }
+            if should_foreground {
+                fins.push(FOREGROUND.into());
+            }
+            meta_mut(&mut marked).insert("finalizers".into(), json!(fins));
         }
         if how.dry_run {
-            return Ok(DeleteOutcome::Pending(marked));
+            return Ok(Some(DeleteOutcome::Pending(marked)));
         }
         let out = self.commit(res, EventType::Modified, marked);
         // Delete the namespace's contents; the namespace goes once it is empty.
@@ -179,6 +214,78 @@ impl Registry {
                 let _ = self.delete(&r, Some(&name), &n, background, true);
             }
         }
-        Ok(DeleteOutcome::Pending(out))
+        Ok(Some(DeleteOutcome::Pending(out)))
     }
+
+    /// The namespace controller's and the garbage collector's part in a
+    /// terminating namespace `ns`, whose metadata finalizers are to be
+    /// `fins`: once it holds nothing, the controller's finalize write
+    /// takes `kubernetes` out of `spec.finalizers` (the rest kept sorted,
+    /// `finalizeNamespace` in `pkg/controller/namespace/deletion`); it goes
+    /// when neither kind of finalizer is left
+    /// (`ShouldDeleteNamespaceDuringUpdate`). Whether it changed.
+    pub(super) fn finalize_namespace(
+        &mut self,
+        res: &ResourceInfo,
+        ns: &Value,
+        fins: &[String],
+    ) -> bool {
+        let name = meta(ns, "name").unwrap_or_default();
+        let empty = !self.objects.iter().any(|(k, m)| {
+            self.resource_by_key(k).is_some_and(|r| r.namespaced)
+                && m.keys().any(|(n, _)| *n == name)
+        });
+        let mut next = ns.clone();
+        if finalizers(ns) != fins {
+            if fins.is_empty() {
+                meta_mut(&mut next).remove("finalizers");
+            } else {
+                meta_mut(&mut next).insert("finalizers".into(), json!(fins));
+            }
+        }
+        let spec = spec_finalizers(ns);
+        if empty && spec.iter().any(|f| f == KUBERNETES) {
+            let mut kept: Vec<String> = spec.into_iter().filter(|f| f != KUBERNETES).collect();
+            kept.sort();
+            kept.dedup();
+            if let Some(spec) = next.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.insert("finalizers".into(), json!(kept));
+            }
+            track_update(
+                res,
+                Some(ns),
+                &mut next,
+                "kube-controller-manager",
+                Some("finalize"),
+            );
+        }
+        if next == *ns {
+            return false;
+        }
+        if spec_finalizers(&next).is_empty() && fins.is_empty() {
+            self.finish_delete(res, next);
+        } else {
+            self.commit(res, EventType::Modified, next);
+        }
+        true
+    }
+}
+
+/// The finalizer the namespace controller removes once a namespace is
+/// empty.
+const KUBERNETES: &str = "kubernetes";
+/// The finalizer that keeps an owner until its dependents are orphaned.
+const ORPHAN: &str = "orphan";
+/// The finalizer that keeps an owner until its dependents are deleted.
+const FOREGROUND: &str = "foregroundDeletion";
+
+/// A namespace's `spec.finalizers`.
+fn spec_finalizers(ns: &Value) -> Vec<String> {
+    ns.pointer("/spec/finalizers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
 }

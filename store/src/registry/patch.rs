@@ -78,7 +78,7 @@ pub(super) fn patched(
             }
             let p: Value = serde_json::from_slice(body)
                 .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")))?;
-            strategic_merge(&mut doc, &p, Shape::of(res));
+            strategic_merge(&mut doc, &p, Shape::of(res))?;
         }
         PatchType::Apply { .. } => {
             let st = Status::bad_request("server-side apply is not a patch of an existing object");

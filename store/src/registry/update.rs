@@ -7,13 +7,14 @@ use super::allocate::allocate;
 use super::preconditions::status_write_keeps;
 use super::registry::Registry;
 use super::storage::{check_stored, omit_empty_metadata};
+use super::unchanged::{same_object, spec_differs};
 use crate::apis::apiextensions::customresource::Write;
 use crate::apis::apiextensions::customresourcedefinition::{self, is_crd};
 use crate::apis::builtin::{
     decode, default, generation_also_moves, prepare_update, validate_generic, validate_update,
     warnings,
 };
-use crate::fieldmanager::managed::{ManagedEntry, track_update, write_managed};
+use crate::fieldmanager::managed::{ManagedEntry, decodable, track_update, write_managed};
 use crate::machinery::field::{FieldError, Path};
 use crate::machinery::object::{finalizers, is_deleting, meta, meta_mut};
 use crate::meta::status::Status;
@@ -33,12 +34,31 @@ impl Registry {
     ) -> Result<Value, Status> {
         let name = meta(existing, "name").unwrap_or_default();
         let subresource = opts.subresource.as_deref();
-        if subresource.is_some_and(|s| s != "status")
+        // A Namespace's `finalize` subresource writes its `spec.finalizers`
+        // (`FinalizeREST`, `pkg/registry/core/namespace/storage`).
+        let finalize =
+            subresource == Some("finalize") && res.group.is_empty() && res.kind == "Namespace";
+        if subresource.is_some_and(|s| s != "status" && !finalize)
             || (subresource == Some("status") && !res.status_subresource)
         {
             return Err(Status::not_found(res, &name));
         }
         decode(res, &incoming)?;
+        // managedFields the field manager cannot decode are the live
+        // object's (it runs before the checks), but for the one empty entry
+        // that resets them (`isResetManagedFields`, below).
+        let mut incoming = incoming;
+        if let Some(sent) = incoming
+            .pointer("/metadata/managedFields")
+            .and_then(Value::as_array)
+            && !decodable(sent)
+            && !(sent.len() == 1 && sent[0].as_object().is_some_and(Map::is_empty))
+        {
+            match existing.pointer("/metadata/managedFields") {
+                Some(live) => meta_mut(&mut incoming).insert("managedFields".into(), live.clone()),
+                None => meta_mut(&mut incoming).remove("managedFields"),
+            };
+        }
         if res.custom.is_none() {
             validate_generic(res, &incoming, &name)?;
         }
@@ -53,7 +73,6 @@ impl Registry {
         }
         // One empty entry is a reset, as an empty list is
         // (`isResetManagedFields`).
-        let mut incoming = incoming;
         if let Some(entries) = incoming
             .pointer_mut("/metadata/managedFields")
             .and_then(Value::as_array_mut)
@@ -172,6 +191,12 @@ impl Registry {
             // manager sees it as the real one does.
             crate::fieldmanager::builtin::encoded(&mut new);
         }
+        // What the field manager sees: the object before the strategy's
+        // `PrepareForUpdate` (it runs in the handler, before
+        // `rest.BeforeUpdate`), which records what the strategy then puts
+        // back or drops (a Namespace's `spec.finalizers`, the fields a
+        // Service's change of type leaves behind).
+        let tracked_from = (managed.is_none() && !rewrites_mf).then(|| new.clone());
         if subresource.is_none() {
             prepare_update(res, &mut new, existing);
         }
@@ -214,18 +239,14 @@ impl Registry {
                 // The field manager sees the deletion marks the write
                 // sent, before `rest.BeforeUpdate` puts the stored ones
                 // back (`registry/rest/update.go`).
-                if sent_deletion.held_by(&new) {
-                    track_update(res, Some(existing), &mut new, &manager, subresource);
-                } else {
-                    let mut seen = new.clone();
-                    sent_deletion.put(&mut seen);
-                    track_update(res, Some(existing), &mut seen, &manager, subresource);
-                    let tracked = seen.pointer_mut("/metadata/managedFields").map(Value::take);
-                    match tracked {
-                        Some(entries) => meta_mut(&mut new).insert("managedFields".into(), entries),
-                        None => meta_mut(&mut new).remove("managedFields"),
-                    };
-                }
+                let mut seen = tracked_from.unwrap_or_else(|| new.clone());
+                sent_deletion.put(&mut seen);
+                track_update(res, Some(existing), &mut seen, &manager, subresource);
+                let tracked = seen.pointer_mut("/metadata/managedFields").map(Value::take);
+                match tracked {
+                    Some(entries) => meta_mut(&mut new).insert("managedFields".into(), entries),
+                    None => meta_mut(&mut new).remove("managedFields"),
+                };
             }
         }
         // The Service allocators run after the field manager
@@ -259,13 +280,14 @@ impl Registry {
             } else {
                 Write::Update
             };
-            validate_update(res, &new, existing, subresource == Some("status"))?;
+            validate_update(res, &new, existing, subresource)?;
             if subresource.is_none() {
                 for warning in warnings(res, &new, Some(existing)) {
                     opts.warnings.add(warning);
                 }
             }
             self.validate_custom(res, &new, Some(existing), write, opts)?;
+            self.admit_update(res, &new, existing, subresource)?;
         }
         if is_crd(res) && subresource.is_none() {
             customresourcedefinition::prepare(&mut new, Some(existing), opts)?;
@@ -352,58 +374,6 @@ fn should_delete_during_update(res: &ResourceInfo, new: &Value, old: &Value) -> 
     finalizers(new).is_empty() && is_deleting(old) && no_grace && !namespace_waits
 }
 
-/// Whether `a` and `b` differ outside `metadata` and `status` (what
-/// raises the generation).
-pub(crate) fn spec_differs(a: &Value, b: &Value) -> bool {
-    !equal_except(
-        a,
-        b,
-        &["metadata", "status", "apiVersion", "kind"],
-        |_, _, _| None,
-    )
-}
-
-/// Whether `a` and `b` are the same object but for resourceVersion and
-/// managedFields times (a write that changes nothing).
-pub(crate) fn same_object(a: &Value, b: &Value) -> bool {
-    equal_except(a, b, &["apiVersion", "kind"], |key, a, b| {
-        (key == "metadata").then(|| {
-            equal_except(a, b, &["resourceVersion"], |key, a, b| {
-                (key == "managedFields").then(|| match (a.as_array(), b.as_array()) {
-                    (Some(a), Some(b)) => {
-                        a.len() == b.len()
-                            && a.iter()
-                                .zip(b)
-                                .all(|(a, b)| equal_except(a, b, &["time"], |_, _, _| None))
-                    }
-                    _ => a == b,
-                })
-            })
-        })
-    })
-}
-
-/// Whether objects `a` and `b` have the same fields, those named in `skip`
-/// left out; `field` compares a field its own way when it answers.
-fn equal_except(
-    a: &Value,
-    b: &Value,
-    skip: &[&str],
-    field: impl Fn(&str, &Value, &Value) -> Option<bool>,
-) -> bool {
-    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
-        return a == b;
-    };
-    let kept = |m: &Map<String, Value>| m.keys().filter(|k| !skip.contains(&k.as_str())).count();
-    kept(a) == kept(b)
-        && a.iter()
-            .filter(|(k, _)| !skip.contains(&k.as_str()))
-            .all(|(k, va)| {
-                b.get(k)
-                    .is_some_and(|vb| field(k, va, vb).unwrap_or_else(|| va == vb))
-            })
-}
-
 /// An object's deletion marks (`deletionTimestamp`,
 /// `deletionGracePeriodSeconds`), each there or not.
 struct DeletionMarks([Option<Value>; 2]);
@@ -414,11 +384,6 @@ impl DeletionMarks {
     /// The marks `obj` holds.
     fn sent(obj: &Value) -> DeletionMarks {
         DeletionMarks(Self::KEYS.map(|key| obj.pointer(&format!("/metadata/{key}")).cloned()))
-    }
-
-    /// Whether `obj` holds these marks.
-    fn held_by(&self, obj: &Value) -> bool {
-        self.0 == DeletionMarks::sent(obj).0
     }
 
     /// Puts these marks in `obj`, in place of its own.

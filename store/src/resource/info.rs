@@ -325,6 +325,17 @@ impl ResourceInfo {
                 .any(|(group, kind)| self.group == *group && self.kind == *kind)
     }
 
+    /// Whether objects of this kind are created with `generation: 1`:
+    /// those that carry one ([`ResourceInfo::has_generation`]), and a
+    /// PriorityClass, whose strategy sets it on create and never moves it
+    /// (`pkg/registry/scheduling/priorityclass/strategy.go`).
+    pub(crate) fn created_with_generation(&self) -> bool {
+        self.has_generation()
+            || (is_builtin(self)
+                && self.group == "scheduling.k8s.io"
+                && self.kind == "PriorityClass")
+    }
+
     /// The warning every request to this resource gets when its version
     /// is deprecated: a custom resource's from its CRD, a built-in one's
     /// from its Go type's lifecycle.

@@ -122,6 +122,23 @@ impl Store {
         })
     }
 
+    /// Evicts the Pod `name` (`res` is `pods`) as a POST of an Eviction to
+    /// its `eviction` subresource does, with the Eviction's DeleteOptions
+    /// `how`: the `Status` to answer, or why it is refused (a 429 while
+    /// its PodDisruptionBudget allows no disruption).
+    pub fn evict(
+        &self,
+        res: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        how: Deletion,
+    ) -> Result<Value, Status> {
+        let mut g = self.lock();
+        let out = g.evict(res, res.namespace_of(namespace), name, how)?;
+        g.collect_garbage();
+        Ok(out)
+    }
+
     /// Deletes every object a list with `list` selects, each as a DELETE
     /// with `how` (`Store.DeleteCollection` in `store.go`; one gone
     /// meanwhile is skipped, another refusal ends it), and answers the

@@ -147,3 +147,38 @@ fn namespace_deletion_removes_contents() {
     .unwrap();
     assert_eq!(s.get(&ns, None, "gone").unwrap_err().code, 404);
 }
+
+#[test]
+fn a_namespace_held_by_its_own_finalizer_loses_kubernetes_and_goes_once_finalized() {
+    let s = store();
+    let ns = s.resource_for_plural("", "v1", "namespaces").unwrap();
+    let held = json!({"metadata": {"name": "held"}, "spec": {"finalizers": ["example.com/hold"]}});
+    s.create(&ns, None, held, &opts("t")).unwrap();
+    s.delete(&ns, None, "held", None).unwrap();
+    // Emptied, the namespace controller's finalize write takes
+    // `kubernetes` out; its own finalizer keeps it.
+    let terminating = s.get(&ns, None, "held").unwrap();
+    assert_eq!(
+        terminating["spec"]["finalizers"],
+        json!(["example.com/hold"])
+    );
+    let managers: Vec<&str> = terminating["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["subresource"].as_str())
+        .collect();
+    assert_eq!(managers, ["finalize"]);
+    let DeleteOutcome::Pending(again) = s.delete(&ns, None, "held", None).unwrap() else {
+        panic!("still held")
+    };
+    assert_eq!(again["status"]["phase"], "Terminating");
+    let finalize = crate::meta::types::WriteOptions {
+        subresource: Some("finalize".into()),
+        ..opts("t")
+    };
+    let mut released = terminating.clone();
+    released["spec"]["finalizers"] = json!([]);
+    s.replace(&ns, None, "held", released, &finalize).unwrap();
+    assert_eq!(s.get(&ns, None, "held").unwrap_err().code, 404);
+}

@@ -5,6 +5,7 @@ mod crds;
 mod custom_resources;
 mod deleting;
 mod deletion;
+mod eviction;
 mod identity;
 mod lists;
 mod objects;

@@ -99,17 +99,20 @@ pub(super) fn labels(map: Option<&Value>) -> String {
     none_if_empty(pairs.join(","))
 }
 
-/// A LabelSelector as kubectl prints it: `app=web,tier in (a,b),!gone`.
+/// A LabelSelector as the real server prints it (`FormatLabelSelector`:
+/// `LabelSelectorAsSelector` then `String`): its requirements sorted by
+/// key, a set's values sorted (`labels/selector.go`), `<none>` when it
+/// selects everything or nothing.
 pub(super) fn selector(selector: Option<&Value>) -> String {
     let Some(selector) = selector.filter(|s| s.is_object()) else {
         return "<none>".into();
     };
-    let mut parts: Vec<String> = selector
+    let mut parts: Vec<(String, String)> = selector
         .get("matchLabels")
         .and_then(Value::as_object)
         .map(|m: &Map<String, Value>| {
             m.iter()
-                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                .map(|(k, v)| (k.clone(), format!("{k}={}", v.as_str().unwrap_or(""))))
                 .collect()
         })
         .unwrap_or_default();
@@ -120,34 +123,53 @@ pub(super) fn selector(selector: Option<&Value>) -> String {
         .flatten()
     {
         let key = e["key"].as_str().unwrap_or("");
-        let values: Vec<&str> = e["values"]
+        let mut values: Vec<&str> = e["values"]
             .as_array()
             .map(|v| v.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        parts.push(match e["operator"].as_str().unwrap_or("") {
+        values.sort_unstable();
+        let text = match e["operator"].as_str().unwrap_or("") {
             "In" => format!("{key} in ({})", values.join(",")),
             "NotIn" => format!("{key} notin ({})", values.join(",")),
             "Exists" => key.to_string(),
             "DoesNotExist" => format!("!{key}"),
             other => format!("{key} {other}"),
-        });
+        };
+        parts.push((key.to_string(), text));
     }
+    parts.sort_by(|a, b| a.0.cmp(&b.0));
+    let parts: Vec<String> = parts.into_iter().map(|(_, text)| text).collect();
     none_if_empty(parts.join(","))
 }
 
+/// The access modes at `pointer` as `GetAccessModesAsString` writes them:
+/// each once, in the order RWO, ROX, RWX, RWOP.
 pub(super) fn access_modes(o: &Value, pointer: &str) -> Value {
-    let short: Vec<&str> = strings(o, pointer)
-        .iter()
-        .map(|m| match m.as_str() {
-            "ReadWriteOnce" => "RWO",
-            "ReadOnlyMany" => "ROX",
-            "ReadWriteMany" => "RWX",
-            "ReadWriteOncePod" => "RWOP",
-            _ => "",
-        })
-        .filter(|m| !m.is_empty())
-        .collect();
+    let modes = strings(o, pointer);
+    let short: Vec<&str> = [
+        ("ReadWriteOnce", "RWO"),
+        ("ReadOnlyMany", "ROX"),
+        ("ReadWriteMany", "RWX"),
+        ("ReadWriteOncePod", "RWOP"),
+    ]
+    .iter()
+    .filter(|(mode, _)| modes.iter().any(|m| m == mode))
+    .map(|(_, short)| *short)
+    .collect();
     json!(short.join(","))
+}
+
+/// At most `max` of `list` joined with commas, and how many more
+/// (`listWithMoreString`), `<unset>` when empty.
+pub(super) fn list_with_more(list: &[String], max: usize) -> Value {
+    let text = list[..list.len().min(max)].join(",");
+    json!(if list.len() > max {
+        format!("{text} + {} more...", list.len() - max)
+    } else if text.is_empty() {
+        "<unset>".to_string()
+    } else {
+        text
+    })
 }
 
 pub(super) fn endpoints(o: &Value) -> Value {
@@ -173,18 +195,22 @@ pub(super) fn endpoints(o: &Value) -> Value {
     json!(none_if_empty(text))
 }
 
-/// The Request (or Limit) column of a ResourceQuota: `pods: 1/10, …`.
+/// The Request (or Limit) column of a ResourceQuota (`printResourceQuota`):
+/// each resource of `status.hard`, sorted by name, as `used/hard` (a
+/// resource not used yet `0`), the `limits.` ones in the Limit column.
 pub(super) fn quota(o: &Value, limits: bool) -> Value {
-    let Some(hard) = o.pointer("/spec/hard").and_then(Value::as_object) else {
+    let Some(hard) = o.pointer("/status/hard").and_then(Value::as_object) else {
         return json!("");
     };
     let used = o.pointer("/status/used");
-    let parts: Vec<String> = hard
-        .iter()
-        .filter(|(name, _)| name.starts_with("limits.") == limits)
-        .map(|(name, hard)| {
+    let mut names: Vec<&String> = hard.keys().collect();
+    names.sort();
+    let parts: Vec<String> = names
+        .into_iter()
+        .filter(|name| name.starts_with("limits.") == limits)
+        .map(|name| {
             let used = used.and_then(|u| u.get(name)).map_or("0".into(), quantity);
-            format!("{name}: {used}/{}", quantity(hard))
+            format!("{name}: {used}/{}", quantity(&hard[name]))
         })
         .collect();
     json!(parts.join(", "))

@@ -176,22 +176,54 @@ pub(super) fn service_external_ip(o: &Value) -> Value {
     json!(none_if_empty(ips.join(",")))
 }
 
+/// `printPersistentVolumeClaim`: `Terminating` once deleted; the volume's
+/// capacity and access modes only once it names a volume; its class
+/// (`GetPersistentVolumeClaimClass`: the beta annotation, else
+/// `storageClassName`, else empty).
 pub(super) fn claim() -> Cells {
     vec![
-        column("Status", |o| text_or(o, "/status/phase", "Pending")),
+        column("Status", |o| {
+            if o.pointer("/metadata/deletionTimestamp")
+                .is_some_and(|t| !t.is_null())
+            {
+                return json!("Terminating");
+            }
+            text_or(o, "/status/phase", "")
+        }),
         column("Volume", |o| text_or(o, "/spec/volumeName", "")),
-        column("Capacity", |o| text_or(o, "/status/capacity/storage", "")),
-        column("Access Modes", |o| access_modes(o, "/status/accessModes")),
+        column("Capacity", |o| {
+            if bound(o) {
+                text_or(o, "/status/capacity/storage", "0")
+            } else {
+                json!("")
+            }
+        }),
+        column("Access Modes", |o| {
+            if bound(o) {
+                access_modes(o, "/status/accessModes")
+            } else {
+                json!("")
+            }
+        }),
         column("StorageClass", |o| {
-            text_or(o, "/spec/storageClassName", "<unset>")
+            let annotation = o
+                .pointer("/metadata/annotations/volume.beta.kubernetes.io~1storage-class")
+                .and_then(Value::as_str);
+            let class = o.pointer("/spec/storageClassName").and_then(Value::as_str);
+            json!(annotation.or(class).unwrap_or(""))
         }),
         column("VolumeAttributesClass", |o| {
             text_or(o, "/spec/volumeAttributesClassName", "<unset>")
         }),
-        column("VolumeMode", |o| {
-            text_or(o, "/spec/volumeMode", "Filesystem")
-        }),
+        column("VolumeMode", |o| text_or(o, "/spec/volumeMode", "<unset>")),
     ]
+}
+
+/// Whether a claim names its volume.
+fn bound(o: &Value) -> bool {
+    o.pointer("/spec/volumeName")
+        .and_then(Value::as_str)
+        .is_some_and(|v| !v.is_empty())
 }
 
 pub(super) fn volume() -> Cells {

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::cells::{budget, condition, int, items, len, selector, text_or};
+use super::cells::{budget, condition, int, items, len, list_with_more, selector, text_or};
 use super::columns::{Cells, column};
 use crate::printers::column::human_duration;
 
@@ -41,15 +41,59 @@ pub(super) fn other(group: &str, kind: &str) -> Option<Cells> {
                 })
             }),
         ],
+        // `printIngressClass`: the default class marked, the parameters'
+        // kind qualified by their group.
         ("networking.k8s.io", "IngressClass") => vec![
+            column("Name", |o| {
+                let name = o
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let default = o
+                    .pointer("/metadata/annotations/ingressclass.kubernetes.io~1is-default-class")
+                    .and_then(Value::as_str)
+                    == Some("true");
+                json!(if default {
+                    format!("{name} (default)")
+                } else {
+                    name.to_string()
+                })
+            }),
             column("Controller", |o| text_or(o, "/spec/controller", "")),
             column("Parameters", |o| match o.pointer("/spec/parameters") {
-                Some(p) if p.is_object() => json!(format!(
-                    "{}/{}",
-                    p["kind"].as_str().unwrap_or(""),
-                    p["name"].as_str().unwrap_or("")
-                )),
+                Some(p) if p.is_object() => {
+                    let kind = p["kind"].as_str().unwrap_or("");
+                    let kind = match p["apiGroup"].as_str() {
+                        Some(group) => format!("{kind}.{group}"),
+                        None => kind.to_string(),
+                    };
+                    json!(format!("{kind}/{}", p["name"].as_str().unwrap_or("")))
+                }
                 _ => json!("<none>"),
+            }),
+        ],
+        // `printEndpointSlice`: at most three ports (a port without a
+        // number by its name, else `*`) and three addresses.
+        ("discovery.k8s.io", "EndpointSlice") => vec![
+            column("AddressType", |o| text_or(o, "/addressType", "")),
+            column("Ports", |o| {
+                let ports: Vec<String> = items(o, "/ports")
+                    .iter()
+                    .map(|p| match (p["port"].as_i64(), p["name"].as_str()) {
+                        (Some(port), _) => port.to_string(),
+                        (None, Some(name)) => name.to_string(),
+                        (None, None) => "*".to_string(),
+                    })
+                    .collect();
+                list_with_more(&ports, 3)
+            }),
+            column("Endpoints", |o| {
+                let addresses: Vec<String> = items(o, "/endpoints")
+                    .iter()
+                    .flat_map(|e| items(e, "/addresses"))
+                    .filter_map(|a| a.as_str().map(str::to_string))
+                    .collect();
+                list_with_more(&addresses, 3)
             }),
         ],
         ("networking.k8s.io", "NetworkPolicy") => vec![column("Pod-Selector", |o| {

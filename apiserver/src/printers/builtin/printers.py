@@ -12,7 +12,7 @@ import re
 import sys
 
 KINDS = """APIService CertificateSigningRequest ClusterRoleBinding ComponentStatus ConfigMap
-ControllerRevision CronJob DaemonSet Deployment Endpoints Event HorizontalPodAutoscaler
+ControllerRevision CronJob DaemonSet Deployment EndpointSlice Endpoints Event HorizontalPodAutoscaler
 Ingress IngressClass Job Lease MutatingWebhookConfiguration Namespace NetworkPolicy Node
 PersistentVolume PersistentVolumeClaim Pod PodDisruptionBudget PodTemplate PriorityClass
 ReplicaSet ReplicationController ResourceQuota RoleBinding RuntimeClass Secret Service

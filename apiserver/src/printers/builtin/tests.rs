@@ -73,10 +73,13 @@ fn services_quotas_and_bindings_print_as_kubectl_shows_them() {
             json!("80/TCP,443:30443/TCP")
         ]
     );
-    let quota = json!({"spec": {"hard": {"pods": "10", "limits.cpu": "2"}}, "status": {"used": {"pods": "1"}}});
+    let quota = json!({"spec": {"hard": {"pods": "10", "limits.cpu": "2"}}});
+    assert_eq!(cells("", "ResourceQuota", quota), [json!(""), json!("")]);
+    let quota = json!({"spec": {"hard": {"pods": "10", "limits.cpu": "2"}},
+        "status": {"hard": {"services": "3", "pods": "10", "limits.cpu": "2"}, "used": {"pods": "1"}}});
     assert_eq!(
         cells("", "ResourceQuota", quota),
-        [json!("pods: 1/10"), json!("limits.cpu: 0/2")]
+        [json!("pods: 1/10, services: 0/3"), json!("limits.cpu: 0/2")]
     );
     let binding = json!({"roleRef": {"kind": "ClusterRole", "name": "edit"}});
     assert_eq!(
@@ -86,7 +89,7 @@ fn services_quotas_and_bindings_print_as_kubectl_shows_them() {
     let sel = json!({"matchLabels": {"app": "web"}, "matchExpressions": [
         {"key": "tier", "operator": "In", "values": ["a", "b"]},
         {"key": "gone", "operator": "DoesNotExist"}]});
-    assert_eq!(selector(Some(&sel)), "app=web,tier in (a,b),!gone");
+    assert_eq!(selector(Some(&sel)), "app=web,!gone,tier in (a,b)");
 }
 
 #[test]
@@ -108,7 +111,7 @@ fn durations_read_as_kubectl_prints_them() {
 }
 
 /// Every built-in kind with a printer here, by group.
-const PRINTED: [(&str, &str); 36] = [
+const PRINTED: [(&str, &str); 37] = [
     ("", "ComponentStatus"),
     ("", "ConfigMap"),
     ("", "Endpoints"),
@@ -142,6 +145,7 @@ const PRINTED: [(&str, &str); 36] = [
     ("batch", "Job"),
     ("certificates.k8s.io", "CertificateSigningRequest"),
     ("coordination.k8s.io", "Lease"),
+    ("discovery.k8s.io", "EndpointSlice"),
     ("networking.k8s.io", "Ingress"),
     ("networking.k8s.io", "IngressClass"),
     ("networking.k8s.io", "NetworkPolicy"),

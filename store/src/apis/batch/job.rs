@@ -7,8 +7,10 @@
 
 use serde_json::{Map, Value, json};
 
+use super::job_create::copy_template_labels;
+pub(crate) use super::job_create::prepare_create;
 use super::jobspec::validate_job_spec;
-use crate::apis::apps::{selector_text, start_status};
+use crate::apis::apps::selector_text;
 use crate::apis::core::pod::{
     default_template, go_internal_pod_spec, object_at, or_default, or_pointer,
 };
@@ -31,25 +33,21 @@ pub(crate) static RULES: Rules = Rules {
     validate_status: Some(super::job_status::validate_status),
 };
 
-const LEGACY_UID: &str = "controller-uid";
-const UID: &str = "batch.kubernetes.io/controller-uid";
-const LEGACY_NAME: &str = "job-name";
-const NAME: &str = "batch.kubernetes.io/job-name";
+/// The labels `generateSelector` gives a Job's pods, legacy and current.
+pub(super) const LEGACY_UID: &str = "controller-uid";
+pub(super) const UID: &str = "batch.kubernetes.io/controller-uid";
+pub(super) const LEGACY_NAME: &str = "job-name";
+pub(super) const NAME: &str = "batch.kubernetes.io/job-name";
 
 fn default(job: &mut Value) {
     let Some(map) = job.as_object_mut() else {
         return;
     };
-    // On create (no uid yet) the labels are copied once the generated
-    // ones are in the template (the real server defaults the stored object
-    // again when it reads it back).
-    let created = map.get("metadata").and_then(|m| m.get("uid")).is_some();
     if let Some(spec) = object_at(map, "spec") {
         default_job_spec(spec);
     }
-    if created {
-        copy_template_labels(map);
-    }
+    // At decode, before the field manager: the Job's creator owns them.
+    copy_template_labels(map);
     // The counts Go omits at zero (`int32` with `omitempty`).
     if let Some(status) = map.get_mut("status").and_then(Value::as_object_mut) {
         status.retain(|key, value| {
@@ -99,74 +97,6 @@ fn default_job_spec(spec: &mut Map<String, Value>) {
         }
     }
     default_template(spec.entry("template").or_insert_with(|| json!({})));
-}
-
-/// The Job's labels, when it has none, are its template's.
-fn copy_template_labels(job: &mut Map<String, Value>) {
-    let Some(labels) = job
-        .get("spec")
-        .and_then(|s| s.pointer("/template/metadata/labels"))
-        .filter(|l| l.is_object())
-        .cloned()
-    else {
-        return;
-    };
-    let metadata = job.entry("metadata").or_insert_with(|| json!({}));
-    if let Some(metadata) = metadata.as_object_mut()
-        && metadata
-            .get("labels")
-            .and_then(Value::as_object)
-            .is_none_or(Map::is_empty)
-        && labels.as_object().is_some_and(|l| !l.is_empty())
-    {
-        metadata.insert("labels".into(), labels);
-    }
-}
-
-/// What a new Job gets: the generated selector and template labels
-/// (unless `manualSelector`), its template's labels when it has none, an
-/// empty status.
-pub(crate) fn prepare_create(job: &mut Value) {
-    let name = job
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let uid = job
-        .pointer("/metadata/uid")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let Some(map) = job.as_object_mut() else {
-        return;
-    };
-    if let Some(spec) = map.get_mut("spec").and_then(Value::as_object_mut)
-        && spec.get("manualSelector") != Some(&Value::Bool(true))
-    {
-        generate_selector(spec, &name, &uid);
-    }
-    copy_template_labels(map);
-    start_status(job, json!({}));
-}
-
-/// `generateSelector`.
-fn generate_selector(spec: &mut Map<String, Value>, name: &str, uid: &str) {
-    if let Some(labels) = object_at(spec, "template")
-        .and_then(|t| object_at(t, "metadata"))
-        .and_then(|m| object_at(m, "labels"))
-    {
-        for (key, value) in [
-            (LEGACY_NAME, name),
-            (NAME, name),
-            (LEGACY_UID, uid),
-            (UID, uid),
-        ] {
-            labels.entry(key).or_insert_with(|| json!(value));
-        }
-    }
-    if let Some(labels) = object_at(spec, "selector").and_then(|s| object_at(s, "matchLabels")) {
-        labels.entry(UID).or_insert_with(|| json!(uid));
-    }
 }
 
 fn validate(job: &Value) -> ErrorList {

@@ -101,6 +101,24 @@ fn validate(obj: &Value) -> ErrorList {
     errors
 }
 
+/// `ValidateNamespaceFinalizeUpdate`: each of `spec.finalizers` a
+/// standard or qualified name, said at its index.
+pub(crate) fn validate_finalize(obj: &Value) -> ErrorList {
+    let mut errors = ErrorList::new();
+    let path = Path::new(["spec", "finalizers"]);
+    let finalizers = obj.pointer("/spec/finalizers").and_then(Value::as_array);
+    for (i, name) in finalizers.into_iter().flatten().enumerate() {
+        let Some(name) = name.as_str() else {
+            continue;
+        };
+        for message in is_qualified_name(name) {
+            errors.push(FieldError::invalid(&path.index(i), name, message));
+        }
+        errors.extend(kube_finalizer_name(&path.index(i), name));
+    }
+    errors
+}
+
 /// `ValidateNamespaceStatusUpdate`: `Active` unless being deleted.
 fn validate_status(new: &Value, _old: &Value) -> ErrorList {
     let phase = new

@@ -5,16 +5,22 @@
 //! plugin), access modes and a storage request required, and a spec that
 //! does not change but for a bound claim's storage request
 //! (`ValidatePersistentVolumeClaim`, `ValidatePersistentVolumeClaimUpdate`).
+//! The "spec is immutable" refusal ends with the diff of the two specs
+//! (`diff.Diff` of the internal type, [`internal`]).
 //!
-//! Left out: the diff of the two specs the real server appends to its
-//! "spec is immutable" refusal (Go's internal field names), `dataSource`
-//! backward-compatibility dropping, the beta storage-class annotation
-//! upgrade path.
+//! Left out: `dataSource` backward-compatibility dropping, the beta
+//! storage-class annotation upgrade path.
+
+mod internal;
 
 use serde_json::{Value, json};
 
+use internal::go_internal_claim_spec;
+
 use super::resources::{default_list, list_decode_error, quantity, value_errors};
 use crate::apis::strategy::Rules;
+use crate::go::difflib::unified_diff;
+use crate::go::json::encode::indent;
 use crate::machinery::field::{
     ErrorList, ErrorType, FieldError, Path, error_with_written_value, immutable,
 };
@@ -368,9 +374,12 @@ fn validate_update(new: &Value, old: &Value) -> ErrorList {
         }
     }
     if new_spec != old_spec {
+        // `diff.Diff(oldPvcClone.Spec, newPvcClone.Spec)`.
+        let written = |spec: &Value| indent(&go_internal_claim_spec(spec));
+        let diff = unified_diff(&written(&old_spec), &written(&new_spec));
         errors.push(FieldError::forbidden(
             &Path::new(["spec"]),
-            "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims",
+            format!("spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n{diff}"),
         ));
     }
     let size = |o: &Value, p: &str| o.pointer(p).map(quantity);

@@ -54,6 +54,8 @@ pub(crate) fn pod_warnings(pod: &Value) -> Vec<String> {
 
 use super::resources;
 use crate::apis::strategy::Rules;
+use crate::go::difflib::unified_diff;
+use crate::go::json::encode::indent;
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::names::name_is_dns_subdomain;
 use crate::machinery::quantity::Quantity;
@@ -254,8 +256,9 @@ fn validate(pod: &Value) -> ErrorList {
 
 /// `ValidatePodUpdate`: the spec again, and only images, the active
 /// deadline (shortened), tolerations (added) and scheduling gates
-/// (removed) may change. The real server's message adds a diff of the
-/// specs, left out here.
+/// (removed) may change. The refusal ends with the diff of the old spec
+/// and the new one with what may change put back (`mungedPodSpec`,
+/// `diff.Diff` of the internal types).
 fn validate_update(new: &Value, old: &Value) -> ErrorList {
     let mut errors = validate(new);
     let strip = |pod: &Value| {
@@ -277,12 +280,62 @@ fn validate_update(new: &Value, old: &Value) -> ErrorList {
         spec
     };
     if strip(new) != strip(old) {
+        let empty = Value::Null;
+        let old_spec = old.get("spec").unwrap_or(&empty);
+        let written = |spec: &Value| indent(&go_internal_pod_spec(spec));
+        let diff = unified_diff(&written(old_spec), &written(&munged(new, old_spec)));
         errors.push(FieldError::forbidden(
             &Path::new(["spec"]),
-            "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+            format!("pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)\n{diff}"),
         ));
     }
     errors
+}
+
+/// `mungedPodSpec`: the new Pod's spec with what an update may change put
+/// back as `old_spec` has it (each container's image by index, the active
+/// deadline, scheduling gates and tolerations, a grace period set to 1
+/// from a negative one).
+fn munged(new: &Value, old_spec: &Value) -> Value {
+    let mut spec = new.get("spec").cloned().unwrap_or(Value::Null);
+    let Some(map) = spec.as_object_mut() else {
+        return spec;
+    };
+    for key in ["containers", "initContainers"] {
+        let old_images: Vec<Option<Value>> = old_spec
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|list| list.iter().map(|c| c.get("image").cloned()).collect())
+            .unwrap_or_default();
+        let list = map.get_mut(key).and_then(Value::as_array_mut);
+        for (ix, container) in list.into_iter().flatten().enumerate() {
+            if let (Some(c), Some(image)) = (container.as_object_mut(), old_images.get(ix)) {
+                match image {
+                    Some(image) => c.insert("image".into(), image.clone()),
+                    None => c.remove("image"),
+                };
+            }
+        }
+    }
+    for key in ["activeDeadlineSeconds", "schedulingGates", "tolerations"] {
+        match old_spec.get(key) {
+            Some(value) => map.insert(key.into(), value.clone()),
+            None => map.remove(key),
+        };
+    }
+    let grace = |spec: &Value| {
+        spec.get("terminationGracePeriodSeconds")
+            .and_then(Value::as_i64)
+    };
+    if let Some(old_grace) = grace(old_spec).filter(|g| *g < 0)
+        && map
+            .get("terminationGracePeriodSeconds")
+            .and_then(Value::as_i64)
+            == Some(1)
+    {
+        map.insert("terminationGracePeriodSeconds".into(), json!(old_grace));
+    }
+    spec
 }
 
 /// Where a Pod's service account token is mounted.

@@ -24,6 +24,64 @@ pub fn go_json_patched(value: &Value, before: &Value) -> String {
     out
 }
 
+/// Compact JSON indented as `json.MarshalIndent(v, "", " ")` writes it
+/// (`json.Indent`): one space a level, `": "` after keys, an empty object
+/// or list kept as `{}` or `[]`.
+pub(crate) fn indent(compact: &str) -> String {
+    let mut out = String::with_capacity(compact.len() * 2);
+    let mut depth = 0usize;
+    let (mut in_string, mut escaped, mut opened) = (false, false, false);
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        out.push_str(&" ".repeat(depth));
+    };
+    for c in compact.chars() {
+        if in_string {
+            out.push(c);
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if opened {
+            opened = false;
+            if c == '}' || c == ']' {
+                depth -= 1;
+                out.push(c);
+                continue;
+            }
+            newline(&mut out, depth);
+        }
+        match c {
+            '{' | '[' => {
+                out.push(c);
+                depth += 1;
+                opened = true;
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            ',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            '"' => {
+                out.push(c);
+                in_string = true;
+            }
+            c if c.is_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// [`go_json`], written at the end of `out`.
 pub fn write_go_json(value: &Value, out: &mut String) {
     write_json(value, Order::Sorted, out);

@@ -91,8 +91,4 @@ pub(super) fn default(obj: &mut Value) {
     {
         spec.insert("allocateLoadBalancerNodePorts".into(), json!(true));
     }
-    // Read back without it (`defaultOnReadInternalTrafficPolicy`).
-    if kind == "ExternalName" {
-        spec.remove("internalTrafficPolicy");
-    }
 }

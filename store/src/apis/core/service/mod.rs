@@ -49,4 +49,5 @@ pub(crate) use alloc::allocate;
 pub(crate) use allocator::{Held, Ranges, Taken};
 use defaults::default;
 pub(crate) use strategy::{SELECTABLE, prepare_create, prepare_update, warnings};
+pub(crate) use validate_cluster_ips::ip_errors;
 use validation::{validate, validate_update};

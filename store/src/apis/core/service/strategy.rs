@@ -16,6 +16,19 @@ pub(crate) fn prepare_create(obj: &mut Value) {
     if let Some(root) = obj.as_object_mut() {
         root.insert("status".into(), json!({"loadBalancer": {}}));
     }
+    internal_traffic_policy_on_read(obj);
+}
+
+/// An ExternalName Service reads back without an internal traffic policy
+/// (`defaultOnReadInternalTrafficPolicy` in
+/// `pkg/registry/core/service/storage/storage.go`): the field manager saw
+/// the one it was written with (and its owner keeps it).
+fn internal_traffic_policy_on_read(obj: &mut Value) {
+    if spec_str(obj, "type") == "ExternalName"
+        && let Some(spec) = spec_mut(obj)
+    {
+        spec.remove("internalTrafficPolicy");
+    }
 }
 
 /// `PrepareForUpdate`'s `dropTypeDependentFields`: what a change of type
@@ -80,6 +93,7 @@ pub(crate) fn prepare_update(new: &mut Value, old: &Value) {
     if !load_balancer && let Some(root) = new.as_object_mut() {
         root.insert("status".into(), json!({"loadBalancer": {}}));
     }
+    internal_traffic_policy_on_read(new);
 }
 
 /// `GetWarningsForService`: fields a Service's type or headlessness makes

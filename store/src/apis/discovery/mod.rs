@@ -1,0 +1,3 @@
+//! The discovery group (`pkg/apis/discovery`): EndpointSlice.
+
+pub(crate) mod endpointslice;
