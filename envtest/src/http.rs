@@ -60,8 +60,20 @@ impl Client {
     /// On a URL that is not one, or a CA that is not PEM: both are the
     /// caller's mistakes, not conditions to handle.
     pub fn new(url: &str, token: Option<&str>, ca_pem: Option<&str>) -> Client {
+        Client::build(url, token, ca_pem, true)
+    }
+
+    /// [`Client::new`] without kube's retries: each request is sent once,
+    /// and an answer the server asks to retry (a 429) is the answer
+    /// returned, as a comparison of two servers needs.
+    pub fn without_retries(url: &str, token: Option<&str>, ca_pem: Option<&str>) -> Client {
+        Client::build(url, token, ca_pem, false)
+    }
+
+    fn build(url: &str, token: Option<&str>, ca_pem: Option<&str>, retry: bool) -> Client {
         let mut config =
             kube::Config::new(url.parse().expect("a URL with a scheme, host and port"));
+        config.default_retry = retry;
         if let Some(pem) = ca_pem {
             use rustls_pki_types::pem::PemObject as _;
             config.root_cert = Some(

@@ -29,7 +29,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::client::Client;
+use rekon_envtest::http::Client;
 
 /// One case.
 #[derive(Debug, Deserialize)]

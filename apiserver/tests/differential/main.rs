@@ -17,7 +17,6 @@
 // Tests may unwrap: a panic is a failed test with its message.
 #![allow(clippy::unwrap_used)]
 
-mod client;
 mod corpus;
 mod summary;
 
@@ -26,8 +25,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use client::Client;
 use corpus::Case;
+use rekon_envtest::http::Client;
 
 /// The corpus: this folder, or the one `REKON_DIFFERENTIAL_CORPUS` names
 /// (with the same `cases/`, `crds/`, `recorded/` and `known.txt`), to run
@@ -62,7 +61,7 @@ fn start() -> Servers {
     let server = runtime
         .block_on(builder.start())
         .expect("the embedded server starts");
-    let embedded = Client::new(&server.url(), None, None);
+    let embedded = Client::without_retries(&server.url(), None, None);
     let (real, cluster) = match rekon_envtest::assets() {
         Ok(assets) => {
             let cluster = rekon_envtest::RealCluster::start(
@@ -88,7 +87,7 @@ fn start() -> Servers {
                 },
             )
             .expect("the real cluster starts");
-            let client = Client::new(
+            let client = Client::without_retries(
                 &cluster.url(),
                 Some(cluster.token()),
                 Some(cluster.ca_pem()),
