@@ -9,13 +9,16 @@
 //!   reconciled by the two others (at most the Lease duration, 4 s here,
 //!   plus 2 s).
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt as _;
 use k8s_openapi::api::coordination::v1::Lease;
-use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, DynamicObject, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
 use rekon_rules::{ShardRanges, shard_point};
 use serde_json::json;
 
@@ -114,28 +117,59 @@ async fn settled(client: &kube::Client, members: &[&str]) {
     }
 }
 
-/// Waits until every App named in `names` shows `generation` observed.
+/// Waits until every App named in `names` shows `generation` observed,
+/// following a watch (a list polled in a loop would load the API server
+/// the figure measures).
 async fn observed(apps: &Api<DynamicObject>, names: &[String], generation: i64) {
     let started = Instant::now();
+    let wanted: HashSet<&str> = names.iter().map(String::as_str).collect();
+    let done_at = |a: &DynamicObject| a.data["status"]["observedGeneration"] == generation;
     loop {
         let listed = apps
             .list(&ListParams::default())
             .await
-            .map(|l| l.items)
-            .unwrap_or_default();
-        let done = listed
+            .expect("listing Apps");
+        let mut done: HashSet<String> = listed
+            .items
             .iter()
-            .filter(|a| names.iter().any(|n| a.metadata.name.as_deref() == Some(n)))
-            .filter(|a| a.data["status"]["observedGeneration"] == generation)
-            .count();
-        if done == names.len() {
+            .filter(|a| done_at(a))
+            .filter_map(|a| a.metadata.name.clone())
+            .filter(|n| wanted.contains(n.as_str()))
+            .collect();
+        if done.len() == wanted.len() {
             return;
+        }
+        let version = listed.metadata.resource_version.unwrap_or_default();
+        let mut events = apps
+            .watch(&WatchParams::default().timeout(60), &version)
+            .await
+            .expect("watching Apps")
+            .boxed();
+        while let Some(Ok(event)) = events.next().await {
+            let app = match event {
+                WatchEvent::Added(app) | WatchEvent::Modified(app) => app,
+                WatchEvent::Error(_) => break,
+                _ => continue,
+            };
+            let Some(name) = app.metadata.name.clone() else {
+                continue;
+            };
+            if !wanted.contains(name.as_str()) {
+                continue;
+            }
+            if done_at(&app) {
+                done.insert(name);
+            } else {
+                done.remove(&name);
+            }
+            if done.len() == wanted.len() {
+                return;
+            }
         }
         assert!(
             started.elapsed() < Duration::from_secs(600),
             "Apps not reconciled at generation {generation}"
         );
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

@@ -133,6 +133,18 @@ impl KubeCluster {
             .await
             .map_err(from_kube)
     }
+
+    /// Sends a write; its answer is noted as ours (the informers' change
+    /// that only echoes it is told apart).
+    async fn write(&self, request: http::Request<Vec<u8>>) -> Result<String, ApiError> {
+        let answer = self.send(request).await?;
+        if let Reads::Cached { informers, .. } = &self.reads
+            && !self.dry_run
+        {
+            informers.own_writes().note_answer(&answer);
+        }
+        Ok(answer)
+    }
 }
 
 /// `text` escaped for a URL query value.
@@ -256,7 +268,7 @@ impl Cluster for KubeCluster {
     ) -> Result<String, ApiError> {
         let resolved = self.resolve(kind).await?;
         let request = kube::core::Request::new(resolved.url_path(namespace));
-        self.send(build(request.create(
+        self.write(build(request.create(
             &post_params(field_manager, self.dry_run),
             object.as_bytes().to_vec(),
         ))?)
@@ -279,7 +291,7 @@ impl Cluster for KubeCluster {
         } else {
             request.replace(&target.name, &params, body)
         };
-        self.send(build(http)?).await
+        self.write(build(http)?).await
     }
 
     async fn patch(
@@ -311,7 +323,7 @@ impl Cluster for KubeCluster {
             .header(http::header::CONTENT_TYPE, content_type)
             .body(body.as_bytes().to_vec())
             .map_err(|e| api_error(400, "BadRequest", &e.to_string()))?;
-        self.send(request).await
+        self.write(request).await
     }
 
     async fn delete(

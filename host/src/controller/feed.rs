@@ -9,10 +9,18 @@ use super::sources::Source;
 use super::triggers::{Key, Primary, Role, change_reason, keys, passes};
 use super::worker::Worker;
 use crate::contract::Reason;
-use crate::informer::{Cached, Change, Informer};
+use crate::informer::{Cached, Change, Informer, OwnWrites};
 
-/// Feeds one informer's objects and changes into the queue.
-pub(crate) async fn feed(informer: Arc<Informer>, source: Source, worker: Worker, reloaded: bool) {
+/// Feeds one informer's objects and changes into the queue: what others
+/// cause first; a change that only echoes one of this process's writes
+/// (`own`) after the backlog, as the backlog is.
+pub(crate) async fn feed(
+    informer: Arc<Informer>,
+    source: Source,
+    worker: Worker,
+    reloaded: bool,
+    own: Arc<OwnWrites>,
+) {
     let role = source.role;
     let primary = &worker.primary;
     // Once the first list is in: subscribe, then take what the cache holds;
@@ -76,9 +84,14 @@ pub(crate) async fn feed(informer: Arc<Informer>, source: Source, worker: Worker
             Some(Change::Deleted(object)) => (object, change_reason(&role, Reason::Deleted)),
             None => return,
         };
+        let priority = if own.is_echo(&object) {
+            Priority::Low
+        } else {
+            Priority::High
+        };
         for key in keys(&role, &object, &view, all_primaries) {
             if ours(&key, &object) {
-                worker.queue.add_with(key, reason, Priority::High);
+                worker.queue.add_with(key, reason, priority);
             }
         }
     }

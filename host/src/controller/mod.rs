@@ -184,7 +184,13 @@ pub(crate) async fn run(
     let feeders: Vec<_> = subscriptions
         .into_iter()
         .map(|(informer, source)| {
-            tokio::spawn(feed(informer, source, worker.clone(), start.reloaded))
+            tokio::spawn(feed(
+                informer,
+                source,
+                worker.clone(),
+                start.reloaded,
+                shared.informers.own_writes(),
+            ))
         })
         .collect();
     worker.primary.wait_ready().await;

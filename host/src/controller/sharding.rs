@@ -164,7 +164,7 @@ pub(crate) async fn queue_gained(
                 .point_of_key(&key, &primaries)
                 .is_some_and(|p| gained.contains(p))
             {
-                queue.add_with(key, Reason::Added, Priority::Low);
+                queue.add_with(key, Reason::Added, Priority::Normal);
                 queued += 1;
             }
         }

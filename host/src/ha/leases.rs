@@ -12,14 +12,32 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use super::leader::LeaderConfig;
 
 /// Lease reads and writes of one replica, with what it has observed of each
-/// Lease: expiry is judged on our own clock (when did we first see the Lease
-/// as it is now?), never on the clocks of other machines.
+/// Lease: expiry is judged on our own clock (when did the Lease change to
+/// what it is now?), never on the clocks of other machines.
+///
+/// A change is dated when we last saw the Lease as it was before, but never
+/// earlier than half the gap between lease duration and renew deadline
+/// before we saw it changed: a holder stops writing a renew deadline after
+/// it sent its last renewal, and that renewal landed before we saw it, so
+/// the others wait at least `(lease duration - renew deadline) / 2` past the
+/// holder's last write — however slow the requests — while taking over up
+/// to a poll period sooner than dating the change when it was seen.
 pub(crate) struct Leases {
     api: Api<Lease>,
     namespace: String,
     identity: String,
     lease_duration: Duration,
-    observed: HashMap<String, (Seen, Instant)>,
+    /// How far before we saw a change it may be dated (see above).
+    slack: Duration,
+    observed: HashMap<String, Observed>,
+}
+
+/// One Lease as last seen: its state, since when (as dated), and when we
+/// last looked.
+struct Observed {
+    seen: Seen,
+    since: Instant,
+    looked: Instant,
 }
 
 /// What tells one state of a Lease from the next: who holds it, when it
@@ -63,6 +81,7 @@ impl Leases {
             namespace: config.namespace.clone(),
             identity: config.identity.clone(),
             lease_duration: config.lease_duration,
+            slack: config.lease_duration.saturating_sub(config.renew_deadline) / 2,
             observed: HashMap::new(),
         }
     }
@@ -92,11 +111,27 @@ impl Leases {
             transitions: spec.lease_transitions,
         };
         let name = lease.metadata.name.clone().unwrap_or_default();
-        match self.observed.get(&name) {
-            Some((seen, at)) if *seen == record => at.elapsed(),
-            _ => {
-                self.observed.insert(name, (record, Instant::now()));
-                Duration::ZERO
+        let now = Instant::now();
+        match self.observed.get_mut(&name) {
+            Some(observed) if observed.seen == record => {
+                observed.looked = now;
+                now.saturating_duration_since(observed.since)
+            }
+            before => {
+                // Changed since we last looked (then: not before that look,
+                // nor before the slack); first seen: now.
+                let since = before.map_or(now, |b| {
+                    b.looked.max(now.checked_sub(self.slack).unwrap_or(now))
+                });
+                self.observed.insert(
+                    name,
+                    Observed {
+                        seen: record,
+                        since,
+                        looked: now,
+                    },
+                );
+                now.saturating_duration_since(since)
             }
         }
     }
@@ -117,18 +152,19 @@ impl Leases {
         current: Option<&Lease>,
         labels: &BTreeMap<String, String>,
     ) -> Result<bool, kube::Error> {
-        self.write(name, current, labels, None).await
+        Ok(self.write(name, current, labels, None).await?.is_some())
     }
 
     /// [`acquire_or_renew`](Self::acquire_or_renew), setting one
-    /// annotation on the Lease as well.
+    /// annotation on the Lease as well; returns the Lease as written (None:
+    /// not ours).
     pub async fn acquire_or_renew_annotated(
         &mut self,
         name: &str,
         current: Option<&Lease>,
         labels: &BTreeMap<String, String>,
         annotation: (&str, &str),
-    ) -> Result<bool, kube::Error> {
+    ) -> Result<Option<Lease>, kube::Error> {
         self.write(name, current, labels, Some(annotation)).await
     }
 
@@ -138,7 +174,7 @@ impl Leases {
         current: Option<&Lease>,
         labels: &BTreeMap<String, String>,
         annotation: Option<(&str, &str)>,
-    ) -> Result<bool, kube::Error> {
+    ) -> Result<Option<Lease>, kube::Error> {
         let annotations =
             annotation.map(|(key, value)| BTreeMap::from([(key.to_string(), value.to_string())]));
         let now = now();
@@ -162,14 +198,14 @@ impl Leases {
                 }),
             };
             return match self.api.create(&PostParams::default(), &lease).await {
-                Ok(_) => Ok(true),
-                Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+                Ok(written) => Ok(Some(written)),
+                Err(kube::Error::Api(status)) if status.code == 409 => Ok(None),
                 Err(error) => Err(error),
             };
         };
         let holder = holder_of(current);
         if holder != self.identity && !self.expired(current) {
-            return Ok(false);
+            return Ok(None);
         }
         let taken = holder != self.identity;
         let mut lease = current.clone();
@@ -189,9 +225,9 @@ impl Leases {
             spec.lease_transitions = Some(spec.lease_transitions.unwrap_or(0) + 1);
         }
         match self.api.replace(name, &PostParams::default(), &lease).await {
-            Ok(_) => Ok(true),
+            Ok(written) => Ok(Some(written)),
             // Someone else wrote the Lease first: they win this round.
-            Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+            Err(kube::Error::Api(status)) if status.code == 409 => Ok(None),
             Err(error) => Err(error),
         }
     }
@@ -241,7 +277,65 @@ pub(crate) fn lease_name(prefix: &str, role: &str, name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::lease_name;
+    use super::*;
+
+    fn leases(lease: u64, deadline_ms: u64) -> Leases {
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let timing = LeaderConfig::new("default", "me").timing(
+            Duration::from_secs(lease),
+            Duration::from_millis(deadline_ms),
+            Duration::from_millis(100),
+        );
+        Leases::new(client, &timing)
+    }
+
+    fn renewed(holder: &str, at: i64) -> Lease {
+        Lease {
+            metadata: ObjectMeta {
+                name: Some("l".into()),
+                ..ObjectMeta::default()
+            },
+            spec: Some(LeaseSpec {
+                holder_identity: Some(holder.into()),
+                renew_time: Some(MicroTime(Timestamp::from_second(at).unwrap())),
+                ..LeaseSpec::default()
+            }),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_change_is_dated_at_the_last_look_that_saw_the_state_before() {
+        // Slack 4 s: a change seen now dates from the look before.
+        let mut leases = leases(10, 2000);
+        assert_eq!(leases.unchanged_for(&renewed("a", 1)), Duration::ZERO);
+        std::thread::sleep(Duration::from_millis(150));
+        let unchanged = leases.unchanged_for(&renewed("a", 1));
+        assert!(unchanged >= Duration::from_millis(150), "{unchanged:?}");
+        std::thread::sleep(Duration::from_millis(200));
+        let since_change = leases.unchanged_for(&renewed("a", 2));
+        assert!(
+            since_change >= Duration::from_millis(200) && since_change < Duration::from_secs(2),
+            "dated at the look before: {since_change:?}"
+        );
+        assert!(!leases.expired(&renewed("a", 2)));
+    }
+
+    #[tokio::test]
+    async fn a_change_is_never_dated_earlier_than_the_slack() {
+        // Lease 1 s, deadline 960 ms: a change is dated at most 20 ms early.
+        let mut tight = leases(1, 960);
+        tight.unchanged_for(&renewed("a", 1));
+        std::thread::sleep(Duration::from_millis(300));
+        let since_change = tight.unchanged_for(&renewed("a", 2));
+        assert!(
+            since_change <= Duration::from_millis(100),
+            "within the slack: {since_change:?}"
+        );
+        // A Lease seen for the first time dates from now.
+        let mut fresh = leases(10, 2000);
+        assert_eq!(fresh.unchanged_for(&renewed("b", 5)), Duration::ZERO);
+    }
 
     #[test]
     fn lease_names_are_valid_object_names() {

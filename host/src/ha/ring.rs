@@ -12,16 +12,17 @@
 //! the others.
 //!
 //! A round, for this replica:
-//! 1. **Release** what it holds outside its target: no new work for those
-//!    objects at once, reconciles in flight finish (bounded by half the
-//!    renew deadline; then their writes are refused), and only then the
-//!    claim is taken out of its Lease.
-//! 2. **Claim** what its target holds that no other live replica claims:
+//! 1. **Claim** what its target holds that no other live replica claims:
 //!    written into its Lease first, then the Leases read again; a range
 //!    another live replica claims by then is given back (of two replicas
 //!    claiming at once, the second to read sees the first, so never both
 //!    keep it). Then its sharded caches list the new ranges, and every
-//!    object in them is queued once.
+//!    object in them is queued once. (First: a dead replica's ranges wait
+//!    for nobody.)
+//! 2. **Release** what it holds outside its target: no new work for those
+//!    objects at once, reconciles in flight finish (bounded by half the
+//!    renew deadline; then their writes are refused), and only then the
+//!    claim is taken out of its Lease.
 //!
 //! A replica that stops renewing stops writing at its renew deadline; the
 //! others ignore its claims once its Lease has not changed for a lease
@@ -88,6 +89,8 @@ struct Ring {
     metrics: Arc<Metrics>,
     /// When the current target was first seen different from what is held.
     moving_since: Option<Instant>,
+    /// Our membership Lease as last written (the next write's base).
+    mine: Option<Lease>,
 }
 
 /// Runs this replica's part in the ring until `stop`; then hands every
@@ -108,6 +111,7 @@ pub(crate) async fn run(
         shards,
         metrics,
         moving_since: None,
+        mine: None,
     };
     tracing::info!(identity = %ring.config.identity, group = %ring.config.name, "sharding: joining the ring");
     loop {
@@ -172,27 +176,40 @@ impl Ring {
         Some(view)
     }
 
-    /// Writes our membership Lease claiming `ranges`; says whether it was
-    /// written (and renews the write fence if so).
+    /// Writes our membership Lease claiming `ranges` over `current` (None:
+    /// over the Lease as we last wrote it, or as read now); says whether it
+    /// was written (and renews the write fence if so).
     async fn publish(&mut self, current: Option<&Lease>, ranges: &ShardRanges) -> bool {
         let started = Instant::now();
         let member = self.member.clone();
+        let base = match current {
+            Some(lease) => Some(lease.clone()),
+            None => match self.mine.clone() {
+                Some(lease) => Some(lease),
+                None => self.leases.get(&member).await.ok().flatten(),
+            },
+        };
         let labels = self.labels();
         let text = ranges.to_string();
-        match self
+        let written = self
             .leases
-            .acquire_or_renew_annotated(&member, current, &labels, (RANGES_ANNOTATION, &text))
-            .await
-        {
-            Ok(true) => {
+            .acquire_or_renew_annotated(&member, base.as_ref(), &labels, (RANGES_ANNOTATION, &text))
+            .await;
+        match written {
+            Ok(Some(lease)) => {
+                self.mine = Some(lease);
                 if let Some(holder) = self.shards.holder() {
                     holder.renewed(started);
                     holder.publish();
                 }
                 true
             }
-            Ok(false) => false,
+            Ok(None) => {
+                self.mine = None;
+                false
+            }
             Err(error) => {
+                self.mine = None;
                 tracing::warn!(lease = %member, error = %error, "sharding: cannot renew the membership Lease");
                 false
             }
@@ -228,16 +245,18 @@ impl Ring {
             return expiry;
         }
         let since = *self.moving_since.get_or_insert_with(Instant::now);
-        let lost = held.minus(&target);
+        // What nobody claims first (a dead replica's ranges are waited on),
+        // then what another replica waits for.
+        let wanted = target.minus(&held).minus(&view.others);
+        if !wanted.is_empty() {
+            self.claim(wanted, since).await;
+        }
+        let lost = self.shards.held_now().minus(&target);
         if !lost.is_empty() {
             self.release(&lost).await;
             self.metrics
                 .shard_handoff_duration
                 .observe(since.elapsed().as_secs_f64());
-        }
-        let wanted = target.minus(&self.shards.held_now()).minus(&view.others);
-        if !wanted.is_empty() {
-            self.claim(wanted, since).await;
         }
         // A range still to come (another replica releasing it): look again
         // soon rather than a whole retry period later.
@@ -259,8 +278,7 @@ impl Ring {
             tracing::warn!(ranges = %lost, limit = ?limit, "sharding: reconciles still running in ranges handed over; their writes are refused from now on");
         }
         self.shards.set_held(keep.clone());
-        let current = self.leases.get(&self.member.clone()).await.ok().flatten();
-        self.publish(current.as_ref(), &keep).await;
+        self.publish(None, &keep).await;
         self.metrics
             .shard_handoffs
             .get_or_create(&DirectionLabel {
@@ -276,8 +294,7 @@ impl Ring {
     /// object in it queued.
     async fn claim(&mut self, wanted: ShardRanges, since: Instant) {
         let held = self.shards.held_now();
-        let current = self.leases.get(&self.member.clone()).await.ok().flatten();
-        if !self.publish(current.as_ref(), &held.union(&wanted)).await {
+        if !self.publish(None, &held.union(&wanted)).await {
             return;
         }
         let Some(view) = self.view().await else {
@@ -287,7 +304,7 @@ impl Ring {
         let gained = wanted.minus(&contested);
         if !contested.is_empty() {
             tracing::info!(ranges = %contested, "sharding: another replica claims these too; giving them back");
-            self.publish(view.mine.as_ref(), &held.union(&gained)).await;
+            self.publish(None, &held.union(&gained)).await;
         }
         if gained.is_empty() {
             return;

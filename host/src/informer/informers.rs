@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use super::shard::{ShardField, Sharding};
-use super::{Cached, Informer, watcher};
+use super::{Cached, Informer, OwnWrites, watcher};
 use crate::contract::Gvk;
 use crate::discovery::{Discovery, ResolveError};
 
@@ -53,6 +53,8 @@ pub(crate) struct Informers {
     reads: Mutex<HashMap<InformerKey, (Arc<Informer>, tokio::time::Instant)>>,
     /// Serialises starts so two modules asking at once share one watch.
     starting: tokio::sync::Mutex<()>,
+    /// What this process wrote (echoes of its writes told apart).
+    own: Arc<OwnWrites>,
 }
 
 impl Informers {
@@ -62,7 +64,14 @@ impl Informers {
             informers: Mutex::new(HashMap::new()),
             reads: Mutex::new(HashMap::new()),
             starting: tokio::sync::Mutex::new(()),
+            own: Arc::default(),
         }
+    }
+
+    /// What this process wrote: the cluster notes each write's answer, the
+    /// controllers tell a change that only echoes one of them.
+    pub fn own_writes(&self) -> Arc<OwnWrites> {
+        self.own.clone()
     }
 
     /// The informer for a kind (label selector, namespace), started if no

@@ -12,6 +12,7 @@ pub(crate) mod cached;
 mod incoming;
 pub(crate) mod index;
 mod informers;
+mod own;
 pub(crate) mod shard;
 mod watcher;
 mod writer;
@@ -19,6 +20,7 @@ mod writer;
 pub(crate) use cache::IndexSpec;
 pub(crate) use cached::Cached;
 pub(crate) use informers::{Informers, READ_IDLE};
+pub(crate) use own::OwnWrites;
 pub(crate) use shard::{Filtering, ShardField};
 
 use std::sync::{Arc, Mutex, RwLock};

@@ -88,9 +88,11 @@ impl Default for QueueConfig {
 pub enum Priority {
     /// What users cause: a change of a primary, owned or watched object.
     High,
-    /// Requeues (`requeue-after`) and retries.
+    /// Requeues (`requeue-after`) and retries; the objects of the ranges a
+    /// sharded replica takes over.
     Normal,
-    /// The initial list, resyncs, reloads: a backlog of everything.
+    /// The initial list, resyncs, reloads: a backlog of everything; and
+    /// changes that only echo the host's own writes.
     Low,
 }
 
