@@ -84,6 +84,9 @@ pub(crate) struct Ctx {
     pub(crate) table: Option<&'static str>,
     /// `as=PartialObjectMetadata`: metadata-only objects (kube-rs metadata watches).
     pub(crate) metadata_only: bool,
+    /// Which metadata-only shape was asked for, in which `meta.k8s.io`
+    /// version.
+    pub(crate) metadata_as: Option<MetadataAs>,
     /// The request's Accept header, negotiated again where the resource
     /// matters ([`negotiate`]).
     pub(crate) accept: String,
@@ -98,6 +101,18 @@ pub(crate) struct Media {
     pub(crate) table: Option<&'static str>,
     /// PartialObjectMetadata(List).
     pub(crate) metadata_only: bool,
+    /// Which of the two, in which version.
+    pub(crate) metadata_as: Option<MetadataAs>,
+}
+
+/// `as=PartialObjectMetadata` or `as=PartialObjectMetadataList`, and the
+/// `meta.k8s.io` version asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MetadataAs {
+    /// `PartialObjectMetadataList` (a list) rather than one object.
+    pub(crate) list: bool,
+    /// `v1` or `v1beta1`.
+    pub(crate) version: &'static str,
 }
 
 /// The media types a resource's endpoints write, as the real server lists
@@ -218,12 +233,16 @@ fn accepts(clause: &Clause<'_>, sub: &str, protobuf: bool) -> Option<Media> {
         "Table" if sub != "vnd.kubernetes.protobuf" => Some(Media {
             yaml,
             table: Some(version),
-            metadata_only: false,
+            ..Media::default()
         }),
         "PartialObjectMetadata" | "PartialObjectMetadataList" => Some(Media {
             yaml,
             table: None,
             metadata_only: true,
+            metadata_as: Some(MetadataAs {
+                list: kind == "PartialObjectMetadataList",
+                version,
+            }),
         }),
         _ => None,
     }

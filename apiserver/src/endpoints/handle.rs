@@ -44,6 +44,7 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Respons
         yaml: media.yaml,
         table: media.table,
         metadata_only: media.metadata_only,
+        metadata_as: media.metadata_as,
         accept,
     };
     #[cfg(feature = "faults")]

@@ -33,24 +33,28 @@ struct Given {
 /// for a body that is not DeleteOptions, a 422 for options not accepted.
 pub(crate) fn delete_options(req: &Request<'_>) -> Result<DeleteOptions, Status> {
     let given = if req.body.is_empty() {
-        from_query(req)
+        from_query(req)?
     } else {
         from_body(req)?
     };
     validate(given)
 }
 
-/// The options in the query (`DecodeParameters`).
-fn from_query(req: &Request<'_>) -> Given {
+/// The options in the query (`DecodeParameters`): a number as
+/// `strconv.ParseInt` reads it (a 400 with its error otherwise), a boolean
+/// false only for `0` or `false` in any case, true for anything else.
+fn from_query(req: &Request<'_>) -> Result<Given, Status> {
     let query = req.query;
-    Given {
-        grace_period: query.get("gracePeriodSeconds").and_then(|g| g.parse().ok()),
+    let grace_period = match query.get("gracePeriodSeconds") {
+        Some(text) => Some(parse_int(text).map_err(Status::bad_request)?),
+        None => None,
+    };
+    Ok(Given {
+        grace_period,
         preconditions: Preconditions::default(),
-        orphan_dependents: query.get("orphanDependents").and_then(|v| match v {
-            "true" | "1" | "t" | "T" | "TRUE" | "True" => Some(true),
-            "false" | "0" | "f" | "F" | "FALSE" | "False" => Some(false),
-            _ => None,
-        }),
+        orphan_dependents: query
+            .get("orphanDependents")
+            .map(|v| !(v == "0" || v.eq_ignore_ascii_case("false"))),
         propagation: query.get("propagationPolicy").map(str::to_string),
         dry_run: query
             .0
@@ -58,7 +62,19 @@ fn from_query(req: &Request<'_>) -> Given {
             .filter(|(k, _)| k == "dryRun")
             .map(|(_, v)| v.clone())
             .collect(),
+    })
+}
+
+/// A base-10 int64 as Go's `strconv.ParseInt` reads it, or its error.
+fn parse_int(text: &str) -> Result<i64, String> {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "strconv.ParseInt: parsing {text:?}: invalid syntax"
+        ));
     }
+    text.parse()
+        .map_err(|_| format!("strconv.ParseInt: parsing {text:?}: value out of range"))
 }
 
 /// The scheme that decodes a DELETE's body (the meta internal version's).

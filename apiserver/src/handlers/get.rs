@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::body::strip_kind;
 use super::request::Request;
-use crate::printers::{TableMeta, TableOptions, columns, partial, table};
+use crate::printers::{TableMeta, TableOptions, columns, partial_in, table};
 use crate::respond::{Body, json_response, negotiate, not_acceptable};
 
 /// 406 NotAcceptable when no clause of the request's Accept header is
@@ -18,6 +18,49 @@ fn acceptable(req: &Request<'_>) -> Result<(), Status> {
         Some(_) => Ok(()),
         None => Err(not_acceptable()),
     }
+}
+
+/// The Go type a resource's objects have in the real server, as its
+/// errors name it: `*rbac.ClusterRoleList`, `*core.ConfigMap`, and
+/// `*unstructured.Unstructured(List)` for a custom resource.
+fn go_type(res: &rekon_store::ResourceInfo, list: bool) -> String {
+    let suffix = if list { "List" } else { "" };
+    if !is_builtin(res) {
+        return format!("*unstructured.Unstructured{suffix}");
+    }
+    let package = match res.group.as_str() {
+        "" | "events.k8s.io" => "core",
+        group => group.split('.').next().unwrap_or(group),
+    };
+    format!("*{package}.{}{suffix}", res.kind)
+}
+
+/// 406 when the metadata-only shape asked for is not the one answered
+/// (`asPartialObjectMetadata(List)`).
+fn metadata_shape(req: &Request<'_>, list: bool) -> Result<(), Status> {
+    match req.ctx.metadata_as {
+        Some(asked) if asked.list != list => {
+            let (kind, what) = if asked.list {
+                ("PartialObjectMetadataList", "is not a list")
+            } else {
+                ("PartialObjectMetadata", "is a list")
+            };
+            Err(Status::new(
+                406,
+                "NotAcceptable",
+                format!(
+                    "you requested {kind}, but the requested object {what} ({})",
+                    go_type(req.res, list)
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The `meta.k8s.io` version of a metadata-only answer.
+fn metadata_version(req: &Request<'_>) -> &'static str {
+    req.ctx.metadata_as.map_or("v1", |m| m.version)
 }
 
 /// The options of the Table the request asks for, if it asks for one.
@@ -55,12 +98,14 @@ pub(crate) fn list(req: &Request<'_>) -> Result<Response<Body>, Status> {
         super::body::list_metadata(builtin, &list)
     };
     let (kind, api_version, items): (String, String, Value) = if ctx.metadata_only {
+        metadata_shape(req, true)?;
+        let version = metadata_version(req);
         // A PartialObjectMetadataList of nothing has null items: the
         // real server appends each item to a nil slice.
-        let items: Vec<Value> = list.items.iter().map(partial).collect();
+        let items: Vec<Value> = list.items.iter().map(|o| partial_in(o, version)).collect();
         (
             "PartialObjectMetadataList".into(),
-            "meta.k8s.io/v1".into(),
+            format!("meta.k8s.io/{version}"),
             if items.is_empty() {
                 Value::Null
             } else {
@@ -111,7 +156,12 @@ pub(crate) fn get(req: &Request<'_>, name: &str) -> Result<Response<Body>, Statu
         return Ok(json_response(200, &doc, ctx));
     }
     if ctx.metadata_only {
-        return Ok(json_response(200, &partial(&o), ctx));
+        metadata_shape(req, false)?;
+        return Ok(json_response(
+            200,
+            &partial_in(&o, metadata_version(req)),
+            ctx,
+        ));
     }
     Ok(json_response(200, &o, ctx))
 }

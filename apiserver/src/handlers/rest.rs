@@ -17,7 +17,7 @@ use super::request::Request;
 use super::scale::scale;
 use super::update::update;
 use super::watch::watch;
-use crate::respond::{Body, json_response, status_response, with_warnings};
+use crate::respond::{Body, json_response, status_response, text_404, with_warnings};
 
 /// Serves a request to a resource.
 pub(crate) fn serve(req: &Request<'_>) -> Result<Response<Body>, Status> {
@@ -26,6 +26,19 @@ pub(crate) fn serve(req: &Request<'_>) -> Result<Response<Body>, Status> {
     check_write_options(method, query, &req.content_type)?;
     match (req.sub, req.name) {
         (None, _) if !res.serves(verb) => return Err(method_not_allowed()),
+        // Across all namespaces a namespaced kind is listed and watched
+        // only: the built-in kinds' routes have no other verb there, and a
+        // custom resource's handler finds nothing.
+        (None, None)
+            if matches!(verb, "deletecollection" | "create")
+                && res.namespaced
+                && req.namespace.is_none() =>
+        {
+            return match res.custom {
+                Some(_) => Ok(text_404()),
+                None => Err(method_not_allowed()),
+            };
+        }
         (None, None) if verb == "create" && !res.is_stored() => {
             let object = answer_review(res, req.namespace, &req.body)?;
             return Ok(json_response(201, &object, req.ctx));
@@ -33,6 +46,12 @@ pub(crate) fn serve(req: &Request<'_>) -> Result<Response<Body>, Status> {
         // A Namespace's `finalize` is only written (`FinalizeREST` is an
         // updater alone).
         (Some("finalize"), _) if *method != Method::PUT => return Err(method_not_allowed()),
+        // `status` and `scale` are read, replaced and patched only.
+        (Some("status" | "scale"), Some(_))
+            if !matches!(method.as_str(), "GET" | "PUT" | "PATCH") =>
+        {
+            return Err(not_supported(req, verb));
+        }
         (Some("scale"), Some(n)) => {
             let opts = WriteOptions {
                 field_manager: Some(req.field_manager()),
@@ -79,6 +98,23 @@ pub(crate) fn serve(req: &Request<'_>) -> Result<Response<Body>, Status> {
         Err(status) => return Err(status),
     };
     Ok(with_warnings(response, &opts.warnings.list()))
+}
+
+/// A verb a subresource does not serve: the built-in kinds' routes have
+/// no such method (405); a custom resource's handler says which verb
+/// (`NewMethodNotSupported`).
+fn not_supported(req: &Request<'_>, verb: &str) -> Status {
+    let res = req.res;
+    if res.custom.is_none() {
+        return method_not_allowed();
+    }
+    let resource = res.qualified_plural();
+    Status {
+        code: 405,
+        reason: "MethodNotAllowed".into(),
+        message: format!("{verb} is not supported on resources of kind {resource:?}"),
+        details: Some(serde_json::json!({"group": res.group, "kind": res.plural})),
+    }
 }
 
 /// The verb's handler, once the options are read.

@@ -117,6 +117,7 @@ pub(crate) fn watch(req: &Request<'_>, opts: ListOptions) -> Response<Body> {
         yaml: false,
         table: None,
         metadata_only: false,
+        metadata_as: None,
         accept: String::new(),
     };
     let id = match store.watch(res, &opts, start_rv, sink) {

@@ -103,7 +103,7 @@ pub(crate) fn partial(o: &Value) -> Value {
 }
 
 /// The metadata-only view of an object in a `meta.k8s.io` version.
-fn partial_in(o: &Value, version: &str) -> Value {
+pub(crate) fn partial_in(o: &Value, version: &str) -> Value {
     json!({
         "kind": "PartialObjectMetadata",
         "apiVersion": format!("meta.k8s.io/{version}"),

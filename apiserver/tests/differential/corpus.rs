@@ -18,7 +18,9 @@
 //!   - request: {method: GET, path: "...", accept: "application/json;as=Table;v=v1;g=meta.k8s.io"}
 //! ```
 //!
-//! Objects are namespaced into the case's namespace (`{ns}` in paths).
+//! Objects are namespaced into the case's namespace (`{ns}` in paths,
+//! bodies and the names of references, for cluster-scoped objects named
+//! after it).
 //! A file with `whole: true` compares the objects it gets back whole:
 //! `managedFields` (times masked) and whether each object's
 //! resourceVersion moved since the case last saw it.
@@ -166,6 +168,8 @@ fn object_path(client: &Client, reference: &str, namespace: &str) -> String {
     let [api_version, kind, name] = parts[..] else {
         panic!("{reference:?} is not apiVersion/Kind/name")
     };
+    // A cluster-scoped object of a case is named after its namespace.
+    let name = name.replace("{ns}", namespace);
     format!(
         "{}/{name}",
         collection(client, api_version, kind, namespace)

@@ -68,8 +68,18 @@ pub(super) fn patched(
             json_patch::merge(&mut doc, &p);
         }
         PatchType::Json => {
-            let p: json_patch::Patch = serde_json::from_slice(body)
+            let raw: Value = serde_json::from_slice(body)
                 .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")))?;
+            // A list of objects decodes whatever its operations say; an
+            // unknown op or a path that is no pointer fails when applied.
+            let operations = raw
+                .as_array()
+                .is_some_and(|ops| ops.iter().all(Value::is_object));
+            let p: json_patch::Patch = match serde_json::from_value(raw) {
+                Ok(p) => p,
+                Err(_) if operations => return Err(Status::json_patch_failed()),
+                Err(e) => return Err(Status::bad_request(format!("error decoding patch: {e}"))),
+            };
             json_patch_as_the_server(&mut doc, p)?;
         }
         PatchType::StrategicMerge => {

@@ -17,6 +17,26 @@ use crate::machinery::quantity::Quantity;
 /// `spec.template.spec`).
 pub(crate) fn spec_warnings(spec: &Value, path: &Path) -> Vec<String> {
     let mut warnings = Vec::new();
+    if let Some(selector) = spec.get("nodeSelector").and_then(Value::as_object) {
+        for key in selector.keys() {
+            if let Some(message) = deprecated_node_label(key) {
+                warnings.push(format!(
+                    "{}: {message}",
+                    path.child("nodeSelector").key(key)
+                ));
+            }
+        }
+    }
+    for (i, constraint) in array(spec, "topologySpreadConstraints").iter().enumerate() {
+        let at = path.child("topologySpreadConstraints").index(i);
+        let key = text(constraint, "topologyKey");
+        if let Some(message) = deprecated_node_label(key) {
+            warnings.push(format!("{}: {key} is {message}", at.child("topologyKey")));
+        }
+        if constraint.get("labelSelector").is_none_or(Value::is_null) {
+            warnings.push(format!("{}: {NO_POD}", at.child("labelSelector")));
+        }
+    }
     for (i, volume) in array(spec, "volumes").iter().enumerate() {
         let at = path.child("volumes").index(i);
         for (source, since) in [
@@ -126,7 +146,60 @@ pub(crate) fn spec_warnings(spec: &Value, path: &Path) -> Vec<String> {
             path.child("terminationGracePeriodSeconds")
         ));
     }
+    for kind in ["podAffinity", "podAntiAffinity"] {
+        let Some(affinity) = spec.get("affinity").and_then(|a| a.get(kind)) else {
+            continue;
+        };
+        let at = path.child("affinity").child(kind);
+        let required = "requiredDuringSchedulingIgnoredDuringExecution";
+        for (i, term) in array(affinity, required).iter().enumerate() {
+            if term.get("labelSelector").is_none_or(Value::is_null) {
+                let here = at.child(required).index(i).child("labelSelector");
+                warnings.push(format!("{here}: {NO_POD}"));
+            }
+        }
+        let preferred = "preferredDuringSchedulingIgnoredDuringExecution";
+        for (i, weighted) in array(affinity, preferred).iter().enumerate() {
+            let term = weighted.get("podAffinityTerm");
+            if term
+                .and_then(|t| t.get("labelSelector"))
+                .is_none_or(Value::is_null)
+            {
+                let here = at
+                    .child(preferred)
+                    .index(i)
+                    .child("podAffinityTerm")
+                    .child("labelSelector");
+                warnings.push(format!("{here}: {NO_POD}"));
+            }
+        }
+    }
     warnings
+}
+
+/// What a selector that is null selects.
+const NO_POD: &str = "a null labelSelector results in matching no pod";
+
+/// The message of a deprecated node label (`pkg/api/node/util.go`).
+fn deprecated_node_label(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "beta.kubernetes.io/arch" => r#"deprecated since v1.14; use "kubernetes.io/arch" instead"#,
+        "beta.kubernetes.io/os" => r#"deprecated since v1.14; use "kubernetes.io/os" instead"#,
+        "failure-domain.beta.kubernetes.io/region" => {
+            r#"deprecated since v1.17; use "topology.kubernetes.io/region" instead"#
+        }
+        "failure-domain.beta.kubernetes.io/zone" => {
+            r#"deprecated since v1.17; use "topology.kubernetes.io/zone" instead"#
+        }
+        "beta.kubernetes.io/instance-type" => {
+            r#"deprecated since v1.17; use "node.kubernetes.io/instance-type" instead"#
+        }
+        "app.kubernetes.io/created-by" => "deprecated since v1.9",
+        "scheduler.alpha.kubernetes.io/preferAvoidPods" => {
+            "deprecated since v1.22; use Taints and Tolerations instead"
+        }
+        _ => return None,
+    })
 }
 
 /// Ports defined twice (or overlapping) and port names used twice, across
