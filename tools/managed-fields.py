@@ -29,7 +29,8 @@ struct by value, and `"z": {field: value}`, what its zero value holds of
 its other fields: null for a pointer, list or map without `omitempty`, a
 scalar's zero without it, a time's null. A node is:
     0                            a scalar, or a value not looked into
-    "T"                          a struct of type T
+    "T"                          a struct of type T ("T@granular", "T@atomic":
+                                 T as a field typed otherwise sees it)
     {"l": node, "t": "atomic"}   a list, owned whole
     {"l": node, "t": "set"}      a list of scalars, each owned (v:...)
     {"l": node, "t": "map", "k": [keys], "d": {key: default}}
@@ -121,7 +122,7 @@ def main():
     def node(schema):
         ref = ref_of(schema)
         if ref is not None:
-            return type_node(ref)
+            return overridden(type_node(ref), schema.get("x-kubernetes-map-type"))
         if schema.get("type") == "array" and "items" in schema:
             item = node(schema["items"])
             kind = schema.get("x-kubernetes-list-type", "atomic")
@@ -145,6 +146,24 @@ def main():
                 out["a"] = 1
             return out
         return 0
+
+    def overridden(key, map_type):
+        # A field may type its struct otherwise than the struct's own
+        # marker (`+structType=granular` on a PersistentVolume's
+        # `claimRef`, an ObjectReference, atomic elsewhere): the field's
+        # schema says so beside its `$ref`, and the field gets a copy of
+        # the type, `T@granular` or `T@atomic`, with its own atomicity.
+        if map_type not in ("atomic", "granular") or not isinstance(key, str):
+            return key
+        entry = types.get(key)
+        if entry is None or ("a" in entry) == (map_type == "atomic"):
+            return key
+        variant = dict(entry)
+        variant.pop("a", None)
+        if map_type == "atomic":
+            variant["a"] = 1
+        types[f"{key}@{map_type}"] = variant
+        return f"{key}@{map_type}"
 
     def type_node(name):
         key = short(name)

@@ -22,7 +22,8 @@ use super::apiextensions::customresourcedefinition::is_crd;
 use super::core::finalizers::kube_finalizer_name;
 use super::strategy::Rules;
 use super::{
-    apps, autoscaling, batch, coordination, core, discovery, fields, networking, policy, rbac,
+    admissionregistration, apps, autoscaling, batch, coordination, core, discovery, fields,
+    networking, node, policy, rbac, scheduling, storage,
 };
 use crate::machinery::field::{ErrorList, Path};
 use crate::machinery::names::{
@@ -51,6 +52,8 @@ pub(crate) fn rules(res: &ResourceInfo) -> Option<&'static Rules> {
         ("", "LimitRange") => Some(&core::limitrange::RULES),
         ("", "PersistentVolumeClaim") => Some(&core::persistentvolumeclaim::RULES),
         ("", "ReplicationController") => Some(&core::replicationcontroller::RULES),
+        ("", "PersistentVolume") => Some(&core::persistentvolume::RULES),
+        ("", "Node") => Some(&core::node::RULES),
         ("apps", "Deployment") => Some(&apps::deployment::RULES),
         ("apps", "ReplicaSet") => Some(&apps::replicaset::RULES),
         ("apps", "StatefulSet") => Some(&apps::statefulset::RULES),
@@ -75,6 +78,16 @@ pub(crate) fn rules(res: &ResourceInfo) -> Option<&'static Rules> {
         ("networking.k8s.io", "NetworkPolicy") => Some(&networking::networkpolicy::RULES),
         ("policy", "PodDisruptionBudget") => Some(&policy::poddisruptionbudget::RULES),
         ("discovery.k8s.io", "EndpointSlice") => Some(&discovery::endpointslice::RULES),
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => {
+            Some(&admissionregistration::webhookconfiguration::VALIDATING)
+        }
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration") => {
+            Some(&admissionregistration::webhookconfiguration::MUTATING)
+        }
+        ("storage.k8s.io", "StorageClass") => Some(&storage::storageclass::RULES),
+        ("storage.k8s.io", "CSIDriver") => Some(&storage::csidriver::RULES),
+        ("scheduling.k8s.io", "PriorityClass") => Some(&scheduling::priorityclass::RULES),
+        ("node.k8s.io", "RuntimeClass") => Some(&node::runtimeclass::RULES),
         _ => None,
     }
 }
@@ -112,6 +125,8 @@ pub(crate) fn prepare_create(res: &ResourceInfo, obj: &mut Value) {
         ("", "Namespace") => core::namespace::prepare_create(obj),
         ("", "ResourceQuota") => core::resourcequota::prepare_create(obj),
         ("", "PersistentVolumeClaim") => core::persistentvolumeclaim::prepare_create(obj),
+        ("", "PersistentVolume") => core::persistentvolume::prepare_create(obj),
+        ("", "Node") => core::node::prepare_create(obj),
         ("", "ReplicationController") => core::replicationcontroller::prepare_create(obj),
         ("apps", "Deployment") => apps::deployment::prepare_create(obj),
         ("apps", "ReplicaSet") => apps::replicaset::prepare_create(obj),
@@ -131,6 +146,13 @@ pub(crate) fn prepare_create(res: &ResourceInfo, obj: &mut Value) {
     }
 }
 
+/// Whether the strategy of `res`'s kind keeps the status a new object is
+/// sent with (a Node's `PrepareForCreate` does not clear it; the other
+/// kinds with a status subresource start from their own).
+pub(crate) fn keeps_status_on_create(res: &ResourceInfo) -> bool {
+    res.custom.is_none() && res.group.is_empty() && res.kind == "Node"
+}
+
 /// What the strategy of `res`'s kind sets on `new` replacing `old`
 /// (`PrepareForUpdate`) besides keeping the status and the system fields.
 pub(crate) fn prepare_update(res: &ResourceInfo, new: &mut Value, old: &Value) {
@@ -141,6 +163,7 @@ pub(crate) fn prepare_update(res: &ResourceInfo, new: &mut Value, old: &Value) {
         ("apps", "DaemonSet") => apps::daemonset::prepare_update(new, old),
         ("", "Namespace") => core::namespace::prepare_update(new, old),
         ("", "Service") => core::service::prepare_update(new, old),
+        ("", "Pod") => core::pod::prepare_update(new),
         ("", "PersistentVolumeClaim") => core::persistentvolumeclaim::prepare_update(new, old),
         _ => {}
     }
@@ -324,6 +347,7 @@ pub(crate) fn warnings(res: &ResourceInfo, obj: &Value, old: Option<&Value>) -> 
         ("apps", "StatefulSet") => apps::statefulset::warnings(obj, old),
         ("apps", "DaemonSet") => apps::daemonset::warnings(obj, old),
         ("batch", "CronJob") => batch::cronjob::warnings(obj, old),
+        ("storage.k8s.io", "CSIDriver") => storage::csidriver::warnings(obj, old),
         _ => Vec::new(),
     }
 }

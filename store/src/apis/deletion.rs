@@ -2,12 +2,25 @@
 //! extensions of `staging/src/k8s.io/apiserver/pkg/registry/rest`):
 //! whether it is deleted gracefully (`RESTGracefulDeleteStrategy`: only
 //! Pods) and what becomes of its dependents when a DELETE names no policy
-//! (`GarbageCollectionDeleteStrategy`).
+//! (`GarbageCollectionDeleteStrategy`); and the deletes a kind's REST
+//! storage refuses outright (a system priority class).
 
 use serde_json::Value;
 
-use super::core;
+use super::{core, scheduling};
+use crate::meta::status::Status;
 use crate::resource::info::ResourceInfo;
+
+/// Why a DELETE of `name` of `res`'s kind is refused before anything else,
+/// when its REST storage refuses it (`REST.Delete` of
+/// `pkg/registry/scheduling/priorityclass/storage`: the system classes).
+pub(crate) fn refuse_delete(res: &ResourceInfo, name: &str) -> Option<Status> {
+    let priority_classes =
+        res.custom.is_none() && res.group == "scheduling.k8s.io" && res.kind == "PriorityClass";
+    priority_classes
+        .then(|| scheduling::priorityclass::refuse_delete(res, name))
+        .flatten()
+}
 
 /// A kind's default garbage collection policy (`rest.GarbageCollectionPolicy`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

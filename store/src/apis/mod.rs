@@ -13,6 +13,7 @@
 //!
 //! [`Rules`]: strategy::Rules
 
+pub(crate) mod admissionregistration;
 pub(crate) mod apiextensions;
 pub(crate) mod apps;
 pub(crate) mod autoscaling;
@@ -26,12 +27,15 @@ pub(crate) mod discovery;
 pub(crate) mod events;
 pub(crate) mod fields;
 pub(crate) mod networking;
+pub(crate) mod node;
 pub(crate) mod policy;
 pub(crate) mod rbac;
 pub(crate) mod resource;
 pub(crate) mod reviews;
+pub(crate) mod scheduling;
 pub(crate) mod selectors;
 pub(crate) mod shape;
+pub(crate) mod storage;
 pub(crate) mod strategy;
 pub(crate) mod updates;
 pub(crate) mod versions;

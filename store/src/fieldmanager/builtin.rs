@@ -362,7 +362,15 @@ pub(crate) fn stored(object: &mut Value) {
         return;
     };
     if let Some(map) = object.as_object_mut() {
-        stored_fields(&types().types[*i], map, true);
+        let ty = &types().types[*i];
+        stored_fields(ty, map, true);
+        // The kind's own lists and maps Go writes even when nil (an
+        // EndpointSlice's `ports: null`): there, owned by no one.
+        for (name, zero) in &ty.zeros {
+            if zero.is_null() && !map.contains_key(name) {
+                map.insert(name.clone(), Value::Null);
+            }
+        }
     }
 }
 

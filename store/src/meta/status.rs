@@ -112,6 +112,17 @@ impl Status {
         }
     }
 
+    /// 403 Forbidden of `name` of `res`, for the reason given
+    /// (`NewForbidden`).
+    pub fn forbidden(res: &ResourceInfo, name: &str, why: &str) -> Status {
+        Status {
+            code: 403,
+            reason: "Forbidden".into(),
+            message: format!("{} \"{name}\" is forbidden: {why}", res.qualified_plural()),
+            details: Some(Status::details_for(res, name)),
+        }
+    }
+
     /// 409 Conflict of a write, for the reason given (`NewConflict`).
     pub fn conflict_because(res: &ResourceInfo, name: &str, why: &str) -> Status {
         Status {

@@ -9,7 +9,8 @@ use super::storage::check_stored;
 use crate::apis::apiextensions::customresource::Write;
 use crate::apis::apiextensions::customresourcedefinition::{self, is_crd};
 use crate::apis::builtin::{
-    decode, default, prepare_create, rules, validate_create, validate_generic, versioned, warnings,
+    decode, default, keeps_status_on_create, prepare_create, rules, validate_create,
+    validate_generic, versioned, warnings,
 };
 use crate::fieldmanager::managed::track_update;
 use crate::machinery::names::generate_name;
@@ -89,11 +90,12 @@ impl Registry {
                 md.remove("managedFields");
             }
         }
-        if res.status_subresource
-            && let Some(m) = obj.as_object_mut()
-        {
-            m.remove("status");
-        }
+        // The status is the status subresource's (but a kind whose
+        // strategy keeps it on create: not owned by the creator, there).
+        let sent_status = match obj.as_object_mut() {
+            Some(m) if res.status_subresource => m.remove("status"),
+            _ => None,
+        };
         // The field manager sees the object as it was sent and defaulted:
         // what the kind's strategy, the allocators and admission add
         // after it (a claim's protection finalizer, a Service's addresses)
@@ -105,6 +107,13 @@ impl Registry {
                 .clone()
                 .unwrap_or_else(|| "unknown".into());
             track_update(res, None, &mut obj, &manager, None);
+        }
+        if keeps_status_on_create(res)
+            && let Some(m) = obj.as_object_mut()
+        {
+            // As sent, or the zero status the Go type writes.
+            m.insert("status".into(), sent_status.unwrap_or_else(|| json!({})));
+            crate::fieldmanager::builtin::encoded(&mut obj);
         }
         prepare_create(res, &mut obj);
         allocate(self, res, &mut obj, None, opts.dry_run)?;

@@ -1,13 +1,14 @@
 //! What is checked and marked before an object is deleted
 //! (`rest.BeforeDelete`, `staging/src/k8s.io/apiserver/pkg/registry/rest/delete.go`):
-//! the DELETE's preconditions, and the grace period of a kind deleted
+//! a delete the kind's REST storage refuses outright, the DELETE's
+//! preconditions, and the grace period of a kind deleted
 //! gracefully (a Pod): a first delete marks it, a later one may only
 //! shorten the period it was given.
 
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use serde_json::{Value, json};
 
-use crate::apis::deletion::check_graceful_delete;
+use crate::apis::deletion::{check_graceful_delete, refuse_delete};
 use crate::machinery::object::{is_deleting, meta, meta_mut};
 use crate::meta::status::Status;
 use crate::meta::types::Deletion;
@@ -36,6 +37,9 @@ pub(super) fn before_delete(
     how: &Deletion,
 ) -> Result<BeforeDelete, Status> {
     let name = meta(obj, "name").unwrap_or_default();
+    if let Some(refused) = refuse_delete(res, &name) {
+        return Err(refused);
+    }
     let pre = &how.preconditions;
     let uid = meta(obj, "uid").unwrap_or_default();
     if let Some(want) = pre.uid.as_deref()

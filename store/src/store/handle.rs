@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::json;
 
+use crate::apis::scheduling::priorityclass::system_classes;
 use crate::meta::types::{StoreConfig, WriteOptions};
 use crate::registry::registry::Registry;
 use crate::resource::builtin::builtin_resources;
@@ -23,8 +24,9 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// A store with the built-in kinds registered and the namespaces
-    /// `default`, `kube-system`, `kube-public` and `kube-node-lease`.
+    /// A store with the built-in kinds registered, the namespaces
+    /// `default`, `kube-system`, `kube-public` and `kube-node-lease`, and
+    /// the system priority classes.
     pub fn new(config: StoreConfig) -> Store {
         let store = Store {
             inner: Arc::new(Mutex::new(Registry::new(config))),
@@ -45,6 +47,19 @@ impl Store {
             };
             // The store is empty, so creating these cannot fail.
             let _ = self.create(&ns, None, json!({"metadata": {"name": name}}), &opts);
+        }
+        // The system priority classes, as the scheduling storage's
+        // post-start hook creates them.
+        let priority_classes = builtin_resources()
+            .into_iter()
+            .find(|r| r.plural == "priorityclasses")
+            .expect("priorityclasses is built in");
+        for class in system_classes() {
+            let opts = WriteOptions {
+                field_manager: Some("kube-apiserver".into()),
+                ..WriteOptions::default()
+            };
+            let _ = self.create(&priority_classes, None, class, &opts);
         }
         // The control plane's health, as `kubectl get componentstatuses`
         // shows it (the kind takes no writes: only get and list).

@@ -1,5 +1,6 @@
 //! The store end to end, by subject.
 
+mod classes;
 mod conversion;
 mod crds;
 mod custom_resources;

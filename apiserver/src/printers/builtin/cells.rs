@@ -179,12 +179,20 @@ pub(super) fn endpoints(o: &Value) -> Value {
             .iter()
             .filter_map(|p| p["port"].as_i64())
             .collect();
-        for address in items(&subset, "/addresses") {
-            let ip = address["ip"].as_str().unwrap_or("");
-            if ports.is_empty() {
-                all.push(ip.to_string());
-            }
-            all.extend(ports.iter().map(|p| format!("{ip}:{p}")));
+        let addresses: Vec<String> = items(&subset, "/addresses")
+            .iter()
+            .map(|a| a["ip"].as_str().unwrap_or("").to_string())
+            .collect();
+        if ports.is_empty() {
+            all.extend(addresses);
+            continue;
+        }
+        // Port by port, each over every address (`net.JoinHostPort`).
+        for port in &ports {
+            all.extend(addresses.iter().map(|ip| match ip.contains(':') {
+                true => format!("[{ip}]:{port}"),
+                false => format!("{ip}:{port}"),
+            }));
         }
     }
     let shown = all.len().min(3);

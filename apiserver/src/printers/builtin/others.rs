@@ -107,19 +107,68 @@ pub(super) fn other(group: &str, kind: &str) -> Option<Cells> {
             }),
         ],
         ("autoscaling", "HorizontalPodAutoscaler") => autoscaler(),
+        // `printStorageClass`: the default class marked
+        // (`IsDefaultAnnotation`: the GA annotation or the beta one).
         ("storage.k8s.io", "StorageClass") => vec![
+            column("Name", |o| {
+                let name = o
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let annotation = |key: &str| {
+                    o.pointer("/metadata/annotations")
+                        .and_then(|a| a.get(key))
+                        .and_then(Value::as_str)
+                        == Some("true")
+                };
+                let default = annotation("storageclass.kubernetes.io/is-default-class")
+                    || annotation("storageclass.beta.kubernetes.io/is-default-class");
+                json!(if default {
+                    format!("{name} (default)")
+                } else {
+                    name.to_string()
+                })
+            }),
             column("Provisioner", |o| text_or(o, "/provisioner", "")),
             column("ReclaimPolicy", |o| text_or(o, "/reclaimPolicy", "Delete")),
             column("VolumeBindingMode", |o| {
                 text_or(o, "/volumeBindingMode", "Immediate")
             }),
             column("AllowVolumeExpansion", |o| {
-                json!(
-                    o.get("allowVolumeExpansion")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false)
-                        .to_string()
-                )
+                flag(o, "/allowVolumeExpansion", false)
+            }),
+        ],
+        // `printCSIDriver`: its flags as booleans (attaching by default),
+        // the token audiences, the lifecycle modes.
+        ("storage.k8s.io", "CSIDriver") => vec![
+            column("AttachRequired", |o| flag(o, "/spec/attachRequired", true)),
+            column("PodInfoOnMount", |o| flag(o, "/spec/podInfoOnMount", false)),
+            column("StorageCapacity", |o| {
+                flag(o, "/spec/storageCapacity", false)
+            }),
+            column("TokenRequests", |o| {
+                match o.pointer("/spec/tokenRequests") {
+                    Some(Value::Array(requests)) => {
+                        let audiences: Vec<&str> = requests
+                            .iter()
+                            .map(|r| r["audience"].as_str().unwrap_or(""))
+                            .collect();
+                        json!(audiences.join(","))
+                    }
+                    _ => json!("<unset>"),
+                }
+            }),
+            column("RequiresRepublish", |o| {
+                flag(o, "/spec/requiresRepublish", false)
+            }),
+            column("Modes", |o| {
+                let modes = items(o, "/spec/volumeLifecycleModes");
+                let modes: Vec<&str> = modes.iter().filter_map(Value::as_str).collect();
+                json!(if modes.is_empty() {
+                    "<none>".to_string()
+                } else {
+                    modes.join(",")
+                })
             }),
         ],
         ("scheduling.k8s.io", "PriorityClass") => vec![
@@ -160,6 +209,15 @@ pub(super) fn other(group: &str, kind: &str) -> Option<Cells> {
         ],
         _ => return None,
     })
+}
+
+/// A boolean field, `default` when unset (a Go `*bool` printed).
+fn flag(o: &Value, pointer: &str, default: bool) -> Value {
+    json!(
+        o.pointer(pointer)
+            .and_then(Value::as_bool)
+            .unwrap_or(default)
+    )
 }
 
 pub(super) fn role_binding() -> Cells {

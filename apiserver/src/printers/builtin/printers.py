@@ -12,7 +12,7 @@ import re
 import sys
 
 KINDS = """APIService CertificateSigningRequest ClusterRoleBinding ComponentStatus ConfigMap
-ControllerRevision CronJob DaemonSet Deployment EndpointSlice Endpoints Event HorizontalPodAutoscaler
+CSIDriver ControllerRevision CronJob DaemonSet Deployment EndpointSlice Endpoints Event HorizontalPodAutoscaler
 Ingress IngressClass Job Lease MutatingWebhookConfiguration Namespace NetworkPolicy Node
 PersistentVolume PersistentVolumeClaim Pod PodDisruptionBudget PodTemplate PriorityClass
 ReplicaSet ReplicationController ResourceQuota RoleBinding RuntimeClass Secret Service
@@ -70,6 +70,10 @@ def column(line):
 body = source[source.index("func AddHandlers"):]
 definitions = {name: [column(line.strip()) for line in lines.split("\n") if line.strip().startswith("{Name")]
                for name, lines in re.findall(r"(\w+) := \[\]metav1\.TableColumnDefinition\{\n(.*?)\n\t\}", body, re.S)}
+# Columns appended to a definition later (`x = append(x, []metav1.TableColumnDefinition{...}...)`,
+# as the CSIDriver's are).
+for name, lines in re.findall(r"(\w+) = append\(\1, \[\]metav1\.TableColumnDefinition\{\n(.*?)\n\t\}\.\.\.\)", body, re.S):
+    definitions[name] += [column(line.strip()) for line in lines.split("\n") if line.strip().startswith("{Name")]
 kinds = {"APIService": APISERVICE}
 for definition, printer in re.findall(r"h\.TableHandler\((\w+), print(\w+)\)", body):
     kind = RENAMED.get(printer, printer)

@@ -7,6 +7,7 @@ pub(crate) mod finalizers;
 pub(crate) mod limitrange;
 pub(crate) mod namespace;
 pub(crate) mod node;
+pub(crate) mod persistentvolume;
 pub(crate) mod persistentvolumeclaim;
 pub(crate) mod pod;
 pub(crate) mod replicationcontroller;

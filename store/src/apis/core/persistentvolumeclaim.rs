@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use internal::go_internal_claim_spec;
 
+use super::finalizers::add_finalizer;
 use super::resources::{default_list, list_decode_error, quantity, value_errors};
 use crate::apis::strategy::Rules;
 use crate::go::difflib::unified_diff;
@@ -158,18 +159,7 @@ pub(crate) fn prepare_create(obj: &mut Value) {
         return;
     };
     claim.insert("status".into(), json!({"phase": "Pending"}));
-    let Some(meta) = claim.get_mut("metadata").and_then(Value::as_object_mut) else {
-        return;
-    };
-    let finalizers = meta.entry("finalizers").or_insert_with(|| json!([]));
-    if !finalizers.is_array() {
-        *finalizers = json!([]);
-    }
-    if let Some(list) = finalizers.as_array_mut()
-        && !list.iter().any(|f| f == "kubernetes.io/pvc-protection")
-    {
-        list.push(json!("kubernetes.io/pvc-protection"));
-    }
+    add_finalizer(obj, "kubernetes.io/pvc-protection");
 }
 
 const ACCESS_MODES: [&str; 4] = [

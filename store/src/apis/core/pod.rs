@@ -143,6 +143,44 @@ fn default(pod: &mut Value) {
     }
 }
 
+/// The `DefaultTolerationSeconds` admission plugin, on a create and on an
+/// update of the Pod itself: the not-ready and unreachable `NoExecute`
+/// taints tolerated for 300 s, unless a toleration covers them already.
+fn default_toleration_seconds(spec: &mut serde_json::Map<String, Value>) {
+    let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
+    if !tolerations.is_array() {
+        *tolerations = json!([]);
+    }
+    if let Some(list) = tolerations.as_array_mut() {
+        for key in [
+            "node.kubernetes.io/not-ready",
+            "node.kubernetes.io/unreachable",
+        ] {
+            let tolerated = list.iter().any(|t| {
+                let k = t.get("key").and_then(Value::as_str).unwrap_or_default();
+                let effect = t.get("effect").and_then(Value::as_str).unwrap_or_default();
+                (k == key || k.is_empty()) && (effect == "NoExecute" || effect.is_empty())
+            });
+            if !tolerated {
+                list.push(json!({
+                    "key": key,
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": 300,
+                }));
+            }
+        }
+    }
+}
+
+/// What the admission plugins set on an update of a Pod (not of its
+/// subresources): the default tolerations again.
+pub(crate) fn prepare_update(pod: &mut Value) {
+    if let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) {
+        default_toleration_seconds(spec);
+    }
+}
+
 /// What a new Pod gets once its defaults are set: the admission plugins'
 /// fields (ServiceAccount, DefaultTolerationSeconds, Priority) and the
 /// status `PrepareForCreate` starts it with.
@@ -156,30 +194,7 @@ pub(crate) fn prepare_create(pod: &mut Value) {
             spec.insert("serviceAccountName".into(), json!("default"));
             spec.insert("serviceAccount".into(), json!("default"));
         }
-        let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
-        if !tolerations.is_array() {
-            *tolerations = json!([]);
-        }
-        if let Some(list) = tolerations.as_array_mut() {
-            for key in [
-                "node.kubernetes.io/not-ready",
-                "node.kubernetes.io/unreachable",
-            ] {
-                let tolerated = list.iter().any(|t| {
-                    let k = t.get("key").and_then(Value::as_str).unwrap_or_default();
-                    let effect = t.get("effect").and_then(Value::as_str).unwrap_or_default();
-                    (k == key || k.is_empty()) && (effect == "NoExecute" || effect.is_empty())
-                });
-                if !tolerated {
-                    list.push(json!({
-                        "key": key,
-                        "operator": "Exists",
-                        "effect": "NoExecute",
-                        "tolerationSeconds": 300,
-                    }));
-                }
-            }
-        }
+        default_toleration_seconds(spec);
         let class = spec
             .get("priorityClassName")
             .and_then(Value::as_str)

@@ -1,0 +1,4 @@
+//! The admissionregistration group (`pkg/apis/admissionregistration`):
+//! the webhook configurations' defaults.
+
+pub(crate) mod webhookconfiguration;

@@ -1,0 +1,3 @@
+//! The node group (`pkg/apis/node`): RuntimeClass.
+
+pub(crate) mod runtimeclass;
