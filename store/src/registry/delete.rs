@@ -77,6 +77,13 @@ impl Registry {
         let pending_finalizers = !finalizers(&marked).is_empty();
         match period {
             None if pending_finalizers => mark_as_deleting(&mut marked),
+            // A dry run answers what the aborted update left in its answer:
+            // a built-in kind's empty object.
+            None if how.dry_run => {
+                return Ok(DeleteOutcome::Deleted(
+                    empty_object(res).unwrap_or(existing),
+                ));
+            }
             // Nothing holds it: it goes as it is stored.
             None => return Ok(self.delete_now(res, existing, how.dry_run)),
             // Gone at once, as marked: a Pod with no grace period.
@@ -198,4 +205,19 @@ fn deletion_finalizers(
     }
     let same = |a: &[String], b: &[String]| a.iter().all(|f| b.contains(f));
     (!(same(&fins, &own) && same(&own, &fins))).then_some(fins)
+}
+
+/// A built-in kind's empty object as the real server encodes it (the
+/// answer of a delete whose finalizer update found it could go at once,
+/// on a dry run: `e.NewFunc()`, never filled); `None` for other kinds.
+fn empty_object(res: &ResourceInfo) -> Option<Value> {
+    let zero =
+        crate::fieldmanager::typed::Ty::builtin(&res.group, &res.version, &res.kind).zero()?;
+    let mut object = json!({"kind": res.kind, "apiVersion": res.api_version(), "metadata": {}});
+    if let (Some(object), Value::Object(zero)) = (object.as_object_mut(), zero) {
+        for (key, value) in zero {
+            object.entry(key).or_insert(value);
+        }
+    }
+    Some(object)
 }
