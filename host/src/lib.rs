@@ -71,6 +71,7 @@ pub mod ha;
 mod host;
 mod informer;
 mod loader;
+pub mod migrate;
 pub mod names;
 pub mod replay;
 pub mod rollout;

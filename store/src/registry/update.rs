@@ -259,7 +259,10 @@ impl Registry {
             crate::fieldmanager::builtin::stored(&mut new);
         }
         omit_empty_metadata(&mut new);
-        if same_object(&new, existing) {
+        // The storage compares what it would write (`GuaranteedUpdate`): an
+        // object still stored in an older version of a custom resource is
+        // written again, in the storage version (a storage migration).
+        if same_object(&new, existing) && !self.stored_in_older_version(res, existing) {
             return Ok(existing.clone());
         }
         // A status write never moves the generation (only the main
@@ -324,6 +327,23 @@ impl Registry {
 /// deletionGracePeriodSeconds (`ValidateObjectMetaAccessorUpdate`: both
 /// are immutable). The metadata checks run twice on an update
 /// (`rest.BeforeUpdate`, then the strategy's), so it is said twice.
+impl Registry {
+    /// Whether the custom resource `object` is stored in another version
+    /// than the resource's storage version now.
+    fn stored_in_older_version(&self, res: &ResourceInfo, object: &Value) -> bool {
+        let Some(custom) = &res.custom else {
+            return false;
+        };
+        let namespace = meta(object, "namespace").unwrap_or_default();
+        let name = meta(object, "name").unwrap_or_default();
+        let storage = format!("{}/{}", res.group, custom.storage());
+        self.find_shared(res, &namespace, &name)
+            .is_some_and(|stored| {
+                stored.get("apiVersion").and_then(Value::as_str) != Some(&storage)
+            })
+    }
+}
+
 fn immutable_deletion(
     res: &ResourceInfo,
     name: &str,

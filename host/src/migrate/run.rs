@@ -1,0 +1,328 @@
+//! One migration, start to end: the CRD read, conversion checked on every
+//! object, every object written back unchanged (so the API server stores it
+//! in the storage version), then `status.storedVersions` set to the storage
+//! version alone. Progress is saved after every page.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
+use serde_json::{Value, json};
+
+use super::check::{Converter, describe, round_trip};
+use super::plan::Plan;
+use super::progress::{Book, FIELD_MANAGER, Progress};
+
+/// How a migration runs.
+#[derive(Clone, Debug)]
+pub struct MigrateConfig {
+    /// Where the progress Leases are kept.
+    pub namespace: String,
+    /// Their name prefix (`<prefix>-migrate-<crd>`).
+    pub lease_prefix: String,
+    /// Most objects written back per second.
+    pub writes_per_second: f64,
+    /// Objects per page read.
+    pub page_size: u32,
+}
+
+impl Default for MigrateConfig {
+    fn default() -> Self {
+        MigrateConfig {
+            namespace: "default".into(),
+            lease_prefix: "rekon".into(),
+            writes_per_second: 50.0,
+            page_size: 100,
+        }
+    }
+}
+
+/// What became of a migration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Nothing to do: `storedVersions` lists the storage version alone.
+    NotDue,
+    /// Every object written back; `storedVersions` is the storage version.
+    Done {
+        /// Objects written back.
+        migrated: u64,
+    },
+    /// Conversion loses something: nothing was written.
+    Refused(String),
+    /// Stopped on an object or a request; what was done is kept.
+    Failed(String),
+}
+
+/// Retries of one object's write after a conflict.
+const CONFLICT_RETRIES: u32 = 5;
+
+/// Migrates the objects of CRDs to their storage version.
+pub struct Migrator {
+    client: kube::Client,
+    config: MigrateConfig,
+    converter: Option<Arc<dyn Converter>>,
+}
+
+impl Migrator {
+    /// A migrator writing with `client`; `converter` checks conversion
+    /// round trips of CRDs the module converts (none: not checked).
+    pub fn new(
+        client: kube::Client,
+        config: MigrateConfig,
+        converter: Option<Arc<dyn Converter>>,
+    ) -> Migrator {
+        Migrator {
+            client,
+            config,
+            converter,
+        }
+    }
+
+    fn book(&self) -> Book {
+        Book::new(
+            self.client.clone(),
+            &self.config.namespace,
+            &self.config.lease_prefix,
+        )
+    }
+
+    async fn plan(&self, crd: &str) -> Result<Plan, String> {
+        let crds = crate::webhook::apis::crds(&self.client);
+        let object = crds
+            .get(crd)
+            .await
+            .map_err(|e| format!("cannot read CRD {crd}: {e}"))?;
+        Plan::of(&serde_json::to_value(object).unwrap_or_default())
+    }
+
+    /// Runs the migration of CRD `crd` to its storage version, resuming
+    /// what an earlier run (here or on another replica) recorded.
+    pub async fn migrate(&self, crd: &str) -> Outcome {
+        let plan = match self.plan(crd).await {
+            Ok(plan) => plan,
+            Err(why) => return Outcome::Failed(why),
+        };
+        if !plan.due() {
+            return Outcome::NotDue;
+        }
+        let book = self.book();
+        let mut progress = match book.load(crd).await {
+            Ok(Some(p)) if p.storage == plan.storage && p.state != "refused" => p,
+            Ok(_) => Progress {
+                crd: crd.to_string(),
+                storage: plan.storage.clone(),
+                ..Progress::default()
+            },
+            Err(e) => return Outcome::Failed(format!("cannot read the progress of {crd}: {e}")),
+        };
+        tracing::info!(crd, storage = %plan.storage, stored = ?plan.stored, migrated = progress.migrated, "migration: objects to write back in the storage version");
+        if progress.state.is_empty() || progress.state == "checking" {
+            progress.state = "checking".into();
+            self.save(&book, &progress).await;
+            if let Err(why) = self.check(&plan).await {
+                progress.state = "refused".into();
+                progress.message = why.clone();
+                self.save(&book, &progress).await;
+                tracing::error!(
+                    crd,
+                    why,
+                    "migration refused: the conversion does not round-trip; nothing was written"
+                );
+                return Outcome::Refused(why);
+            }
+            progress.state = "migrating".into();
+            progress.message.clear();
+        }
+        if let Err(why) = self.write_back(&plan, &book, &mut progress).await {
+            progress.state = "failed".into();
+            progress.message = why.clone();
+            self.save(&book, &progress).await;
+            tracing::error!(crd, why, "migration stopped; what was written stays");
+            return Outcome::Failed(why);
+        }
+        if let Err(why) = self.finish(crd, &plan).await {
+            progress.state = "failed".into();
+            progress.message = why.clone();
+            self.save(&book, &progress).await;
+            return Outcome::Failed(why);
+        }
+        progress.state = "done".into();
+        progress.continue_token.clear();
+        self.save(&book, &progress).await;
+        tracing::info!(crd, storage = %plan.storage, migrated = progress.migrated, "migration done: storedVersions is the storage version alone");
+        Outcome::Done {
+            migrated: progress.migrated,
+        }
+    }
+
+    async fn save(&self, book: &Book, progress: &Progress) {
+        if let Err(e) = book.save(progress).await {
+            tracing::warn!(crd = %progress.crd, error = %e, "migration: cannot record progress");
+        }
+    }
+
+    fn api(&self, plan: &Plan, namespace: Option<&str>) -> Api<DynamicObject> {
+        let resource = plan.resource(&plan.storage);
+        match namespace {
+            Some(ns) if plan.namespaced => Api::namespaced_with(self.client.clone(), ns, &resource),
+            _ => Api::all_with(self.client.clone(), &resource),
+        }
+    }
+
+    /// Every object, in the storage version, through the module's
+    /// conversion to each served version and back.
+    async fn check(&self, plan: &Plan) -> Result<(), String> {
+        let Some(converter) = self.converter.as_ref().filter(|_| plan.webhook) else {
+            return Ok(());
+        };
+        let api = self.api(plan, None);
+        let mut token: Option<String> = None;
+        loop {
+            let mut params = ListParams::default().limit(self.config.page_size);
+            if let Some(token) = &token {
+                params = params.continue_token(token);
+            }
+            let page = api
+                .list(&params)
+                .await
+                .map_err(|e| format!("cannot list {}: {e}", plan.crd))?;
+            for object in &page.items {
+                let value = serde_json::to_value(object).unwrap_or_default();
+                round_trip(
+                    converter.as_ref(),
+                    &value,
+                    &plan.group,
+                    &plan.storage,
+                    &plan.served,
+                )
+                .await?;
+            }
+            match page.metadata.continue_ {
+                Some(next) if !next.is_empty() => token = Some(next),
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    /// Writes every object back, page by page from where the progress
+    /// says, saving the progress after each page.
+    async fn write_back(
+        &self,
+        plan: &Plan,
+        book: &Book,
+        progress: &mut Progress,
+    ) -> Result<(), String> {
+        let api = self.api(plan, None);
+        let gap = Duration::from_secs_f64(1.0 / self.config.writes_per_second.max(0.1));
+        let mut next_write = tokio::time::Instant::now();
+        loop {
+            let mut params = ListParams::default().limit(self.config.page_size);
+            if !progress.continue_token.is_empty() {
+                params = params.continue_token(&progress.continue_token);
+            }
+            let page = match api.list(&params).await {
+                Ok(page) => page,
+                // The token expired (compaction): from the start again;
+                // objects written already are written again, harmlessly.
+                Err(kube::Error::Api(status)) if status.code == 410 => {
+                    tracing::info!(crd = %plan.crd, "migration: the list expired; starting the pages again");
+                    progress.continue_token.clear();
+                    progress.migrated = 0;
+                    continue;
+                }
+                Err(e) => return Err(format!("cannot list {}: {e}", plan.crd)),
+            };
+            for object in &page.items {
+                tokio::time::sleep_until(next_write).await;
+                next_write = tokio::time::Instant::now() + gap;
+                self.write_one(plan, object).await?;
+                progress.migrated += 1;
+            }
+            let remaining = page
+                .metadata
+                .remaining_item_count
+                .and_then(|r| u64::try_from(r).ok())
+                .unwrap_or(0);
+            progress.total = progress.migrated + remaining;
+            match page.metadata.continue_ {
+                Some(next) if !next.is_empty() => {
+                    progress.continue_token = next;
+                    self.save(book, progress).await;
+                }
+                _ => {
+                    progress.continue_token.clear();
+                    progress.total = progress.migrated;
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Writes one object back unchanged, its resourceVersion the
+    /// precondition: the API server stores it again in the storage
+    /// version. A conflict (someone wrote it meanwhile) is read again and
+    /// retried; an object gone is skipped.
+    async fn write_one(&self, plan: &Plan, object: &DynamicObject) -> Result<(), String> {
+        let name = object.metadata.name.clone().unwrap_or_default();
+        let api = self.api(plan, object.metadata.namespace.as_deref());
+        let mut version = object.metadata.resource_version.clone().unwrap_or_default();
+        let params = PatchParams {
+            field_manager: Some(FIELD_MANAGER.to_string()),
+            ..PatchParams::default()
+        };
+        for _ in 0..=CONFLICT_RETRIES {
+            let unchanged = json!({"metadata": {"resourceVersion": version}});
+            match api.patch(&name, &params, &Patch::Merge(&unchanged)).await {
+                Ok(_) => return Ok(()),
+                Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
+                Err(kube::Error::Api(status)) if status.code == 409 => {
+                    match api.get_opt(&name).await {
+                        Ok(Some(fresh)) => {
+                            version = fresh.metadata.resource_version.unwrap_or_default();
+                        }
+                        Ok(None) => return Ok(()),
+                        Err(e) => return Err(format!("{}: {e}", who(object))),
+                    }
+                }
+                Err(e) => return Err(format!("{}: {e}", who(object))),
+            }
+        }
+        Err(format!(
+            "{}: still changing after {CONFLICT_RETRIES} retries",
+            who(object)
+        ))
+    }
+
+    /// `status.storedVersions` set to the storage version alone, if the
+    /// CRD still stores in the version migrated to.
+    async fn finish(&self, crd: &str, migrated: &Plan) -> Result<(), String> {
+        let crds = crate::webhook::apis::crds(&self.client);
+        for _ in 0..=CONFLICT_RETRIES {
+            let now = self.plan(crd).await?;
+            if now.storage != migrated.storage {
+                return Err(format!(
+                    "the storage version changed to {} meanwhile; migrating again",
+                    now.storage
+                ));
+            }
+            let patch = json!({
+                "metadata": {"resourceVersion": now.resource_version},
+                "status": {"storedVersions": [now.storage]},
+            });
+            let params = PatchParams {
+                field_manager: Some(FIELD_MANAGER.to_string()),
+                ..PatchParams::default()
+            };
+            match crds.patch_status(crd, &params, &Patch::Merge(&patch)).await {
+                Ok(_) => return Ok(()),
+                Err(kube::Error::Api(status)) if status.code == 409 => continue,
+                Err(e) => return Err(format!("cannot set the storedVersions of {crd}: {e}")),
+            }
+        }
+        Err(format!("the CRD {crd} kept changing"))
+    }
+}
+
+fn who(object: &DynamicObject) -> String {
+    describe(&serde_json::to_value(object).unwrap_or(Value::Null))
+}

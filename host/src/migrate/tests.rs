@@ -1,0 +1,131 @@
+//! Migrations against the embedded API server: objects written in v1, the
+//! CRD then storing v2.
+
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+use super::*;
+
+async fn cluster() -> (rekon_apiserver::RunningServer, kube::Client) {
+    let server = rekon_apiserver::ApiServer::builder().start().await.unwrap();
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(&server.kubeconfig()).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .unwrap();
+    (server, kube::Client::try_from(config).unwrap())
+}
+
+fn version(name: &str, storage: bool) -> Value {
+    json!({"name": name, "served": true, "storage": storage, "schema": {"openAPIV3Schema": {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}},
+    }}})
+}
+
+fn crd(versions: Vec<Value>) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.migrate.rekon.dev"},
+        "spec": {
+            "group": "migrate.rekon.dev", "scope": "Namespaced",
+            "names": {"kind": "Gadget", "plural": "gadgets", "singular": "gadget", "listKind": "GadgetList"},
+            "versions": versions,
+        },
+    })
+}
+
+async fn apply_crd(client: &kube::Client, body: Value) -> Result<Value, kube::Error> {
+    let crds = crate::webhook::apis::crds(client);
+    let params = PatchParams::apply("test").force();
+    let applied = crds
+        .patch("gadgets.migrate.rekon.dev", &params, &Patch::Apply(body))
+        .await?;
+    Ok(serde_json::to_value(applied).unwrap())
+}
+
+fn gadgets(client: &kube::Client, version: &str) -> Api<DynamicObject> {
+    let resource = kube::api::ApiResource {
+        group: "migrate.rekon.dev".into(),
+        version: version.into(),
+        api_version: format!("migrate.rekon.dev/{version}"),
+        kind: "Gadget".into(),
+        plural: "gadgets".into(),
+    };
+    Api::namespaced_with(client.clone(), "default", &resource)
+}
+
+#[tokio::test]
+async fn objects_stored_in_the_old_version_are_written_back_and_it_can_go() {
+    let (_server, client) = cluster().await;
+    apply_crd(&client, crd(vec![version("v1", true)]))
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let v1 = gadgets(&client, "v1");
+    let mut versions = Vec::new();
+    for i in 0..23 {
+        let gadget: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "migrate.rekon.dev/v1", "kind": "Gadget",
+            "metadata": {"name": format!("g{i:02}")}, "spec": {"size": i},
+        }))
+        .unwrap();
+        let created = v1.create(&PostParams::default(), &gadget).await.unwrap();
+        versions.push(created.metadata.resource_version.unwrap());
+    }
+    // v2 becomes the storage version; v1 objects stay as they were written.
+    let both = apply_crd(
+        &client,
+        crd(vec![version("v1", false), version("v2", true)]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(both["status"]["storedVersions"], json!(["v1", "v2"]));
+    // v1 cannot go while objects may be stored in it.
+    let refused = apply_crd(&client, crd(vec![version("v2", true)])).await;
+    assert!(
+        refused.is_err(),
+        "v1 removed while still stored: {refused:?}"
+    );
+
+    let config = MigrateConfig {
+        writes_per_second: 10_000.0,
+        page_size: 5,
+        ..MigrateConfig::default()
+    };
+    let migrator = Migrator::new(client.clone(), config, None);
+    let outcome = migrator.migrate("gadgets.migrate.rekon.dev").await;
+    assert_eq!(outcome, Outcome::Done { migrated: 23 });
+
+    // Every object was written again (in v2), unchanged.
+    let listed = gadgets(&client, "v2")
+        .list(&Default::default())
+        .await
+        .unwrap();
+    assert_eq!(listed.items.len(), 23);
+    for (i, gadget) in listed.items.iter().enumerate() {
+        assert_ne!(
+            gadget.metadata.resource_version.as_ref(),
+            Some(&versions[i])
+        );
+        assert_eq!(gadget.data["spec"]["size"], json!(i));
+    }
+    let progress = progress::Book::new(client.clone(), "default", "rekon")
+        .load("gadgets.migrate.rekon.dev")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (progress.state.as_str(), progress.migrated, progress.total),
+        ("done", 23, 23)
+    );
+    // storedVersions says v2 alone, so v1 can be removed now.
+    let dropped = apply_crd(&client, crd(vec![version("v2", true)]))
+        .await
+        .unwrap();
+    assert_eq!(dropped["status"]["storedVersions"], json!(["v2"]));
+    // Nothing more to do.
+    assert_eq!(
+        migrator.migrate("gadgets.migrate.rekon.dev").await,
+        Outcome::NotDue
+    );
+}
