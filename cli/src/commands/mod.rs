@@ -1,5 +1,5 @@
 //! The subcommands of `rekon`, one file or folder each (`new`, `run`,
-//! `dev`, `check`, `crd`, `pack`, `reconcile`, `replay`, `rollout`,
+//! `dev`, `check`, `crd`, `pack`, `reconcile`, `replay`, `rollout`, `migrate`,
 //! `admit`, `bench`, `test`, `uninstall`), over the library's public API
 //! only, like any program that embeds the host; the flags they share and
 //! the helpers they share are here.
@@ -9,6 +9,7 @@ mod bench;
 mod check;
 mod crd;
 mod dev;
+mod migrate;
 mod new;
 mod pack;
 mod real;
@@ -51,6 +52,8 @@ enum Command {
     Replay(replay::Args),
     /// Safe rollout: what a module's shadow version does (`status`), from a running host.
     Rollout(rollout::Args),
+    /// Storage version migration of a CRD (`rekon migrate CRD`), or where the hosts' migrations stand (`status`).
+    Migrate(migrate::Args),
     /// Answer one AdmissionReview or ConversionReview offline with a module's webhooks, as JSON.
     Admit(admit::Args),
     /// Run a module's reconcile against test cases written in YAML; print each failure as a diff.
@@ -95,6 +98,7 @@ pub fn main() -> ExitCode {
             Command::Reconcile(args) => reconcile::run(&cli.global, args).await,
             Command::Replay(args) => replay::run(&cli.global, args).await,
             Command::Rollout(args) => rollout::run(args).await,
+            Command::Migrate(args) => migrate::run(&cli.global, args).await,
             Command::Admit(args) => admit::run(&cli.global, args).await,
             Command::Test(args) => test::run(&cli.global, args).await,
             Command::Bench(args) => bench::run(&cli.global, args).await,

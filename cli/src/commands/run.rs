@@ -51,6 +51,12 @@ pub(super) struct Args {
     /// create and patch on customresourcedefinitions.
     #[arg(long)]
     install_crds: bool,
+    /// Leave the CRDs the modules ship as they are stored: no storage
+    /// version migration (by default the replica leading a module writes
+    /// back every object of a CRD whose storedVersions lists an older
+    /// version, then sets storedVersions; see `rekon migrate`).
+    #[arg(long)]
+    no_migrate: bool,
     /// An object whose deletion means rekon is being uninstalled, as
     /// KIND/NAME (namespace, serviceaccount, role, rolebinding, clusterrole,
     /// clusterrolebinding; namespaced ones in $POD_NAMESPACE), repeatable.
@@ -260,6 +266,7 @@ pub(super) async fn run(global: &Global, args: &Args) -> anyhow::Result<ExitCode
         .engine_config(engine_config(global))
         .controller_config(controller)
         .install_crds(args.install_crds)
+        .migrate(!args.no_migrate)
         .uninstall_triggers(
             args.leader.lease_namespace.clone(),
             args.uninstall_triggers.clone(),

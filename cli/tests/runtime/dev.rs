@@ -184,3 +184,95 @@ fn dev_runs_a_tenant_operator_owning_quota_statefulset_and_job() {
     });
     sigterm_and_wait(&mut child);
 }
+
+/// `rekon dev` migrates a module's CRD as a cluster's leader does: Apps
+/// written in v1, the CRD then storing v2 (applied by hand, as an upgrade
+/// would) — every App is written back (its conversion checked both ways
+/// first), `storedVersions` becomes `[v2]`, `rekon migrate status` says
+/// so, and only then can v1 be dropped from the CRD.
+#[test]
+fn dev_migrates_a_crd_to_its_new_storage_version() {
+    let dev = crate::support::Dev::start(&[rekon_test_artifacts::APP]);
+    let crd = "apps.demo.rekon.dev";
+    dev.until("the App CRD", || {
+        dev.kubectl(&["get", "crd", crd]).status.success()
+    });
+    let apps: String = (0..12)
+        .map(|i| {
+            format!(
+                "---\napiVersion: demo.rekon.dev/v1\nkind: App\nmetadata: {{name: mig-{i}, namespace: default}}\nspec: {{image: \"nginx:1.27\", replicas: 1, port: 80}}\n"
+            )
+        })
+        .collect();
+    let applied = dev.apply(&apps, &[]);
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+    let versions = |field: &str| {
+        let out = dev.kubectl(&["get", "crd", crd, "-o", &format!("jsonpath={{{field}}}")]);
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    assert_eq!(versions(".status.storedVersions"), r#"["v1"]"#);
+    let before = dev.kubectl(&[
+        "get",
+        "apps",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.items[*].metadata.resourceVersion}",
+    ]);
+    // The upgrade: v2 stores.
+    let moved = dev.kubectl(&[
+        "patch", "crd", crd, "--type=json", "-p",
+        r#"[{"op":"replace","path":"/spec/versions/0/storage","value":false},{"op":"replace","path":"/spec/versions/1/storage","value":true}]"#,
+    ]);
+    assert!(
+        moved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&moved.stderr)
+    );
+    let dropped = r#"[{"op":"remove","path":"/spec/versions/0"}]"#;
+    dev.until("storedVersions [v2]", || {
+        versions(".status.storedVersions") == r#"["v2"]"#
+    });
+    let after = dev.kubectl(&[
+        "get",
+        "apps",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.items[*].metadata.resourceVersion}",
+    ]);
+    let (before, after) = (
+        String::from_utf8_lossy(&before.stdout),
+        String::from_utf8_lossy(&after.stdout),
+    );
+    let unchanged: Vec<_> = before
+        .split(' ')
+        .filter(|rv| after.split(' ').any(|a| a == *rv))
+        .collect();
+    assert!(
+        unchanged.is_empty(),
+        "Apps not written back: {unchanged:?} of {before} (now {after})"
+    );
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_rekon"))
+        .args(["migrate", "status", "--kubeconfig"])
+        .arg(&dev.kubeconfig)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        said.contains("apps.demo.rekon.dev: done to v2, 12/12 objects written back; storage v2, storedVersions [\"v2\"]"),
+        "{said}{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    // v1 may go now.
+    let removed = dev.kubectl(&["patch", "crd", crd, "--type=json", "-p", dropped]);
+    assert!(
+        removed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&removed.stderr)
+    );
+}

@@ -52,6 +52,7 @@ pub struct HostBuilder {
     identity: Option<String>,
     webhooks: Option<crate::webhook::WebhookServerConfig>,
     install_crds: bool,
+    no_migrate: bool,
     uninstall_triggers: Option<(String, Vec<crate::webhook::uninstall::Trigger>)>,
     in_process_webhooks: bool,
     rollouts_in_memory: bool,
@@ -74,6 +75,14 @@ impl HostBuilder {
     /// Needs create and patch on customresourcedefinitions.
     pub fn install_crds(mut self, install: bool) -> Self {
         self.install_crds = install;
+        self
+    }
+
+    /// Whether the CRDs each module ships are migrated to their storage
+    /// version by the replica leading the module (default: yes; see
+    /// [`crate::migrate`]).
+    pub fn migrate(mut self, migrate: bool) -> Self {
+        self.no_migrate = !migrate;
         self
     }
 
@@ -287,6 +296,16 @@ impl HostBuilder {
         );
         if self.install_crds {
             supervisor = supervisor.install_crds(client.clone());
+        }
+        if !self.no_migrate {
+            let config = crate::migrate::MigrateConfig {
+                namespace: namespace.clone(),
+                lease_prefix: replicas
+                    .as_ref()
+                    .map_or_else(|| "rekon".to_string(), |r| r.name.clone()),
+                ..crate::migrate::MigrateConfig::default()
+            };
+            supervisor = supervisor.migrate(client.clone(), config);
         }
         supervisor =
             supervisor.webhooks_served(self.in_process_webhooks || self.webhooks.is_some());

@@ -6,6 +6,7 @@
 
 mod builder;
 mod crds;
+mod migrations;
 mod parts;
 mod report;
 mod rollouts;

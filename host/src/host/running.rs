@@ -40,6 +40,8 @@ pub(super) struct Running {
     pub(super) module: Module,
     /// None for a module that only serves webhooks.
     pub(super) controller: Option<Controller>,
+    /// Its CRDs' storage migrations (stopped with it).
+    pub(super) _migrations: Option<super::migrations::Migrations>,
 }
 
 /// One module's place: its running version, swapped under its own lock.

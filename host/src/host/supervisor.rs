@@ -42,6 +42,8 @@ pub(crate) struct Supervisor {
     /// Applies the CRDs each module ships before its controller starts
     /// (`--install-crds`).
     pub(super) install_crds: Option<kube::Client>,
+    /// Migrates the CRDs each module ships to their storage version.
+    pub(super) migrate: Option<(kube::Client, crate::migrate::MigrateConfig)>,
     /// Whether the modules' webhooks are served (by this host's webhook
     /// server, or in process by `rekon dev`'s API server); if not, a
     /// module that needs them is reported.
@@ -70,6 +72,7 @@ impl Supervisor {
             failures: Arc::default(),
             webhooks: WebhookModules::default(),
             install_crds: None,
+            migrate: None,
             webhooks_served: false,
         }
     }
@@ -84,6 +87,12 @@ impl Supervisor {
     /// controller starts.
     pub fn install_crds(mut self, client: kube::Client) -> Supervisor {
         self.install_crds = Some(client);
+        self
+    }
+
+    /// Migrates the CRDs each module ships, with this client.
+    pub fn migrate(mut self, client: kube::Client, config: crate::migrate::MigrateConfig) -> Self {
+        self.migrate = Some((client, config));
         self
     }
 
@@ -298,10 +307,21 @@ impl Supervisor {
             version: module.manifest().version.clone(),
             source: origin.to_string(),
         });
+        let migrations = self.migrate.as_ref().map(|(client, config)| {
+            super::migrations::start(
+                client.clone(),
+                config.clone(),
+                module.clone(),
+                self.shared.cluster.clone(),
+                self.shared.leaders.for_module(module.name()),
+                self.shared.metrics.clone(),
+            )
+        });
         *running = Some(Running {
             origin,
             module,
             controller,
+            _migrations: migrations,
         });
     }
 

@@ -11,6 +11,13 @@ use serde_json::Value;
 pub trait Converter: Send + Sync {
     /// `object` in `api_version`, or why it cannot be converted.
     async fn convert(&self, object: &Value, api_version: &str) -> Result<Value, String>;
+
+    /// Whether this converter converts `kind` of `group` between its
+    /// versions (checked even where the CRD does not say `Webhook`, as in
+    /// `rekon dev`, whose API server asks the module in process).
+    fn converts(&self, _group: &str, _kind: &str) -> bool {
+        false
+    }
 }
 
 /// Checks that `object` (in `storage`) survives a trip through each

@@ -11,6 +11,7 @@
 //! Start at [`Migrator::migrate`]; [`progress::Book`] reads what runs.
 
 mod check;
+mod convert;
 mod plan;
 pub mod progress;
 mod run;
@@ -18,6 +19,7 @@ mod run;
 mod tests;
 
 pub use check::{Converter, round_trip};
+pub use convert::ModuleConverter;
 pub use plan::Plan;
 pub use progress::Progress;
 pub use run::{MigrateConfig, Migrator, Outcome};

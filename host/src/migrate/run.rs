@@ -12,6 +12,10 @@ use serde_json::{Value, json};
 use super::check::{Converter, describe, round_trip};
 use super::plan::Plan;
 use super::progress::{Book, FIELD_MANAGER, Progress};
+use crate::cluster::Cluster;
+use crate::contract::{EventType, Gvk, ObjectRef};
+use crate::ha::Leadership;
+use crate::telemetry::{Metrics, MigrationLabels};
 
 /// How a migration runs.
 #[derive(Clone, Debug)]
@@ -61,6 +65,9 @@ pub struct Migrator {
     client: kube::Client,
     config: MigrateConfig,
     converter: Option<Arc<dyn Converter>>,
+    metrics: Option<Arc<Metrics>>,
+    leadership: Option<Leadership>,
+    events: Option<Arc<dyn Cluster>>,
 }
 
 impl Migrator {
@@ -75,6 +82,75 @@ impl Migrator {
             client,
             config,
             converter,
+            metrics: None,
+            leadership: None,
+            events: None,
+        }
+    }
+
+    /// Records Events on the CRD (migration started, done, refused,
+    /// failed) through `cluster`.
+    #[must_use]
+    pub fn events(mut self, cluster: Arc<dyn Cluster>) -> Migrator {
+        self.events = Some(cluster);
+        self
+    }
+
+    async fn announce(&self, crd: &str, event_type: EventType, reason: &str, message: &str) {
+        let Some(events) = &self.events else {
+            return;
+        };
+        let regarding = ObjectRef {
+            kind: Gvk {
+                group: "apiextensions.k8s.io".into(),
+                version: "v1".into(),
+                kind: "CustomResourceDefinition".into(),
+            },
+            namespace: None,
+            name: crd.to_string(),
+        };
+        let message: String = message.chars().take(1000).collect();
+        let _ = events
+            .record_event(&regarding, event_type, reason, &message, "rekon-migrate")
+            .await;
+    }
+
+    /// Writes only while `leadership` leads: losing it stops the
+    /// migration after the page in hand (the next leader resumes).
+    #[must_use]
+    pub fn leadership(mut self, leadership: Leadership) -> Migrator {
+        self.leadership = Some(leadership);
+        self
+    }
+
+    /// Counts progress and outcomes in `metrics`
+    /// (`rekon_migration_objects`, `rekon_migrations_total`).
+    #[must_use]
+    pub fn metrics(mut self, metrics: Arc<Metrics>) -> Migrator {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    fn count(&self, progress: &Progress) {
+        let Some(metrics) = &self.metrics else {
+            return;
+        };
+        for (state, value) in [("migrated", progress.migrated), ("total", progress.total)] {
+            let labels = MigrationLabels {
+                crd: progress.crd.clone(),
+                state: state.into(),
+            };
+            metrics
+                .migration_objects
+                .get_or_create(&labels)
+                .set(i64::try_from(value).unwrap_or(i64::MAX));
+        }
+        if matches!(progress.state.as_str(), "done" | "refused" | "failed") {
+            let labels = MigrationLabels {
+                crd: progress.crd.clone(),
+                state: progress.state.clone(),
+            };
+            metrics.migrations.get_or_create(&labels).inc();
         }
     }
 
@@ -117,6 +193,12 @@ impl Migrator {
         };
         tracing::info!(crd, storage = %plan.storage, stored = ?plan.stored, migrated = progress.migrated, "migration: objects to write back in the storage version");
         if progress.state.is_empty() || progress.state == "checking" {
+            let started = format!(
+                "writing back every object in {} (storedVersions {:?})",
+                plan.storage, plan.stored
+            );
+            self.announce(crd, EventType::Normal, "MigrationStarted", &started)
+                .await;
             progress.state = "checking".into();
             self.save(&book, &progress).await;
             if let Err(why) = self.check(&plan).await {
@@ -138,6 +220,9 @@ impl Migrator {
             progress.message = why.clone();
             self.save(&book, &progress).await;
             tracing::error!(crd, why, "migration stopped; what was written stays");
+            let note = format!("stopped after {} objects: {why}", progress.migrated);
+            self.announce(crd, EventType::Warning, "MigrationFailed", &note)
+                .await;
             return Outcome::Failed(why);
         }
         if let Err(why) = self.finish(crd, &plan).await {
@@ -150,12 +235,19 @@ impl Migrator {
         progress.continue_token.clear();
         self.save(&book, &progress).await;
         tracing::info!(crd, storage = %plan.storage, migrated = progress.migrated, "migration done: storedVersions is the storage version alone");
+        let done = format!(
+            "{} objects written back in {}; storedVersions is [{}]",
+            progress.migrated, plan.storage, plan.storage
+        );
+        self.announce(crd, EventType::Normal, "Migrated", &done)
+            .await;
         Outcome::Done {
             migrated: progress.migrated,
         }
     }
 
     async fn save(&self, book: &Book, progress: &Progress) {
+        self.count(progress);
         if let Err(e) = book.save(progress).await {
             tracing::warn!(crd = %progress.crd, error = %e, "migration: cannot record progress");
         }
@@ -172,7 +264,11 @@ impl Migrator {
     /// Every object, in the storage version, through the module's
     /// conversion to each served version and back.
     async fn check(&self, plan: &Plan) -> Result<(), String> {
-        let Some(converter) = self.converter.as_ref().filter(|_| plan.webhook) else {
+        let Some(converter) = self
+            .converter
+            .as_ref()
+            .filter(|c| plan.webhook || c.converts(&plan.group, &plan.kind))
+        else {
             return Ok(());
         };
         let api = self.api(plan, None);
@@ -216,6 +312,9 @@ impl Migrator {
         let gap = Duration::from_secs_f64(1.0 / self.config.writes_per_second.max(0.1));
         let mut next_write = tokio::time::Instant::now();
         loop {
+            if self.leadership.as_ref().is_some_and(|l| !l.is_leading()) {
+                return Err("this replica stopped leading; the next leader resumes".into());
+            }
             let mut params = ListParams::default().limit(self.config.page_size);
             if !progress.continue_token.is_empty() {
                 params = params.continue_token(&progress.continue_token);

@@ -129,3 +129,79 @@ async fn objects_stored_in_the_old_version_are_written_back_and_it_can_go() {
         Outcome::NotDue
     );
 }
+
+/// Converts Gadgets between v1 and v2 by changing `apiVersion`, and
+/// forgets `spec.size` on the way to v1.
+struct ForgetsSize;
+
+#[async_trait::async_trait]
+impl Converter for ForgetsSize {
+    async fn convert(&self, object: &Value, api_version: &str) -> Result<Value, String> {
+        let mut out = object.clone();
+        out["apiVersion"] = api_version.into();
+        if api_version.ends_with("/v1")
+            && let Some(spec) = out["spec"].as_object_mut()
+        {
+            spec.remove("size");
+        }
+        Ok(out)
+    }
+
+    fn converts(&self, group: &str, kind: &str) -> bool {
+        group == "migrate.rekon.dev" && kind == "Gadget"
+    }
+}
+
+#[tokio::test]
+async fn a_conversion_that_loses_a_field_is_refused_before_anything_is_written() {
+    let (_server, client) = cluster().await;
+    apply_crd(&client, crd(vec![version("v1", true)]))
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let v1 = gadgets(&client, "v1");
+    let gadget: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "migrate.rekon.dev/v1", "kind": "Gadget",
+        "metadata": {"name": "g"}, "spec": {"size": 3},
+    }))
+    .unwrap();
+    let created = v1.create(&PostParams::default(), &gadget).await.unwrap();
+    apply_crd(
+        &client,
+        crd(vec![version("v1", false), version("v2", true)]),
+    )
+    .await
+    .unwrap();
+    let migrator = Migrator::new(
+        client.clone(),
+        MigrateConfig::default(),
+        Some(std::sync::Arc::new(ForgetsSize)),
+    );
+    let outcome = migrator.migrate("gadgets.migrate.rekon.dev").await;
+    assert_eq!(
+        outcome,
+        Outcome::Refused(
+            "default/g: converted to migrate.rekon.dev/v1 and back, .spec.size is not what it was"
+                .into()
+        )
+    );
+    let after = v1.get("g").await.unwrap();
+    assert_eq!(
+        after.metadata.resource_version,
+        created.metadata.resource_version
+    );
+    let crds = crate::webhook::apis::crds(&client);
+    let now = serde_json::to_value(crds.get("gadgets.migrate.rekon.dev").await.unwrap()).unwrap();
+    assert_eq!(now["status"]["storedVersions"], json!(["v1", "v2"]));
+    let progress = progress::Book::new(client, "default", "rekon")
+        .load("gadgets.migrate.rekon.dev")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(progress.state, "refused");
+    assert!(
+        progress.message.contains(".spec.size"),
+        "{}",
+        progress.message
+    );
+}

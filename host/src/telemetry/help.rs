@@ -3,7 +3,7 @@
 use prometheus_client::registry::Registry;
 
 /// Every metric's name (after the `rekon_` prefix) and help text.
-pub(super) const HELP: [(&str, &str); 28] = [
+pub(super) const HELP: [(&str, &str); 30] = [
     (
         "reconciles",
         "Reconciles by module, the version that served them (a canary's for the objects it serves) and result (done, requeue, error, panic, timeout, out_of_memory, stack_overflow, trap)",
@@ -109,6 +109,14 @@ pub(super) const HELP: [(&str, &str); 28] = [
     (
         "shard_handoff_duration_seconds",
         "Time from a change of the replicas seen to this replica reconciling its new ranges (or having released the old)",
+    ),
+    (
+        "migration_objects",
+        "A CRD's storage version migration by this replica: objects written back in the storage version (state migrated) of those the resource holds (state total)",
+    ),
+    (
+        "migrations",
+        "Storage version migrations ended by this replica, by CRD and outcome (done, refused: a conversion that does not round-trip, failed: stopped on an object)",
     ),
 ];
 

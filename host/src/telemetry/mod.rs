@@ -118,6 +118,13 @@ pub(crate) struct DirectionLabel {
     pub direction: String,
 }
 
+/// Labels: a CRD migrated and a state (`migrated`, `total`) or outcome.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct MigrationLabels {
+    pub crd: String,
+    pub state: String,
+}
+
 /// Labels: a sharded informer's kind and filtering mode.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct FilteringLabels {
@@ -162,6 +169,8 @@ pub struct Metrics {
     pub(crate) shard_filtering: Family<FilteringLabels, Gauge>,
     pub(crate) shard_handoffs: Family<DirectionLabel, Counter>,
     pub(crate) shard_handoff_duration: Histogram,
+    pub(crate) migration_objects: Family<MigrationLabels, Gauge>,
+    pub(crate) migrations: Family<MigrationLabels, Counter>,
     /// The label sets of `host_calls` created so far (to forget a module's).
     host_call_labels: Mutex<HashSet<CallLabels>>,
     /// The versions that served reconciles so far (to forget a module's).
@@ -234,6 +243,8 @@ impl Metrics {
                 "shard_handoff_duration_seconds",
                 seconds_histogram(),
             ),
+            migration_objects: register(&mut r, "migration_objects", Family::default()),
+            migrations: register(&mut r, "migrations", Family::default()),
             registry: r,
             host_call_labels: Mutex::new(HashSet::new()),
             served_versions: Mutex::new(HashSet::new()),

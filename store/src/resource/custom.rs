@@ -268,9 +268,17 @@ impl CustomSchemas {
     }
 
     /// A stored object decoded anew (after its CRD changed): pruned and
-    /// defaulted by the storage version's schema.
+    /// defaulted by the schema of the version it is stored in.
     pub(crate) fn redecode(&self, object: &mut Value) {
-        if let Some(schema) = self.version(self.storage()).and_then(|v| v.schema.as_ref()) {
+        // Each object in the schema of the version it is stored in (an
+        // object written before the storage version changed is still in
+        // the old one, and the new schema would prune its fields).
+        let stored = object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .and_then(|v| v.rsplit_once('/'))
+            .map_or_else(|| self.storage().to_string(), |(_, v)| v.to_string());
+        if let Some(schema) = self.version(&stored).and_then(|v| v.schema.as_ref()) {
             let options = DecodeOptions {
                 drop_invalid_metadata: true,
                 ..Default::default()
