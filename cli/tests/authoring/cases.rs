@@ -332,3 +332,41 @@ fn a_malformed_cases_file_names_the_file_and_the_case() {
     );
     assert!(stdout(&output).is_empty(), "{}", shown(&output));
 }
+
+/// Every App a case gives goes through the module's conversion to each
+/// version its CRD serves and back: one carrying a field the conversion
+/// does not keep (v1's `spec.container`, overwritten on the way to v2)
+/// fails, naming the field; `roundTrip: false` opts the case out.
+#[test]
+fn a_case_whose_object_does_not_survive_the_conversion_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cases.yaml");
+    let case = |name: &str, opt_out: &str| {
+        format!(
+            "  - name: {name}\n{opt_out}    request:\n      object:\n        apiVersion: demo.rekon.dev/v1\n        kind: App\n        metadata: {{name: web, namespace: default}}\n        spec: {{image: \"nginx:1.27\", replicas: 1, port: 80, container: {{image: other}}}}\n"
+        )
+    };
+    std::fs::write(
+        &file,
+        format!(
+            "cases:\n{}{}",
+            case("checked", ""),
+            case("opted out", "    roundTrip: false\n")
+        ),
+    )
+    .unwrap();
+    let output = rekon_test(&[
+        file.to_str().unwrap(),
+        "--module",
+        rekon_test_artifacts::APP,
+    ]);
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{}", shown(&output));
+    assert!(out.contains("FAIL checked"), "{}", shown(&output));
+    assert!(out.contains("ok   opted out"), "{}", shown(&output));
+    assert!(
+        out.contains("conversion round trip: default/web: converted to demo.rekon.dev/v2 and back, .spec.container is not what it was"),
+        "{}",
+        shown(&output)
+    );
+}

@@ -174,6 +174,11 @@ impl Migrator {
     /// Runs the migration of CRD `crd` to its storage version, resuming
     /// what an earlier run (here or on another replica) recorded.
     pub async fn migrate(&self, crd: &str) -> Outcome {
+        let crds = crate::webhook::apis::crds(&self.client);
+        // A CRD not installed (yet) has nothing stored.
+        if let Ok(None) = crds.get_opt(crd).await {
+            return Outcome::NotDue;
+        }
         let plan = match self.plan(crd).await {
             Ok(plan) => plan,
             Err(why) => return Outcome::Failed(why),

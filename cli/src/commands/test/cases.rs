@@ -21,6 +21,9 @@ pub(super) struct CasesFile {
 /// One case, checked.
 pub(super) struct Case {
     pub(super) name: String,
+    /// Whether its objects' conversion round trips are checked
+    /// (`roundTrip: false` opts out).
+    pub(super) round_trip: bool,
     pub(super) objects: Vec<Value>,
     pub(super) request: CaseRequest,
     pub(super) expect: Expect,
@@ -70,8 +73,11 @@ pub(super) struct RawFile {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub(super) struct RawCase {
     pub(super) name: String,
+    #[serde(default)]
+    pub(super) round_trip: Option<bool>,
     #[serde(default)]
     pub(super) objects: Vec<Value>,
     pub(super) request: Value,
@@ -252,6 +258,7 @@ impl Case {
         };
         Ok(Case {
             name: raw.name,
+            round_trip: raw.round_trip.unwrap_or(true),
             objects: raw.objects,
             request: CaseRequest {
                 target,

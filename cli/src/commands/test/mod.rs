@@ -35,6 +35,10 @@
 //!         - {verb: delete, kind: Secret, code: 403}
 //! ```
 //!
+//! - `roundTrip: false` on a case: its objects' conversion round trips
+//!   are not checked (by default each object of a kind the module
+//!   converts goes to every other served version and back, and must come
+//!   back as it was).
 //! - `request`: exactly one of `object` (added to the cluster after
 //!   `objects`) and `ref` (`apiVersion`, `kind`, `namespace`, `name`: an
 //!   object listed in `objects`, or one absent from the cluster).
@@ -103,6 +107,7 @@ use running::{RealRun, run_case};
 mod cases;
 mod checks;
 mod render;
+mod roundtrip;
 mod running;
 
 /// `rekon test CASES.yaml... [--module MODULE.wasm] [--case TEXT]`.

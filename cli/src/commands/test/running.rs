@@ -269,6 +269,13 @@ pub(super) async fn run_case(
     };
     let outcome = module.reconcile(cluster.clone(), &request, options).await;
     let mut failures = Vec::new();
+    if case.round_trip {
+        let mut given: Vec<&Value> = case.objects.iter().collect();
+        if let Target::Object(object) = &case.request.target {
+            given.push(object);
+        }
+        failures.extend(super::roundtrip::round_trips(module, cluster.clone(), &given).await);
+    }
     failures.extend(check_result(&case.expect.result, &outcome.result));
     for (target, expected) in &case.expect.present {
         failures.extend(check_present(backend, target, expected).await?);
