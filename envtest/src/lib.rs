@@ -112,6 +112,7 @@ pub struct RealCluster {
     /// without dropping the handle (SIGKILL, a test harness's timeout).
     watchdog: Option<Child>,
     port: u16,
+    etcd_port: u16,
     token: String,
     ca_pem: String,
 }
@@ -224,6 +225,7 @@ impl RealCluster {
             children: Vec::new(),
             watchdog: watchdog(std::process::id(), dir.path()),
             port,
+            etcd_port: etcd_client,
             token: token.clone(),
             ca_pem,
             dir,
@@ -354,6 +356,12 @@ impl RealCluster {
     /// `https://127.0.0.1:<port>`.
     pub fn url(&self) -> String {
         format!("https://127.0.0.1:{}", self.port)
+    }
+
+    /// etcd's client URL, `http://127.0.0.1:<port>` (its JSON gateway,
+    /// `POST /v3/kv/range`, shows objects as stored).
+    pub fn etcd_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.etcd_port)
     }
 
     /// The bearer token of a user in `system:masters`.

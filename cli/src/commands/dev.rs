@@ -24,6 +24,10 @@ pub(super) struct Args {
     /// Serve only the API server, run no module.
     #[arg(long)]
     api_only: bool,
+    /// Leave the modules' CRDs as they are stored: no storage version
+    /// migration (see `rekon migrate`).
+    #[arg(long)]
+    no_migrate: bool,
     /// TCP port on 127.0.0.1 (0 picks a free one).
     #[arg(long, default_value_t = 0)]
     port: u16,
@@ -184,6 +188,7 @@ pub(super) async fn run(global: &Global, args: &Args) -> anyhow::Result<ExitCode
             .client(client_from(config, "dev")?)
             .engine_config(engine_config(global))
             .install_crds(true)
+            .migrate(!args.no_migrate)
             .in_process_webhooks();
         for dir in &args.module_dir {
             builder = builder.watch_dir(dir.clone());
@@ -260,12 +265,14 @@ async fn run_real(global: &Global, args: &Args, assets: &Path) -> anyhow::Result
         .with_context(|| format!("cannot write the kubeconfig {}", kubeconfig.display()))?;
     eprintln!(
         "rekon dev: Kubernetes API server (real: {what}; ready in {took:.1} s) on {url}\n\
+         etcd: {etcd} (objects as stored: POST /v3/kv/range)\n\
          kubeconfig: {path}\n\
          try: KUBECONFIG={path} kubectl get namespaces\n\
          stop with Ctrl-C (the API server stops and its data goes with it)",
         what = real.what,
         took = real.took.as_secs_f64(),
         url = real.cluster.url(),
+        etcd = real.cluster.etcd_url(),
         path = kubeconfig.display(),
     );
     let watch_configmaps = args.configmaps.watch_configmaps && !args.api_only;
@@ -286,6 +293,7 @@ async fn run_real(global: &Global, args: &Args, assets: &Path) -> anyhow::Result
             .client(client)
             .engine_config(engine_config(global))
             .install_crds(true)
+            .migrate(!args.no_migrate)
             .webhooks(webhooks);
         for dir in &args.module_dir {
             builder = builder.watch_dir(dir.clone());

@@ -225,6 +225,22 @@ fn until(what: &str, log: &Path, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// `rekon dev ARGS --write-kubeconfig KUBECONFIG` on the real binaries,
+/// its log in `log`.
+fn start_dev(args: &[&str], kubeconfig: &Path, log: &Path) -> Stopped {
+    let child = Command::new(env!("CARGO_BIN_EXE_rekon"))
+        .arg("dev")
+        .args(args)
+        .arg("--write-kubeconfig")
+        .arg(kubeconfig)
+        .env("REKON_CACHE_DIR", path("target/rekon-test-cache"))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap();
+    Stopped(child)
+}
+
 /// `rekon dev` stopped, even when a test fails.
 struct Stopped(Child);
 
@@ -253,17 +269,12 @@ fn rekon_dev_runs_the_app_on_a_real_api_server() {
     let kubeconfig = dir.path().join("kubeconfig");
     let log = dir.path().join("rekon-dev.log");
     let started = Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_rekon"))
-        .args(["dev", rekon_test_artifacts::APP])
-        .args(["-f", &path("guests/app/manifests/example.yaml")])
-        .arg("--write-kubeconfig")
-        .arg(&kubeconfig)
-        .env("REKON_CACHE_DIR", path("target/rekon-test-cache"))
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut dev = Stopped(child);
+    let example = path("guests/app/manifests/example.yaml");
+    let mut dev = start_dev(
+        &[rekon_test_artifacts::APP, "-f", &example],
+        &kubeconfig,
+        &log,
+    );
     until("the example App's Deployment and status", &log, || {
         kubeconfig.exists()
             && kubectl_out(
@@ -421,3 +432,6 @@ mod durable;
 
 #[path = "real/sharding.rs"]
 mod sharding;
+
+#[path = "real/migration.rs"]
+mod migration;

@@ -246,7 +246,7 @@ impl Registry {
                 }
                 let mut live = live;
                 write_managed(&mut live, &entries);
-                self.create(res, Some(ns).filter(|n| !n.is_empty()), live, opts)
+                self.create_tracked(res, Some(ns).filter(|n| !n.is_empty()), live, opts, true)
             }
             Some(existing) => {
                 if let Some(rv) = meta(&config, "resourceVersion")

@@ -24,8 +24,22 @@ impl Registry {
         &mut self,
         res: &ResourceInfo,
         namespace: Option<&str>,
+        obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value, Status> {
+        self.create_tracked(res, namespace, obj, opts, false)
+    }
+
+    /// [`create`](Self::create); with `tracked`, the object's
+    /// managedFields are the field manager's already (an apply that
+    /// creates) and are kept.
+    pub(crate) fn create_tracked(
+        &mut self,
+        res: &ResourceInfo,
+        namespace: Option<&str>,
         mut obj: Value,
         opts: &WriteOptions,
+        tracked: bool,
     ) -> Result<Value, Status> {
         self.decode_request(res, &mut obj, opts)?;
         decode(res, &obj)?;
@@ -101,7 +115,13 @@ impl Registry {
         // after it (a claim's protection finalizer, a Service's addresses)
         // is owned by no one.
         versioned(res, &mut obj);
-        if obj.pointer("/metadata/managedFields").is_none() {
+        // managedFields sent with a create are read, then the creator's
+        // update takes every field it sets from them: the creator owns
+        // the object alone (`FieldManager.Update` over an empty object).
+        if !tracked {
+            if let Some(md) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                md.remove("managedFields");
+            }
             let manager = opts
                 .field_manager
                 .clone()

@@ -20,11 +20,21 @@ use crate::resource::builtin::is_builtin;
 use crate::resource::info::ResourceInfo;
 
 /// A JSON patch applied as the real server applies it (evanphx/json-patch
-/// v4): operation by operation, and a `replace` of a key an object does not
-/// have adds it, where RFC 6902 refuses it.
+/// v4): operation by operation, a `replace` of a key an object does not
+/// have adds it, where RFC 6902 refuses it, and a `test` of such a key
+/// against null passes.
 fn json_patch_as_the_server(doc: &mut Value, patch: json_patch::Patch) -> Result<(), Status> {
     use json_patch::{AddOperation, PatchOperation};
     for op in patch.0 {
+        // `test` of a member an object lacks against null passes (the
+        // patch library reads a missing member as nil); kube-rs's
+        // finalizer helper guards its first add so.
+        if let PatchOperation::Test(test) = &op
+            && test.value.is_null()
+            && missing_key_of_object(doc, test.path.as_str())
+        {
+            continue;
+        }
         let op = match op {
             PatchOperation::Replace(replace)
                 if missing_key_of_object(doc, replace.path.as_str()) =>

@@ -101,6 +101,11 @@ impl Real {
         let started = Instant::now();
         let folder = assets.to_path_buf();
         let mut options = rekon_envtest::Options::default();
+        // Room for as many Services as a development cluster holds
+        // (kubeadm's default range is a /12; envtest's /24 runs out at 254).
+        options
+            .apiserver_args
+            .push("--service-cluster-ip-range=10.96.0.0/16".into());
         if !gates.is_empty() {
             let gates: Vec<String> = gates.iter().map(|(n, on)| format!("{n}={on}")).collect();
             options
