@@ -92,9 +92,18 @@ async fn objects_stored_in_the_old_version_are_written_back_and_it_can_go() {
         page_size: 5,
         ..MigrateConfig::default()
     };
-    let migrator = Migrator::new(client.clone(), config, None);
+    let metrics = std::sync::Arc::new(crate::telemetry::Metrics::new());
+    let migrator = Migrator::new(client.clone(), config, None).metrics(metrics.clone());
     let outcome = migrator.migrate("gadgets.migrate.rekon.dev").await;
     assert_eq!(outcome, Outcome::Done { migrated: 23 });
+    let served = metrics.encode();
+    for series in [
+        r#"rekon_migration_objects{crd="gadgets.migrate.rekon.dev",state="migrated"} 23"#,
+        r#"rekon_migration_objects{crd="gadgets.migrate.rekon.dev",state="total"} 23"#,
+        r#"rekon_migrations_total{crd="gadgets.migrate.rekon.dev",state="done"} 1"#,
+    ] {
+        assert!(served.contains(series), "{series} not in\n{served}");
+    }
 
     // Every object was written again (in v2), unchanged.
     let listed = gadgets(&client, "v2")
