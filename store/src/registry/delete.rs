@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::graceful::{BeforeDelete, before_delete, mark_as_deleting};
 use super::registry::Registry;
 use crate::apis::apiextensions::customresourcedefinition::is_crd;
+use crate::apis::core::persistentvolume::PV_PROTECTION;
 use crate::apis::deletion::{GcPolicy, default_gc_policy};
 use crate::machinery::object::{finalizers, meta_mut};
 use crate::meta::status::Status;
@@ -107,7 +108,15 @@ impl Registry {
             && res.kind == "PersistentVolumeClaim"
             && !self.claim_in_use(&ns, name)
         {
-            self.release_claim(res, out.clone());
+            self.release(res, out.clone(), PVC_PROTECTION);
+        }
+        // So does the PV protection controller with a volume no claim is
+        // bound to.
+        if res.group.is_empty()
+            && res.kind == "PersistentVolume"
+            && out.pointer("/status/phase").and_then(Value::as_str) != Some("Bound")
+        {
+            self.release(res, out.clone(), PV_PROTECTION);
         }
         Ok(DeleteOutcome::Pending(out))
     }
@@ -121,11 +130,11 @@ impl Registry {
         DeleteOutcome::Deleted(self.finish_delete(res, last))
     }
 
-    /// The PVC protection controller's part: the claim's finalizer goes,
-    /// and the claim with it when no other holds it.
-    fn release_claim(&mut self, res: &ResourceInfo, mut claim: Value) {
+    /// A protection controller's part: its finalizer goes, and the claim
+    /// or volume with it when no other holds it.
+    fn release(&mut self, res: &ResourceInfo, mut claim: Value, protection: &str) {
         let mut fins = finalizers(&claim);
-        fins.retain(|f| f != PVC_PROTECTION);
+        fins.retain(|f| f != protection);
         if fins.is_empty() {
             meta_mut(&mut claim).remove("finalizers");
             self.finish_delete(res, claim);

@@ -80,3 +80,30 @@ fn a_storage_class_is_defaulted_and_its_parameters_cannot_change() {
         refused.message
     );
 }
+
+#[test]
+fn an_unbound_volume_goes_when_deleted_and_a_bound_one_is_held() {
+    let s = store();
+    let r = s
+        .resource_for_kind("", "v1", "PersistentVolume")
+        .expect("persistentvolumes");
+    let volume = |name: &str| {
+        json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                "hostPath": {"path": "/data"}}})
+    };
+    s.create(&r, None, volume("free"), &opts("t")).unwrap();
+    s.delete(&r, None, "free", None).unwrap();
+    assert!(
+        s.get(&r, None, "free").is_err(),
+        "an unbound volume is released at once"
+    );
+    let mut bound = s.create(&r, None, volume("bound"), &opts("t")).unwrap();
+    bound["status"]["phase"] = json!("Bound");
+    let mut status = opts("binder");
+    status.subresource = Some("status".into());
+    s.replace(&r, None, "bound", bound, &status).unwrap();
+    s.delete(&r, None, "bound", None).unwrap();
+    let held = s.get(&r, None, "bound").expect("a bound volume is held");
+    assert!(held["metadata"]["deletionTimestamp"].is_string());
+}
