@@ -93,22 +93,12 @@ async fn status(at: &At) -> anyhow::Result<ExitCode> {
             at.namespace
         ))?;
     }
-    let crds: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(
-        client,
-        &kube::api::ApiResource {
-            group: "apiextensions.k8s.io".into(),
-            version: "v1".into(),
-            api_version: "apiextensions.k8s.io/v1".into(),
-            kind: "CustomResourceDefinition".into(),
-            plural: "customresourcedefinitions".into(),
-        },
-    );
     for progress in recorded {
-        let now = match crds.get_opt(&progress.crd).await? {
-            Some(crd) => match Plan::of(&serde_json::to_value(crd)?) {
-                Ok(plan) => format!("storage {}, storedVersions {:?}", plan.storage, plan.stored),
-                Err(why) => why,
-            },
+        let now = match Plan::read(&client, &progress.crd)
+            .await
+            .map_err(anyhow::Error::msg)?
+        {
+            Some(plan) => format!("storage {}, storedVersions {:?}", plan.storage, plan.stored),
             None => "the CRD is gone".into(),
         };
         let mut line = format!(

@@ -215,14 +215,17 @@ fn dev_migrates_a_crd_to_its_new_storage_version() {
         String::from_utf8_lossy(&out.stdout).to_string()
     };
     assert_eq!(versions(".status.storedVersions"), r#"["v1"]"#);
-    let before = dev.kubectl(&[
-        "get",
-        "apps",
-        "-n",
-        "default",
-        "-o",
-        "jsonpath={.items[*].metadata.resourceVersion}",
-    ]);
+    let app_versions = || {
+        dev.kubectl(&[
+            "get",
+            "apps",
+            "-n",
+            "default",
+            "-o",
+            "jsonpath={.items[*].metadata.resourceVersion}",
+        ])
+    };
+    let before = app_versions();
     // The upgrade: v2 stores.
     let moved = dev.kubectl(&[
         "patch", "crd", crd, "--type=json", "-p",
@@ -237,14 +240,7 @@ fn dev_migrates_a_crd_to_its_new_storage_version() {
     dev.until("storedVersions [v2]", || {
         versions(".status.storedVersions") == r#"["v2"]"#
     });
-    let after = dev.kubectl(&[
-        "get",
-        "apps",
-        "-n",
-        "default",
-        "-o",
-        "jsonpath={.items[*].metadata.resourceVersion}",
-    ]);
+    let after = app_versions();
     let (before, after) = (
         String::from_utf8_lossy(&before.stdout),
         String::from_utf8_lossy(&after.stdout),

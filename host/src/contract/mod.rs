@@ -93,6 +93,16 @@ pub(crate) fn empty_webhook() -> Webhook {
     }
 }
 
+impl Webhooks {
+    /// Whether these webhooks convert `kind` of `group` between its
+    /// versions.
+    pub fn converts(&self, group: &str, kind: &str) -> bool {
+        self.conversions
+            .iter()
+            .any(|c| c.kind.group == group && c.kind.kind == kind)
+    }
+}
+
 impl IndexKey {
     /// The key in the form of the rule every backend shares
     /// ([`rekon_rules::index_keys`]).

@@ -33,10 +33,6 @@ impl Converter for ModuleConverter {
     }
 
     fn converts(&self, group: &str, kind: &str) -> bool {
-        self.module
-            .webhooks()
-            .conversions
-            .iter()
-            .any(|c| c.kind.group == group && c.kind.kind == kind)
+        self.module.webhooks().converts(group, kind)
     }
 }

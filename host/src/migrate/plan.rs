@@ -77,6 +77,17 @@ impl Plan {
         })
     }
 
+    /// The plan of CRD `crd` as the API server has it now (none: not
+    /// installed).
+    pub async fn read(client: &kube::Client, crd: &str) -> Result<Option<Plan>, String> {
+        let read = crate::webhook::apis::crds(client)
+            .get_opt(crd)
+            .await
+            .map_err(|e| format!("cannot read CRD {crd}: {e}"))?;
+        read.map(|object| Plan::of(&serde_json::to_value(object).unwrap_or_default()))
+            .transpose()
+    }
+
     /// Whether objects may still be stored in a version other than the
     /// storage version (`storedVersions` lists another).
     pub fn due(&self) -> bool {

@@ -162,25 +162,13 @@ impl Migrator {
         )
     }
 
-    async fn plan(&self, crd: &str) -> Result<Plan, String> {
-        let crds = crate::webhook::apis::crds(&self.client);
-        let object = crds
-            .get(crd)
-            .await
-            .map_err(|e| format!("cannot read CRD {crd}: {e}"))?;
-        Plan::of(&serde_json::to_value(object).unwrap_or_default())
-    }
-
     /// Runs the migration of CRD `crd` to its storage version, resuming
     /// what an earlier run (here or on another replica) recorded.
     pub async fn migrate(&self, crd: &str) -> Outcome {
-        let crds = crate::webhook::apis::crds(&self.client);
-        // A CRD not installed (yet) has nothing stored.
-        if let Ok(None) = crds.get_opt(crd).await {
-            return Outcome::NotDue;
-        }
-        let plan = match self.plan(crd).await {
-            Ok(plan) => plan,
+        let plan = match Plan::read(&self.client, crd).await {
+            Ok(Some(plan)) => plan,
+            // A CRD not installed (yet) has nothing stored.
+            Ok(None) => return Outcome::NotDue,
             Err(why) => return Outcome::Failed(why),
         };
         if !plan.due() {
@@ -402,7 +390,9 @@ impl Migrator {
     async fn finish(&self, crd: &str, migrated: &Plan) -> Result<(), String> {
         let crds = crate::webhook::apis::crds(&self.client);
         for _ in 0..=CONFLICT_RETRIES {
-            let now = self.plan(crd).await?;
+            let now = Plan::read(&self.client, crd)
+                .await?
+                .ok_or_else(|| format!("the CRD {crd} is gone"))?;
             if now.storage != migrated.storage {
                 return Err(format!(
                     "the storage version changed to {} meanwhile; migrating again",

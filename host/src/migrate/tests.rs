@@ -54,14 +54,24 @@ fn gadgets(client: &kube::Client, version: &str) -> Api<DynamicObject> {
     Api::namespaced_with(client.clone(), "default", &resource)
 }
 
-#[tokio::test]
-async fn objects_stored_in_the_old_version_are_written_back_and_it_can_go() {
-    let (_server, client) = cluster().await;
+/// A server whose Gadget CRD stores v1, and the v1 Gadgets.
+async fn gadgets_in_v1() -> (
+    rekon_apiserver::RunningServer,
+    kube::Client,
+    Api<DynamicObject>,
+) {
+    let (server, client) = cluster().await;
     apply_crd(&client, crd(vec![version("v1", true)]))
         .await
         .unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let v1 = gadgets(&client, "v1");
+    (server, client, v1)
+}
+
+#[tokio::test]
+async fn objects_stored_in_the_old_version_are_written_back_and_it_can_go() {
+    let (_server, client, v1) = gadgets_in_v1().await;
     let mut versions = Vec::new();
     for i in 0..23 {
         let gadget: DynamicObject = serde_json::from_value(json!({
@@ -163,12 +173,7 @@ impl Converter for ForgetsSize {
 
 #[tokio::test]
 async fn a_conversion_that_loses_a_field_is_refused_before_anything_is_written() {
-    let (_server, client) = cluster().await;
-    apply_crd(&client, crd(vec![version("v1", true)]))
-        .await
-        .unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let v1 = gadgets(&client, "v1");
+    let (_server, client, v1) = gadgets_in_v1().await;
     let gadget: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "migrate.rekon.dev/v1", "kind": "Gadget",
         "metadata": {"name": "g"}, "spec": {"size": 3},

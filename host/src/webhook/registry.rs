@@ -73,12 +73,9 @@ impl WebhookModules {
 
     /// The module that converts `kind` in `group` between its versions.
     pub fn converting(&self, group: &str, kind: &str) -> Option<Module> {
-        self.all().into_iter().find(|m| {
-            m.webhooks()
-                .conversions
-                .iter()
-                .any(|c| c.kind.group == group && c.kind.kind == kind)
-        })
+        self.all()
+            .into_iter()
+            .find(|m| m.webhooks().converts(group, kind))
     }
 
     /// Every module serving webhooks, by name.

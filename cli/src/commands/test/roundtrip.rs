@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use rekon_host::migrate::{Converter as _, ModuleConverter, round_trip};
+use rekon_host::migrate::{Converter as _, ModuleConverter, Plan, round_trip};
 use rekon_host::{Cluster, Module};
 use serde_json::Value;
 
@@ -37,15 +37,9 @@ pub(super) async fn round_trips(
         }
         let served: Vec<String> = crds
             .iter()
-            .filter(|crd| crd["spec"]["group"] == group && crd["spec"]["names"]["kind"] == kind)
-            .flat_map(|crd| {
-                crd["spec"]["versions"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default()
-            })
-            .filter(|v| v["served"] == true)
-            .filter_map(|v| v["name"].as_str().map(str::to_string))
+            .filter_map(|crd| Plan::of(crd).ok())
+            .filter(|plan| plan.group == group && plan.kind == kind)
+            .flat_map(|plan| plan.served)
             .collect();
         if let Err(why) = round_trip(&converter, object, group, version, &served).await {
             failures.push(format!(
