@@ -12,7 +12,7 @@ it (store/src/fieldmanager/builtin.rs).
 Usage, against a real API server (`rekon dev --kube-assets DIR
 --api-only --write-kubeconfig FILE`, or any kube-apiserver the file should
 follow), and the same version's `k8s.io` sources (`staging/src/k8s.io` of
-the Kubernetes tree: `api/` and `apimachinery/`):
+the Kubernetes tree: `api/`, `apimachinery/` and `apiextensions-apiserver/`):
 
     KUBECONFIG=... tools/managed-fields.py - K8S_IO     # fetches with kubectl
     tools/managed-fields.py DIR K8S_IO                  # or reads DIR/*.json
@@ -55,7 +55,11 @@ def value_structs(k8s_io):
     # `json:"metadata,omitempty"`` in a PodTemplateSpec).
     embedded = re.compile(r'^\s+([\w.*]+)\s+`json:"([^,"]+)([^"]*)"')
     structs = {}
-    for base in (os.path.join(k8s_io, "api"), os.path.join(k8s_io, "apimachinery", "pkg", "apis")):
+    for base in (
+        os.path.join(k8s_io, "api"),
+        os.path.join(k8s_io, "apimachinery", "pkg", "apis"),
+        os.path.join(k8s_io, "apiextensions-apiserver", "pkg", "apis"),
+    ):
         for folder, _, files in os.walk(base):
             if "types.go" not in files:
                 continue
@@ -116,7 +120,7 @@ def value_structs(k8s_io):
 
 def main():
     values = value_structs(sys.argv[2]) if len(sys.argv) > 2 else {}
-    all_schemas = schemas(sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] != "-" else None)
+    all_schemas = schemas(sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] != "-" else None, skip=())
     types = {}
 
     def node(schema):
@@ -191,7 +195,7 @@ def main():
         types[key] = entry
         return key
 
-    write(OUT, kinds(all_schemas, type_node), types)
+    write(OUT, kinds(all_schemas, type_node, skip=()), types)
 
 if __name__ == "__main__":
     main()

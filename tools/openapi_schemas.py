@@ -12,8 +12,14 @@ import os
 import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PREFIXES = ("io.k8s.api.", "io.k8s.apimachinery.pkg.apis.", "io.k8s.apimachinery.pkg.")
-# CustomResourceDefinitions are decoded and typed by their own code.
+PREFIXES = (
+    "io.k8s.api.",
+    "io.k8s.apimachinery.pkg.apis.",
+    "io.k8s.apimachinery.pkg.",
+    "io.k8s.apiextensions-apiserver.pkg.apis.",
+)
+# CustomResourceDefinitions are decoded by their own code (builtin-fields
+# skips them); their managedFields follow their type like any kind's.
 SKIP_GROUPS = ("apiextensions.k8s.io",)
 # Kinds that are no objects a client stores.
 NOT_OBJECTS = ("Status", "WatchEvent", "DeleteOptions", "APIResourceList", "APIGroup", "APIGroupList", "APIVersions")
@@ -27,7 +33,7 @@ def short(name):
     return name
 
 
-def documents(folder):
+def documents(folder, skip=SKIP_GROUPS):
     """The documents: `folder/*.json`, or (folder None) the API server's,
     fetched with `$KUBECTL` (default `kubectl`)."""
     if folder is not None:
@@ -41,15 +47,15 @@ def documents(folder):
     for path in sorted(index["paths"]):
         parts = path.split("/")
         if path == "api/v1" or (len(parts) == 3 and parts[0] == "apis"):
-            if len(parts) == 3 and parts[1] in SKIP_GROUPS:
+            if len(parts) == 3 and parts[1] in skip:
                 continue
             yield json.loads(subprocess.check_output([kubectl, "get", "--raw", "/openapi/v3/" + path]))
 
 
-def schemas(folder):
+def schemas(folder, skip=SKIP_GROUPS):
     """Every schema of the documents, by its full name."""
     out = {}
-    for doc in documents(folder):
+    for doc in documents(folder, skip):
         out.update(doc.get("components", {}).get("schemas", {}))
     return out
 
@@ -64,14 +70,14 @@ def ref_of(schema):
     return None
 
 
-def kinds(all_schemas, type_node):
+def kinds(all_schemas, type_node, skip=SKIP_GROUPS):
     """Each built-in object kind (`group/version/Kind`, `v1/Kind` for the
     core group) to `type_node` of its schema's name."""
     out = {}
     for name, schema in sorted(all_schemas.items()):
         for gvk in schema.get("x-kubernetes-group-version-kind", []):
             group, version, kind = gvk["group"], gvk["version"], gvk["kind"]
-            if group in SKIP_GROUPS or kind.endswith("List") or kind in NOT_OBJECTS:
+            if group in skip or kind.endswith("List") or kind in NOT_OBJECTS:
                 continue
             if "properties" not in schema or "metadata" not in schema["properties"]:
                 continue

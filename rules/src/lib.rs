@@ -10,16 +10,19 @@
 //! [`is_allowed`] with [`denial_message`] (the permission rule of
 //! modules), [`ShardRanges`] (which objects of a sharded module a
 //! replica owns), and [`diff_lines`], how every rekon tool shows two texts
-//! that differ. Nothing here does I/O or keeps state.
+//! that differ; [`storage_version_hash`], discovery's mark of a storage
+//! version. Nothing here does I/O or keeps state.
 #![deny(missing_docs)]
 
 mod diff;
+mod discovery;
 mod index;
 mod labels;
 mod permissions;
 mod shard;
 
 pub use diff::diff_lines;
+pub use discovery::storage_version_hash;
 pub use index::{IndexKeyRef, index_keys, valid_field_path};
 pub use labels::{LabelSelector, SelectorError};
 pub use permissions::{Grant, KindRef, denial_message, is_allowed};

@@ -16,6 +16,8 @@
 //!   - delete: fid.example.org/v1/Widget/w
 //!   - request: {method: GET, path: "/apis/fid.example.org/v1/namespaces/{ns}/widgets"}
 //!   - request: {method: GET, path: "...", accept: "application/json;as=Table;v=v1;g=meta.k8s.io"}
+//!   - wait: /apis/a.example.org/v2          # GET again until a 200 holding `until`
+//!     until: WdNFkD/x0zU=                   # (what a server applies in the background)
 //! ```
 //!
 //! Objects are namespaced into the case's namespace (`{ns}` in paths,
@@ -31,7 +33,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
-use rekon_envtest::http::Client;
+use rekon_envtest::http::{Client, Response};
 
 /// One case.
 #[derive(Debug, Deserialize)]
@@ -63,6 +65,11 @@ pub struct Step {
     patch: Option<String>,
     delete: Option<String>,
     request: Option<Raw>,
+    /// A GET of this path, sent again until its answer is a 200 whose
+    /// body holds `until` (a change the API server applies in the
+    /// background: a CRD served, a new storage version in discovery).
+    wait: Option<String>,
+    until: Option<String>,
     #[serde(rename = "type")]
     patch_type: Option<String>,
     body: Option<Value>,
@@ -170,9 +177,11 @@ fn object_path(client: &Client, reference: &str, namespace: &str) -> String {
     };
     // A cluster-scoped object of a case is named after its namespace.
     let name = name.replace("{ns}", namespace);
+    let api_version = api_version.replace("{ns}", namespace);
+    let kind = kind.replace("{ns}", namespace);
     format!(
         "{}/{name}",
-        collection(client, api_version, kind, namespace)
+        collection(client, &api_version, &kind, namespace)
     )
 }
 
@@ -216,6 +225,20 @@ fn filled(value: &Value, namespace: &str) -> Value {
 }
 
 impl Step {
+    /// For a `wait` step: whether `answer` is the one waited for.
+    pub fn waited(&self, answer: &Response, namespace: &str) -> bool {
+        let Some(until) = &self.until else {
+            return answer.status == 200;
+        };
+        answer.status == 200
+            && String::from_utf8_lossy(&answer.body).contains(&until.replace("{ns}", namespace))
+    }
+
+    /// Whether this step waits for a change (see [`Step::waited`]).
+    pub fn waits(&self) -> bool {
+        self.wait.is_some()
+    }
+
     /// The request this step sends to `client`, in `namespace` (`{ns}` in
     /// paths and bodies).
     pub fn request(&self, client: &Client, namespace: &str) -> Request {
@@ -290,6 +313,15 @@ impl Step {
                 accept: None,
             };
         }
+        if let Some(path) = &self.wait {
+            return Request {
+                method: "GET".into(),
+                path: path.replace("{ns}", namespace),
+                content_type: None,
+                body: None,
+                accept: None,
+            };
+        }
         if let Some(raw) = &self.request {
             return Request {
                 method: raw.method.clone(),
@@ -307,7 +339,7 @@ impl Step {
             };
         }
         panic!(
-            "a step needs one of create, replace, status, get, patch, delete or request: {self:?}"
+            "a step needs one of create, replace, status, get, patch, delete, request or wait: {self:?}"
         )
     }
 }

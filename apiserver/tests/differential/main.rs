@@ -206,15 +206,26 @@ fn run(client: &Client, case: &Case, namespace: &str, real: bool) -> Vec<Value> 
             .map(|a| ("accept", a))
             .into_iter()
             .collect();
-        let answer = client
-            .request_with(
-                &request.method,
-                &request.path,
-                request.content_type.as_deref(),
-                request.body.as_deref(),
-                &accept,
-            )
-            .unwrap();
+        let send = || {
+            client
+                .request_with(
+                    &request.method,
+                    &request.path,
+                    request.content_type.as_deref(),
+                    request.body.as_deref(),
+                    &accept,
+                )
+                .unwrap()
+        };
+        let mut answer = send();
+        let started = std::time::Instant::now();
+        while step.waits()
+            && !step.waited(&answer, namespace)
+            && started.elapsed() < std::time::Duration::from_secs(30)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            answer = send();
+        }
         let versions = case.whole.then_some(&mut versions);
         summaries.push(summary::of(&answer, namespace, step, versions));
     }
@@ -278,6 +289,17 @@ fn the_embedded_server_answers_as_a_real_one() {
                     fixed.push(key);
                 }
             } else {
+                if let Ok(dir) = std::env::var("REKON_DIFFERENTIAL_DUMP") {
+                    // Both answers whole, for a closer look.
+                    let base = std::path::Path::new(&dir).join(&namespace);
+                    let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap();
+                    let _ = std::fs::create_dir_all(&dir);
+                    let _ = std::fs::write(base.with_extension("real.json"), pretty(&real));
+                    let _ = std::fs::write(
+                        base.with_extension("embedded.json"),
+                        pretty(&Value::Array(embedded.clone())),
+                    );
+                }
                 let diff = summary::diff(&real, &Value::Array(embedded));
                 disagreements.push(format!("{key}\n{diff}"));
                 if !known.contains(&key) {

@@ -435,3 +435,6 @@ mod sharding;
 
 #[path = "real/migration.rs"]
 mod migration;
+
+#[path = "real/handover.rs"]
+mod handover;

@@ -19,6 +19,9 @@ const RECHECK: Duration = Duration::from_secs(60);
 /// How long a refused migration waits before it is checked again (a new
 /// module version restarts it at once).
 const AFTER_REFUSAL: Duration = Duration::from_secs(300);
+/// How long a migration stopped by a failure (a conversion webhook not
+/// reachable yet, an API server answering 500) waits before it resumes.
+const AFTER_FAILURE: Duration = Duration::from_secs(10);
 
 /// A module version's migration task; stops when dropped.
 pub(super) struct Migrations(tokio::task::JoinHandle<()>);
@@ -62,8 +65,11 @@ pub(super) fn start(
             let mut wait = RECHECK;
             if leadership.is_leading() {
                 for crd in &crds {
-                    if let Outcome::Refused(_) = migrator.migrate(crd).await {
-                        wait = AFTER_REFUSAL;
+                    match migrator.migrate(crd).await {
+                        Outcome::Refused(_) if wait != AFTER_FAILURE => wait = AFTER_REFUSAL,
+                        Outcome::Refused(_) => {}
+                        Outcome::Failed(_) => wait = AFTER_FAILURE,
+                        Outcome::NotDue | Outcome::Done { .. } => {}
                     }
                 }
             }

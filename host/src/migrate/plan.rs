@@ -88,6 +88,29 @@ impl Plan {
             .transpose()
     }
 
+    /// Whether the API server writes objects in the storage version yet:
+    /// its discovery of the resource names the storage version's hash
+    /// (the API server's CRD handler and discovery follow CRD changes from
+    /// one informer, so the conversion set before the storage version
+    /// changed is in use by then — the signal kube-storage-version-migrator
+    /// waits for too).
+    pub async fn in_use(&self, client: &kube::Client) -> Result<bool, String> {
+        let listed = client
+            .list_api_group_resources(&format!("{}/{}", self.group, self.storage))
+            .await;
+        let resources = match listed {
+            Ok(resources) => resources,
+            // Not served in that version yet.
+            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(false),
+            Err(e) => return Err(format!("cannot read the discovery of {}: {e}", self.crd)),
+        };
+        let expected = rekon_rules::storage_version_hash(&self.group, &self.storage, &self.kind);
+        Ok(resources
+            .resources
+            .iter()
+            .any(|r| r.name == self.plural && r.storage_version_hash.as_deref() == Some(&expected)))
+    }
+
     /// Whether objects may still be stored in a version other than the
     /// storage version (`storedVersions` lists another).
     pub fn due(&self) -> bool {

@@ -57,6 +57,10 @@ pub enum Outcome {
     Failed(String),
 }
 
+/// How long a migration waits for the API server to use a new storage
+/// version before it stops (and is tried again).
+const IN_USE_WAIT: Duration = Duration::from_secs(30);
+
 /// Retries of one object's write after a conflict.
 const CONFLICT_RETRIES: u32 = 5;
 
@@ -208,7 +212,11 @@ impl Migrator {
             progress.state = "migrating".into();
             progress.message.clear();
         }
-        if let Err(why) = self.write_back(&plan, &book, &mut progress).await {
+        let written = match self.storage_in_use(&plan).await {
+            Ok(()) => self.write_back(&plan, &book, &mut progress).await,
+            Err(why) => Err(why),
+        };
+        if let Err(why) = written {
             progress.state = "failed".into();
             progress.message = why.clone();
             self.save(&book, &progress).await;
@@ -291,6 +299,24 @@ impl Migrator {
                 _ => return Ok(()),
             }
         }
+    }
+
+    /// Waits (up to [`IN_USE_WAIT`]) until the API server writes in the
+    /// storage version: written back before, an object would be stored
+    /// again as it was — or, with a conversion not yet in use, pruned by
+    /// the new version's schema.
+    async fn storage_in_use(&self, plan: &Plan) -> Result<(), String> {
+        let deadline = tokio::time::Instant::now() + IN_USE_WAIT;
+        while !plan.in_use(&self.client).await? {
+            if tokio::time::Instant::now() >= deadline {
+                return Err(format!(
+                    "the API server does not write {} in {} yet (its discovery names another storage version)",
+                    plan.crd, plan.storage
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        Ok(())
     }
 
     /// Writes every object back, page by page from where the progress

@@ -126,6 +126,9 @@ impl Registry {
                 .field_manager
                 .clone()
                 .unwrap_or_else(|| "unknown".into());
+            if is_crd(res) {
+                customresourcedefinition::default_before_tracking(&mut obj);
+            }
             track_update(res, None, &mut obj, &manager, None);
         }
         if keeps_status_on_create(res)
@@ -180,7 +183,9 @@ impl Registry {
                 EventType::Added,
                 customresourcedefinition::initial_status(full),
             );
-            let established = customresourcedefinition::status(created.clone(), None);
+            let established = customresourcedefinition::established_by_controllers(
+                customresourcedefinition::status(created.clone(), None),
+            );
             self.commit(res, EventType::Modified, established);
             return Ok(created);
         }

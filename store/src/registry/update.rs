@@ -240,6 +240,9 @@ impl Registry {
                 // sent, before `rest.BeforeUpdate` puts the stored ones
                 // back (`registry/rest/update.go`).
                 let mut seen = tracked_from.unwrap_or_else(|| new.clone());
+                if is_crd(res) {
+                    customresourcedefinition::default_before_tracking(&mut seen);
+                }
                 sent_deletion.put(&mut seen);
                 track_update(res, Some(existing), &mut seen, &manager, subresource);
                 let tracked = seen.pointer_mut("/metadata/managedFields").map(Value::take);

@@ -1,7 +1,8 @@
 //! Storage version migration on a real kube-apiserver + etcd (`rekon dev`
 //! in real mode serves the app module's conversion): Apps written in v1,
 //! the CRD then storing v2; `rekon migrate` — the leader's migration run by
-//! hand — killed part-way and run again resumes and finishes; every App is
+//! hand — killed part-way and run again resumes and finishes (the host's
+//! own migration over a leader change is `handover.rs`, with 2,000 Apps); every App is
 //! then stored as v2 (read straight from etcd), `storedVersions` is
 //! `[v2]`, v1 can be removed, and the edits users made meanwhile were all
 //! kept and reconciled.
@@ -16,18 +17,18 @@ use serde_json::{Value, json};
 use super::{ONE_AT_A_TIME, kubectl, kubectl_out, real_binaries, shown, start_dev};
 use crate::support::path;
 
-const CRD: &str = "apps.demo.rekon.dev";
+pub(super) const CRD: &str = "apps.demo.rekon.dev";
 
-/// How many Apps (`REKON_MIGRATE_APPS`, default 2000).
-fn count() -> usize {
+/// How many Apps (`REKON_MIGRATE_APPS`, default `default`).
+pub(super) fn count(default: usize) -> usize {
     std::env::var("REKON_MIGRATE_APPS")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(2000)
+        .unwrap_or(default)
 }
 
 /// Each App's stored apiVersion, by name, as etcd holds it.
-fn stored_versions(etcd: &str) -> Vec<(String, String)> {
+pub(super) fn stored_versions(etcd: &str) -> Vec<(String, String)> {
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     let body = json!({
         "key": b64("/registry/demo.rekon.dev/apps/"),
@@ -65,7 +66,7 @@ fn stored_versions(etcd: &str) -> Vec<(String, String)> {
 }
 
 /// Waits until `done`, or fails saying `what` with the end of `log`.
-fn wait(what: &str, log: &Path, limit: Duration, mut done: impl FnMut() -> bool) {
+pub(super) fn wait(what: &str, log: &Path, limit: Duration, mut done: impl FnMut() -> bool) {
     let started = Instant::now();
     while !done() {
         if started.elapsed() > limit {
@@ -82,7 +83,7 @@ fn wait(what: &str, log: &Path, limit: Duration, mut done: impl FnMut() -> bool)
 }
 
 /// A JSON patch of the App CRD, which must be taken.
-fn patch_crd(kubeconfig: &Path, patch: &str) {
+pub(super) fn patch_crd(kubeconfig: &Path, patch: &str) {
     let patched = kubectl(
         kubeconfig,
         &["patch", "crd", CRD, "--type=json", "-p", patch],
@@ -94,25 +95,27 @@ fn migrate(kubeconfig: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_rekon"));
     command
         .args(["migrate", CRD, "--module", rekon_test_artifacts::APP])
-        .args(["--writes-per-second", "150", "--kubeconfig"])
+        .args(["--writes-per-second", "60", "--kubeconfig"])
         .arg(kubeconfig)
         .env("REKON_CACHE_DIR", path("target/rekon-test-cache"));
     command
 }
 
-fn progress(kubeconfig: &Path) -> (String, u64) {
-    let lease = kubectl_out(
+pub(super) fn progress(kubeconfig: &Path) -> (String, u64) {
+    // Whatever its name prefix (the leader Lease's name with election).
+    let leases = kubectl_out(
         kubeconfig,
         &[
             "get",
             "lease",
-            "rekon-migrate-apps.demo.rekon.dev",
+            "-l",
+            &format!("rekon.dev/migration={CRD}"),
             "-o",
             "json",
         ],
     );
-    let lease: Value = serde_json::from_str(&lease).unwrap_or_default();
-    let annotations = &lease["metadata"]["annotations"];
+    let leases: Value = serde_json::from_str(&leases).unwrap_or_default();
+    let annotations = &leases["items"][0]["metadata"]["annotations"];
     (
         annotations["rekon.dev/migration-state"]
             .as_str()
@@ -125,13 +128,141 @@ fn progress(kubeconfig: &Path) -> (String, u64) {
     )
 }
 
+/// `count` Apps written in v1 (`app-00000`...).
+pub(super) fn create_v1_apps(dir: &Path, kubeconfig: &Path, count: usize) {
+    let apps: String = (0..count)
+        .map(|i| format!("---\napiVersion: demo.rekon.dev/v1\nkind: App\nmetadata: {{name: app-{i:05}, namespace: default}}\nspec: {{image: \"nginx:1.27\", replicas: 1, port: 80}}\n"))
+        .collect();
+    let manifest = dir.join("apps.yaml");
+    std::fs::write(&manifest, apps).unwrap();
+    let created = kubectl(kubeconfig, &["create", "-f", manifest.to_str().unwrap()]);
+    assert!(created.status.success(), "{}", shown(&created));
+}
+
+/// The upgrade: the App CRD stores v2.
+pub(super) fn store_v2(kubeconfig: &Path) {
+    patch_crd(
+        kubeconfig,
+        r#"[{"op":"replace","path":"/spec/versions/0/storage","value":false},{"op":"replace","path":"/spec/versions/1/storage","value":true}]"#,
+    );
+}
+
+/// A user's edits of about 40 of `count` Apps (`spec.replicas: 2`): their
+/// names.
+pub(super) fn edit_apps(kubeconfig: &Path, count: usize) -> Vec<String> {
+    let edited: Vec<String> = (0..count)
+        .step_by(count.div_ceil(40).max(1))
+        .map(|i| format!("app-{i:05}"))
+        .collect();
+    for name in &edited {
+        let patched = kubectl(
+            kubeconfig,
+            &[
+                "patch",
+                "app",
+                name,
+                "--type=merge",
+                "-p",
+                r#"{"spec":{"replicas":2}}"#,
+            ],
+        );
+        assert!(patched.status.success(), "{}", shown(&patched));
+    }
+    edited
+}
+
+/// After a kill: the progress says `migrating`, short of `count`, and
+/// etcd still holds Apps in v1. The objects written back by then.
+pub(super) fn stopped_part_way(kubeconfig: &Path, etcd: &str, count: usize) -> u64 {
+    let (state, migrated) = progress(kubeconfig);
+    assert_eq!(state, "migrating");
+    assert!(
+        migrated < count as u64,
+        "{migrated} of {count}: killed too late to resume"
+    );
+    let moved = stored_versions(etcd)
+        .iter()
+        .filter(|(_, v)| v == "demo.rekon.dev/v2")
+        .count();
+    assert!(moved < count, "all moved before the kill");
+    migrated
+}
+
+/// Asserts that every one of `count` Apps, read in v1, still has the
+/// image it was created with: nothing lost on the way through v2.
+fn images_kept(kubeconfig: &Path, count: usize) {
+    let apps: Value = serde_json::from_str(&kubectl_out(
+        kubeconfig,
+        &["get", "apps.v1.demo.rekon.dev", "-o", "json"],
+    ))
+    .unwrap_or_default();
+    let items = apps["items"].as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), count);
+    let lost: Vec<_> = items
+        .iter()
+        .filter(|app| app["spec"]["image"] != "nginx:1.27")
+        .map(|app| app["metadata"]["name"].clone())
+        .collect();
+    assert!(lost.is_empty(), "Apps that lost their image: {lost:?}");
+}
+
+/// The migration's end as a user checks it: every App stored as v2 in
+/// etcd, storedVersions `[v2]`, no image lost; then the edits kept and
+/// reconciled (waited for, `log` shown if not), and v1 unserved and
+/// removed.
+pub(super) fn migrated_and_v1_removable(
+    kubeconfig: &Path,
+    etcd: &str,
+    count: usize,
+    edited: &[String],
+    log: &Path,
+) {
+    let after = stored_versions(etcd);
+    assert_eq!(after.len(), count);
+    let old: Vec<_> = after
+        .iter()
+        .filter(|(_, v)| v != "demo.rekon.dev/v2")
+        .collect();
+    assert!(old.is_empty(), "still stored in an old version: {old:?}");
+    assert_eq!(
+        kubectl_out(
+            kubeconfig,
+            &["get", "crd", CRD, "-o", "jsonpath={.status.storedVersions}"]
+        ),
+        r#"["v2"]"#
+    );
+    images_kept(kubeconfig, count);
+    wait(
+        "the edited Apps reconciled",
+        log,
+        Duration::from_secs(300),
+        || {
+            edited.iter().all(|name| {
+                let app: Value = serde_json::from_str(&kubectl_out(
+                    kubeconfig,
+                    &["get", "app", name, "-o", "json"],
+                ))
+                .unwrap_or_default();
+                app["spec"]["replicas"] == 2
+                    && app["status"]["observedGeneration"] == app["metadata"]["generation"]
+            })
+        },
+    );
+    // v1 can go now (no longer served, then removed).
+    patch_crd(
+        kubeconfig,
+        r#"[{"op":"replace","path":"/spec/versions/0/served","value":false}]"#,
+    );
+    patch_crd(kubeconfig, r#"[{"op":"remove","path":"/spec/versions/0"}]"#);
+}
+
 #[test]
 fn a_crd_migrated_on_a_real_server_resumes_after_a_kill_and_loses_no_write() {
     if !real_binaries("a_crd_migrated_on_a_real_server_resumes_after_a_kill_and_loses_no_write") {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let count = count();
+    let count = count(500);
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
     let log = dir.path().join("rekon-dev.log");
@@ -156,13 +287,7 @@ fn a_crd_migrated_on_a_real_server_resumes_after_a_kill_and_loses_no_write() {
         .to_string();
 
     // Apps written in v1.
-    let apps: String = (0..count)
-        .map(|i| format!("---\napiVersion: demo.rekon.dev/v1\nkind: App\nmetadata: {{name: app-{i:05}, namespace: default}}\nspec: {{image: \"nginx:1.27\", replicas: 1, port: 80}}\n"))
-        .collect();
-    let manifest = dir.path().join("apps.yaml");
-    std::fs::write(&manifest, apps).unwrap();
-    let created = kubectl(&kubeconfig, &["create", "-f", manifest.to_str().unwrap()]);
-    assert!(created.status.success(), "{}", shown(&created));
+    create_v1_apps(dir.path(), &kubeconfig, count);
     let before = stored_versions(&etcd);
     assert_eq!(before.len(), count);
     assert!(
@@ -171,10 +296,7 @@ fn a_crd_migrated_on_a_real_server_resumes_after_a_kill_and_loses_no_write() {
     );
 
     // The upgrade: v2 stores; both are in storedVersions, v1 cannot go.
-    patch_crd(
-        &kubeconfig,
-        r#"[{"op":"replace","path":"/spec/versions/0/storage","value":false},{"op":"replace","path":"/spec/versions/1/storage","value":true}]"#,
-    );
+    store_v2(&kubeconfig);
     assert_eq!(
         kubectl_out(
             &kubeconfig,
@@ -189,24 +311,7 @@ fn a_crd_migrated_on_a_real_server_resumes_after_a_kill_and_loses_no_write() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let edited: Vec<String> = (0..count)
-        .step_by(count.div_ceil(40).max(1))
-        .map(|i| format!("app-{i:05}"))
-        .collect();
-    for name in &edited {
-        let patched = kubectl(
-            &kubeconfig,
-            &[
-                "patch",
-                "app",
-                name,
-                "--type=merge",
-                "-p",
-                r#"{"spec":{"replicas":2}}"#,
-            ],
-        );
-        assert!(patched.status.success(), "{}", shown(&patched));
-    }
+    let edited = edit_apps(&kubeconfig, count);
     wait(
         "a quarter written back",
         &log,
@@ -215,18 +320,7 @@ fn a_crd_migrated_on_a_real_server_resumes_after_a_kill_and_loses_no_write() {
     );
     first.kill().unwrap();
     first.wait().unwrap();
-    let (state, migrated) = progress(&kubeconfig);
-    assert_eq!(state, "migrating");
-    assert!(
-        migrated < count as u64,
-        "{migrated} of {count}: killed too late to resume"
-    );
-    let half = stored_versions(&etcd);
-    let moved_already = half
-        .iter()
-        .filter(|(_, v)| v == "demo.rekon.dev/v2")
-        .count();
-    assert!(moved_already < count, "all moved before the kill");
+    stopped_part_way(&kubeconfig, &etcd, count);
 
     // The next run resumes and finishes.
     let second = migrate(&kubeconfig).output().unwrap();
@@ -239,46 +333,5 @@ fn a_crd_migrated_on_a_real_server_resumes_after_a_kill_and_loses_no_write() {
     );
     let (state, _) = progress(&kubeconfig);
     assert_eq!(state, "done");
-    let after = stored_versions(&etcd);
-    assert_eq!(after.len(), count);
-    let old: Vec<_> = after
-        .iter()
-        .filter(|(_, v)| v != "demo.rekon.dev/v2")
-        .collect();
-    assert!(old.is_empty(), "still stored in an old version: {old:?}");
-    assert_eq!(
-        kubectl_out(
-            &kubeconfig,
-            &["get", "crd", CRD, "-o", "jsonpath={.status.storedVersions}"]
-        ),
-        r#"["v2"]"#
-    );
-
-    // Every edit kept and reconciled.
-    wait(
-        "the edited Apps reconciled",
-        &log,
-        Duration::from_secs(300),
-        || {
-            edited.iter().all(|name| {
-                let app: Value = serde_json::from_str(&kubectl_out(
-                    &kubeconfig,
-                    &["get", "app", name, "-o", "json"],
-                ))
-                .unwrap_or_default();
-                app["spec"]["replicas"] == 2
-                    && app["status"]["observedGeneration"] == app["metadata"]["generation"]
-            })
-        },
-    );
-
-    // v1 can go now (no longer served, then removed).
-    patch_crd(
-        &kubeconfig,
-        r#"[{"op":"replace","path":"/spec/versions/0/served","value":false}]"#,
-    );
-    patch_crd(
-        &kubeconfig,
-        r#"[{"op":"remove","path":"/spec/versions/0"}]"#,
-    );
+    migrated_and_v1_removable(&kubeconfig, &etcd, count, &edited, &log);
 }

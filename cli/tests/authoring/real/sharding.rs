@@ -31,7 +31,7 @@ rules:
 ";
 
 /// The replicas' Lease timings: a real server on two cores under load.
-const LEASE: [&str; 6] = [
+pub(super) const LEASE: [&str; 6] = [
     "--lease-duration",
     "4s",
     "--renew-deadline",

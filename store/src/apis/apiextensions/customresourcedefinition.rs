@@ -4,7 +4,7 @@
 //! defaults and checks before it is stored, the status it is given, and
 //! the resources it serves.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::defaults::{default_crd, stored_versions};
 use super::validation::{validate_crd, warnings};
@@ -194,9 +194,27 @@ pub(crate) fn resources(crd: &Value) -> Result<Vec<ResourceInfo>, String> {
             let version = v.get("name")?.as_str()?;
             let mut info = ResourceInfo::new(group, version, kind, plural, namespaced);
             info.singular = singular.clone();
+            // In the order the real discovery lists a custom resource's.
+            info.verbs = [
+                "delete",
+                "deletecollection",
+                "get",
+                "list",
+                "patch",
+                "create",
+                "update",
+                "watch",
+            ]
+            .map(str::to_string)
+            .to_vec();
             info.short_names = short_names.clone();
             info.categories = strings(names.get("categories"));
             info.storage_version.clone_from(&storage_version);
+            // Every served version names the storage version's hash, as
+            // the real discovery controller publishes it.
+            info.storage_version_hash = storage_version
+                .as_deref()
+                .map(|storage| rekon_rules::storage_version_hash(group, storage, kind));
             info.status_subresource = v.pointer("/subresources/status").is_some();
             if v.pointer("/subresources/scale").is_some() {
                 info.subresources.push(Subresource {
@@ -275,6 +293,60 @@ pub(crate) fn initial_status(mut crd: Value) -> Value {
                 "storedVersions": stored,
             }),
         );
+    }
+    crd
+}
+
+/// What decoding defaults in a CRD before the field manager sees it (so
+/// the writer owns `spec.conversion.strategy` it did not send, and a
+/// status write of an empty `storedVersions` changes nothing): the
+/// defaults of [`default_crd`], without adding a status the write did
+/// not have.
+pub(crate) fn default_before_tracking(crd: &mut Value) {
+    let had_status = crd.get("status").is_some();
+    default_crd(crd);
+    if !had_status && let Some(m) = crd.as_object_mut() {
+        m.remove("status");
+    }
+}
+
+/// `crd` (as [`status`] established it) with the managedFields entry
+/// the real server's naming and establishing controllers leave: manager
+/// `kube-apiserver`, its names and both conditions, through `status`.
+pub(crate) fn established_by_controllers(mut crd: Value) -> Value {
+    let names: Map<String, Value> = crd
+        .pointer("/status/acceptedNames")
+        .and_then(Value::as_object)
+        .map(|names| {
+            names
+                .keys()
+                .map(|k| (format!("f:{k}"), json!({})))
+                .collect()
+        })
+        .unwrap_or_default();
+    let condition = json!({
+        ".": {}, "f:lastTransitionTime": {}, "f:message": {}, "f:reason": {}, "f:status": {}, "f:type": {}
+    });
+    let entry = json!({
+        "manager": "kube-apiserver",
+        "operation": "Update",
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "time": now(),
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:status": {
+            "f:acceptedNames": names,
+            "f:conditions": {
+                "k:{\"type\":\"Established\"}": condition,
+                "k:{\"type\":\"NamesAccepted\"}": condition,
+            },
+        }},
+        "subresource": "status",
+    });
+    if let Some(meta) = crd.get_mut("metadata").and_then(Value::as_object_mut) {
+        let entries = meta.entry("managedFields").or_insert_with(|| json!([]));
+        if let Some(entries) = entries.as_array_mut() {
+            entries.insert(0, entry);
+        }
     }
     crd
 }
