@@ -27,7 +27,9 @@ group, to its type) and `types`, each `{"f": {field: node}}` with `"a": 1`
 when the type is atomic, `"v": [field, ...]`, its fields that hold a
 struct by value, and `"z": {field: value}`, what its zero value holds of
 its other fields: null for a pointer, list or map without `omitempty`, a
-scalar's zero without it, a time's null. A node is:
+scalar's zero without it, a time's null, and `"e": [field, ...]`, its scalars
+held by value with `omitempty`, which Go does not write when zero (a
+Deployment status's `replicas: 0`). A node is:
     0                            a scalar, or a value not looked into
     "T"                          a struct of type T ("T@granular", "T@atomic":
                                  T as a field typed otherwise sees it)
@@ -96,7 +98,7 @@ def value_structs(k8s_io):
                         scalars[m.group(1)] = "" if m.group(2) == "string" else (False if m.group(2) == "bool" else 0)
     out = {}
     for name, fields in structs.items():
-        values, zeros = [], {}
+        values, zeros, omitted = [], {}, []
         for json_name, (go_type, omitempty, omitzero) in fields.items():
             if not json_name or json_name == "-":
                 continue
@@ -114,7 +116,10 @@ def value_structs(k8s_io):
                 values.append(json_name)
             elif not omitempty and (base in scalars or re.match(r"^(u?int\d*|float\d+)$", base)):
                 zeros[json_name] = scalars.get(base, 0)
-        out[name] = (values, zeros)
+            elif omitempty and (base in scalars or re.match(r"^(u?int\d*|float\d+)$", base)):
+                # A scalar held by value: its zero is not written at all.
+                omitted.append(json_name)
+        out[name] = (values, zeros, omitted)
     return out
 
 
@@ -185,13 +190,16 @@ def main():
         # What the type's zero value holds: the structs (with fields of
         # their own) it holds by value, and null for each pointer, list and
         # map the encoding does not omit.
-        by_value, zeros = values.get(key, ([], {}))
+        by_value, zeros, omitted = values.get(key, ([], {}, []))
+        omitted = [f for f in omitted if entry["f"].get(f) == 0]
         by_value = [f for f in by_value if isinstance(entry["f"].get(f), str)]
         zeros = {f: v for f, v in zeros.items() if f in entry["f"] and f not in by_value}
         if by_value:
             entry["v"] = sorted(by_value)
         if zeros:
             entry["z"] = dict(sorted(zeros.items()))
+        if omitted:
+            entry["e"] = sorted(omitted)
         types[key] = entry
         return key
 

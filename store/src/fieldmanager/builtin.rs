@@ -36,23 +36,25 @@ pub(crate) enum Node {
 /// A struct type: whether it is atomic, its fields, and those that hold
 /// a struct by value (not a pointer: there in the type's zero value).
 #[derive(Debug, Default)]
-struct Type {
+pub(super) struct Type {
     atomic: bool,
-    fields: HashMap<String, Node>,
+    pub(super) fields: HashMap<String, Node>,
     by_value: Vec<String>,
     /// What its zero value holds of its other fields (null pointers,
     /// lists and maps, zero scalars, null times).
     zeros: Vec<(String, Value)>,
+    /// Its scalars held by value with `omitempty`: not written when zero.
+    pub(super) omitted: Vec<String>,
 }
 
 /// Every type of `types.json`, and each kind's.
 #[derive(Debug, Default)]
-struct Types {
-    types: Vec<Type>,
+pub(super) struct Types {
+    pub(super) types: Vec<Type>,
     kinds: HashMap<String, Node>,
 }
 
-fn types() -> &'static Types {
+pub(super) fn types() -> &'static Types {
     static TYPES: OnceLock<Types> = OnceLock::new();
     TYPES.get_or_init(|| {
         let doc: Value = serde_json::from_str(include_str!("types.json")).unwrap_or_default();
@@ -82,6 +84,7 @@ fn types() -> &'static Types {
                     .unwrap_or_default(),
                 by_value: strings(def.get("v")),
                 zeros: entries(def.get("z")),
+                omitted: strings(def.get("e")),
             })
             .collect();
         let kinds = doc
@@ -255,8 +258,10 @@ impl Node {
 }
 
 /// Drops the empty maps and lists of `map` (a struct of type `ty`) that Go
-/// omits (`omitempty`: not among the zeros it writes).
+/// omits (`omitempty`: not among the zeros it writes), and its zero
+/// scalars that `omitempty` leaves out.
 fn drop_omitted(ty: &Type, map: &mut serde_json::Map<String, Value>) {
+    map.retain(|name, value| !(ty.omitted.contains(name) && super::omitempty::zero_scalar(value)));
     map.retain(|name, value| {
         let empty = match value {
             Value::Object(m) => m.is_empty(),

@@ -252,7 +252,90 @@ pub(crate) fn track_update(
         }),
         None => {}
     }
+    entries.retain(|e| !e.fields.is_empty());
+    cap_update_managers(&mut entries);
     write_managed(new, &entries);
+}
+
+/// The most `Update` entries an object keeps (the real server's
+/// `DefaultMaxUpdateManagers`).
+const MAX_UPDATE_MANAGERS: usize = 10;
+
+/// Merges the oldest `Update` entries, past [`MAX_UPDATE_MANAGERS`], into
+/// an `ancient-changes` entry per apiVersion, as the real field manager's
+/// `capManagersManager` does after an update: oldest first (by the second
+/// of their times, then their identity), the first of a version is kept
+/// until a second of the same version merges with it.
+fn cap_update_managers(entries: &mut Vec<ManagedEntry>) {
+    let identity = |e: &ManagedEntry| {
+        let mut id = format!(
+            r#"{{"manager":{},"operation":{},"apiVersion":{}"#,
+            json!(e.manager),
+            json!(e.operation),
+            json!(e.api_version)
+        );
+        if let Some(sub) = &e.subresource {
+            id.push_str(&format!(r#","subresource":{}"#, json!(sub)));
+        }
+        id.push('}');
+        id
+    };
+    let mut updaters: Vec<usize> = (0..entries.len())
+        .filter(|i| entries[*i].operation != "Apply")
+        .collect();
+    let mut length = updaters.len();
+    if length <= MAX_UPDATE_MANAGERS {
+        return;
+    }
+    updaters.sort_by(|a, b| {
+        let (a, b) = (&entries[*a], &entries[*b]);
+        (second(&a.time), identity(a)).cmp(&(second(&b.time), identity(b)))
+    });
+    const BUCKET: &str = "ancient-changes";
+    let mut first_of_version: std::collections::HashMap<String, usize> = Default::default();
+    let mut gone = vec![false; entries.len()];
+    for &i in &updaters {
+        if length <= MAX_UPDATE_MANAGERS {
+            break;
+        }
+        let version = entries[i].api_version.clone();
+        let Some(&first) = first_of_version.get(&version) else {
+            first_of_version.insert(version, i);
+            continue;
+        };
+        let bucket = entries.iter().position(|e| {
+            e.manager == BUCKET
+                && e.operation == "Update"
+                && e.api_version == version
+                && e.subresource.is_none()
+        });
+        let bucket = match bucket.filter(|b| !gone[*b]) {
+            Some(b) => b,
+            None => {
+                // The first of the version becomes the bucket.
+                let e = &mut entries[first];
+                e.manager = BUCKET.into();
+                e.subresource = None;
+                first
+            }
+        };
+        let merged = entries[i].fields.clone();
+        let time = entries[i].time.clone();
+        entries[bucket].fields.extend(merged);
+        entries[bucket].time = time;
+        gone[i] = true;
+        length -= 1;
+    }
+    let mut index = 0;
+    entries.retain(|_| {
+        index += 1;
+        !gone[index - 1]
+    });
+}
+
+/// A managedFields time to the second (`2026-01-02T03:04:05Z`).
+fn second(time: &str) -> &str {
+    time.get(..19).unwrap_or(time)
 }
 
 /// Drops the entries of a version the resource's converter does not know

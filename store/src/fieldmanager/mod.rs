@@ -10,7 +10,8 @@
 //! map by `uid`), the built-in kinds' list types ([`builtin`]), and no
 //! schema elsewhere. An object's field set ([`set`]), two objects merged or
 //! items removed ([`merge`]), and compared ([`compare`]); kubectl's
-//! client-side apply annotation under server-side apply ([`lastapplied`]).
+//! client-side apply annotation under server-side apply ([`lastapplied`]);
+//! Go's `omitempty` on zero scalars ([`omitempty`]).
 
 pub(crate) mod builtin;
 pub(crate) mod compare;
@@ -18,6 +19,7 @@ pub(crate) mod fieldpath;
 pub(crate) mod lastapplied;
 pub(crate) mod managed;
 pub(crate) mod merge;
+pub(crate) mod omitempty;
 pub(crate) mod scale;
 pub(crate) mod set;
 #[cfg(test)]

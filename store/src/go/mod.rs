@@ -2,8 +2,8 @@
 //! `encoding/json` ([`json`]), `strconv` ([`strconv`]), `fmt`'s verbs
 //! ([`fmt`]), `regexp` ([`regexp`]), `net` and `net/netip` ([`net`]), `net/mail`
 //! ([`mail`]), `net/url` ([`url`]), `time` ([`time`]), the cron
-//! schedules of `robfig/cron` ([`cron`]) and go-difflib's unified diffs
-//! ([`difflib`]). Everything above asks here rather than writing its own.
+//! schedules of `robfig/cron` ([`cron`]), go-difflib's unified diffs
+//! ([`difflib`]) and go-yaml's repeated keys ([`yaml`]). Everything above asks here rather than writing its own.
 
 pub(crate) mod cron;
 pub(crate) mod difflib;
@@ -15,3 +15,4 @@ pub(crate) mod regexp;
 pub mod strconv;
 pub(crate) mod time;
 pub(crate) mod url;
+pub(crate) mod yaml;

@@ -129,6 +129,14 @@ impl Registry {
             if is_crd(res) {
                 customresourcedefinition::default_before_tracking(&mut obj);
             }
+            if res.custom.is_none() {
+                crate::fieldmanager::omitempty::without_zero_scalars(
+                    &res.group,
+                    &res.version,
+                    &res.kind,
+                    &mut obj,
+                );
+            }
             track_update(res, None, &mut obj, &manager, None);
         }
         if keeps_status_on_create(res)

@@ -15,7 +15,7 @@ use crate::go::json::encode::{go_json, go_json_patched};
 use crate::machinery::field::{FieldError, Path};
 use crate::machinery::object::meta;
 use crate::meta::status::Status;
-use crate::meta::types::{PatchType, WriteOptions};
+use crate::meta::types::{FieldValidation, PatchType, WriteOptions};
 use crate::resource::builtin::is_builtin;
 use crate::resource::info::ResourceInfo;
 
@@ -139,8 +139,7 @@ impl Registry {
                 .filter(|_| duplicate_fields(body).is_empty());
             let config: Value = match json {
                 Some(config) => config,
-                None => serde_yaml_ng::from_slice(body)
-                    .map_err(|e| Status::bad_request(format!("error decoding YAML: {e}")))?,
+                None => apply_yaml(body, opts)?,
             };
             if !config.is_object() {
                 return Err(Status::bad_request(
@@ -215,5 +214,39 @@ impl Registry {
                 )
             })?;
         self.update(res, &existing, doc, opts, None)
+    }
+}
+
+/// An apply body in YAML. A mapping that repeats a key keeps the last
+/// value, as go-yaml reads it, and each repetition is reported as
+/// `fieldValidation` says: refused (`Strict`), a warning (`Warn`, the
+/// default) or nothing (`Ignore`).
+fn apply_yaml(body: &[u8], opts: &WriteOptions) -> Result<Value, Status> {
+    let refused =
+        |e: serde_yaml_ng::Error| Status::bad_request(format!("error decoding YAML: {e}"));
+    // Read into a YAML value first: that reading refuses a repeated key
+    // (reading into JSON's value keeps the last one silently).
+    match serde_yaml_ng::from_slice::<serde_yaml_ng::Value>(body)
+        .and_then(|_| serde_yaml_ng::from_slice(body))
+    {
+        Ok(config) => Ok(config),
+        Err(e) if e.to_string().contains("duplicate entry") => {
+            let (kept, repeated) = crate::go::yaml::repeated_keys(&String::from_utf8_lossy(body));
+            if repeated.is_empty() {
+                return Err(refused(e));
+            }
+            match opts.field_validation {
+                FieldValidation::Strict => {
+                    return Err(Status::bad_request(format!(
+                        "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  {}",
+                        repeated.join("\n  ")
+                    )));
+                }
+                FieldValidation::Warn => repeated.into_iter().for_each(|r| opts.warnings.add(r)),
+                FieldValidation::Ignore => {}
+            }
+            serde_yaml_ng::from_str(&kept).map_err(refused)
+        }
+        Err(e) => Err(refused(e)),
     }
 }

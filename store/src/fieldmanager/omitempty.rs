@@ -1,0 +1,55 @@
+//! Go's `omitempty` on scalars held by value: a zero (`0`, `""`, `false`)
+//! is not written, so the real server neither stores it nor lets the
+//! field manager see it (a Deployment status's `replicas: 0`). The fields
+//! are the `"e"` lists of `types.json`.
+
+use serde_json::Value;
+
+use super::builtin::{Node, shape, types};
+
+/// Whether `value` is a scalar's zero (`0`, `""`, `false`).
+pub(super) fn zero_scalar(value: &Value) -> bool {
+    match value {
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        _ => false,
+    }
+}
+
+impl Node {
+    /// `value` (of this node) without the zero scalars Go does not write
+    /// (`omitempty` on a field held by value: a Deployment status's
+    /// `replicas: 0`, a spec's `paused: false`), in every struct below.
+    pub(crate) fn drop_zero_scalars(&'static self, value: &mut Value) {
+        match (self, value) {
+            (Node::Struct(i), Value::Object(map)) => {
+                let ty = &types().types[*i];
+                map.retain(|name, value| !(ty.omitted.contains(name) && zero_scalar(value)));
+                for (name, value) in map.iter_mut() {
+                    if name != "metadata"
+                        && let Some(node) = ty.fields.get(name)
+                    {
+                        node.drop_zero_scalars(value);
+                    }
+                }
+            }
+            (Node::List { item, .. }, Value::Array(items)) => {
+                items.iter_mut().for_each(|v| item.drop_zero_scalars(v));
+            }
+            (Node::Map { value: node, .. }, Value::Object(map)) => {
+                map.values_mut().for_each(|v| node.drop_zero_scalars(v));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// An object of a built-in kind without the zero scalars Go does not
+/// write ([`Node::drop_zero_scalars`]), as the real server decodes and
+/// writes it, and as its field manager sees it.
+pub(crate) fn without_zero_scalars(group: &str, version: &str, kind: &str, object: &mut Value) {
+    if let Some(node) = shape(group, version, kind) {
+        node.drop_zero_scalars(object);
+    }
+}
