@@ -53,3 +53,52 @@ pub(crate) fn without_zero_scalars(group: &str, version: &str, kind: &str, objec
         node.drop_zero_scalars(object);
     }
 }
+
+impl Node {
+    /// `config` (of this node) without the null struct fields whose live
+    /// value is a struct with fields: structured-merge-diff merges a null
+    /// map into a non-empty one by keeping the live one (a null scalar, or
+    /// a null where nothing lives, is set as null).
+    fn drop_null_structs(&'static self, config: &mut Value, live: Option<&Value>) {
+        match (self, config) {
+            (Node::Struct(i), Value::Object(map)) => {
+                let ty = &types().types[*i];
+                let lives = |name: &str| live.and_then(|l| l.get(name));
+                map.retain(|name, value| {
+                    let kept_live = matches!(ty.fields.get(name), Some(Node::Struct(_)))
+                        && lives(name)
+                            .and_then(Value::as_object)
+                            .is_some_and(|m| !m.is_empty());
+                    !(value.is_null() && kept_live)
+                });
+                for (name, value) in map.iter_mut() {
+                    if let Some(node) = ty.fields.get(name) {
+                        node.drop_null_structs(value, lives(name));
+                    }
+                }
+            }
+            (Node::Map { value: node, .. }, Value::Object(map)) => {
+                for (key, value) in map.iter_mut() {
+                    node.drop_null_structs(value, live.and_then(|l| l.get(key)));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// An apply configuration of a built-in kind as structured-merge-diff
+/// merges its nulls into `live` ([`Node::drop_null_structs`]): a null
+/// struct over a live one keeps it (a Deployment's defaulted
+/// `rollingUpdate` stays, and `Recreate` is refused).
+pub(crate) fn without_null_structs(
+    group: &str,
+    version: &str,
+    kind: &str,
+    config: &mut Value,
+    live: Option<&Value>,
+) {
+    if let Some(node) = shape(group, version, kind) {
+        node.drop_null_structs(config, live);
+    }
+}

@@ -76,6 +76,22 @@ impl Registry {
                 details: None,
             });
         }
+        // An explicit null in a built-in kind's configuration over a live
+        // struct keeps the live one (a Deployment's defaulted
+        // `rollingUpdate`), as structured-merge-diff merges it.
+        let mut config = config;
+        if res.custom.is_none() {
+            let live = self
+                .find_shared(res, ns, name)
+                .map(|o| view(res, &o).into_owned());
+            crate::fieldmanager::omitempty::without_null_structs(
+                &res.group,
+                &res.version,
+                &res.kind,
+                &mut config,
+                live.as_ref(),
+            );
+        }
         let sub = opts.subresource.as_deref();
         let ty = root_type(res);
         let applied = ownable(res, &config, sub);
