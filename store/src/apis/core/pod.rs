@@ -17,6 +17,7 @@ mod probes;
 mod scheduling;
 mod security;
 mod selectable;
+mod update;
 mod validation;
 mod warnings;
 
@@ -276,6 +277,10 @@ fn validate(pod: &Value) -> ErrorList {
 /// `diff.Diff` of the internal types).
 fn validate_update(new: &Value, old: &Value) -> ErrorList {
     let mut errors = validate(new);
+    if update::active_deadline(new, old, &mut errors) {
+        return errors;
+    }
+    update::only_added_tolerations(new, old, &mut errors);
     let strip = |pod: &Value| {
         let mut spec = pod.get("spec").cloned().unwrap_or(Value::Null);
         for key in ["containers", "initContainers"] {
