@@ -77,7 +77,14 @@ pub(crate) fn list(req: &Request<'_>) -> Result<Response<Body>, Status> {
     let (store, res, ctx) = (req.store, req.res, req.ctx);
     // The store reads the resourceVersion, its match and a continue token
     // as the real server's storage does.
-    let list = store.list(res, &req.list_options())?;
+    // Metadata alone comes from the objects before their version's
+    // conversion.
+    let read = if ctx.metadata_only {
+        store.metadata_resource(res)
+    } else {
+        res.clone()
+    };
+    let list = store.list(&read, &req.list_options())?;
     if let Some(options) = table_options(req)? {
         let meta = TableMeta {
             resource_version: &list.resource_version,
@@ -137,7 +144,13 @@ pub(crate) fn list(req: &Request<'_>) -> Result<Response<Body>, Status> {
 pub(crate) fn get(req: &Request<'_>, name: &str) -> Result<Response<Body>, Status> {
     acceptable(req)?;
     let (store, res, ctx) = (req.store, req.res, req.ctx);
-    let o = store.get_at(res, req.namespace, name, req.query.get("resourceVersion"))?;
+    // Metadata alone comes from the object before its version's conversion.
+    let read = if ctx.metadata_only {
+        store.metadata_resource(res)
+    } else {
+        res.clone()
+    };
+    let o = store.get_at(&read, req.namespace, name, req.query.get("resourceVersion"))?;
     if let Some(options) = table_options(req)? {
         let meta = TableMeta {
             resource_version: o

@@ -35,6 +35,21 @@ impl Store {
             .cloned()
     }
 
+    /// The resource whose objects carry the metadata the real server
+    /// answers a metadata-only read of `res` with: the object as its
+    /// internal version holds it, before a served version's conversion —
+    /// the storage version of a kind served in several (an autoscaler read
+    /// through autoscaling/v1 has no conversion annotations there), else
+    /// `res` itself.
+    pub fn metadata_resource(&self, res: &ResourceInfo) -> ResourceInfo {
+        // The storage's apiVersion (`autoscaling/v2`).
+        crate::apis::versions::storage_version(res)
+            .map(|storage| storage.rsplit('/').next().unwrap_or(storage))
+            .filter(|storage| *storage != res.version)
+            .and_then(|storage| self.resource_for_plural(&res.group, storage, &res.plural))
+            .unwrap_or_else(|| res.clone())
+    }
+
     /// Whether any resource of `group`/`version` is served.
     pub fn serves_group_version(&self, group: &str, version: &str) -> bool {
         self.lock()
