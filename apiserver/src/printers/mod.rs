@@ -195,7 +195,11 @@ pub(crate) fn table(
                 IncludeObject::Metadata => partial_in(&internal_meta(o), options.version),
                 IncludeObject::Object => o.clone(),
             };
-            json!({"cells": cols.iter().map(|c| cell(c, o)).collect::<Vec<_>>(), "object": object})
+            let mut row = json!({"cells": cols.iter().map(|c| cell(c, o)).collect::<Vec<_>>(), "object": object});
+            if let Some(conditions) = builtin::pod::row_conditions(o) {
+                row["conditions"] = conditions;
+            }
+            row
         })
         .collect();
     let mut md = Map::new();

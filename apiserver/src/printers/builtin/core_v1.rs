@@ -92,43 +92,17 @@ pub(super) fn core(kind: &str) -> Option<Cells> {
 pub(super) fn pod() -> Cells {
     vec![
         column("Ready", |o| {
-            let ready = o
-                .pointer("/status/containerStatuses")
-                .and_then(Value::as_array)
-                .map_or(0, |s| s.iter().filter(|s| s["ready"] == true).count());
-            json!(format!("{ready}/{}", len(o, "/spec/containers")))
+            let status = super::pod::status(o);
+            json!(format!("{}/{}", status.ready, status.total))
         }),
-        column("Status", |o| {
-            if o.pointer("/metadata/deletionTimestamp")
-                .is_some_and(|t| !t.is_null())
-            {
-                return json!("Terminating");
-            }
-            match o.pointer("/status/reason").and_then(Value::as_str) {
-                Some(reason) if !reason.is_empty() => json!(reason),
-                _ => text_or(o, "/status/phase", "Pending"),
-            }
-        }),
-        column("Restarts", |o| {
-            let restarts: i64 = o
-                .pointer("/status/containerStatuses")
-                .and_then(Value::as_array)
-                .map_or(0, |s| {
-                    s.iter().filter_map(|s| s["restartCount"].as_i64()).sum()
-                });
-            json!(restarts.to_string())
-        }),
+        column("Status", |o| json!(super::pod::status(o).reason)),
+        column("Restarts", |o| json!(super::pod::status(o).restarts)),
         column("IP", |o| text_or(o, "/status/podIP", "<none>")),
         column("Node", |o| text_or(o, "/spec/nodeName", "<none>")),
         column("Nominated Node", |o| {
             text_or(o, "/status/nominatedNodeName", "<none>")
         }),
-        column("Readiness Gates", |o| {
-            match len(o, "/spec/readinessGates") {
-                0 => json!("<none>"),
-                n => json!(format!("0/{n}")),
-            }
-        }),
+        column("Readiness Gates", super::pod::readiness_gates),
     ]
 }
 

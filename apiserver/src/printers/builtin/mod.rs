@@ -11,6 +11,7 @@ mod cells;
 mod columns;
 mod core_v1;
 mod others;
+pub(crate) mod pod;
 #[cfg(test)]
 mod tests;
 mod workloads;
