@@ -2,7 +2,7 @@
 //! metadata only.
 
 use http::Response;
-use rekon_store::{Status, is_builtin};
+use rekon_store::{ResourceInfo, Status, is_builtin};
 use serde_json::{Value, json};
 
 use super::body::strip_kind;
@@ -63,6 +63,16 @@ fn metadata_version(req: &Request<'_>) -> &'static str {
     req.ctx.metadata_as.map_or("v1", |m| m.version)
 }
 
+/// The resource a read is served from: for metadata alone, the objects
+/// before their version's conversion ([`rekon_store::Store::metadata_resource`]).
+fn read_resource(req: &Request<'_>) -> ResourceInfo {
+    if req.ctx.metadata_only {
+        req.store.metadata_resource(req.res)
+    } else {
+        req.res.clone()
+    }
+}
+
 /// The options of the Table the request asks for, if it asks for one.
 fn table_options(req: &Request<'_>) -> Result<Option<TableOptions>, Status> {
     req.ctx
@@ -77,14 +87,7 @@ pub(crate) fn list(req: &Request<'_>) -> Result<Response<Body>, Status> {
     let (store, res, ctx) = (req.store, req.res, req.ctx);
     // The store reads the resourceVersion, its match and a continue token
     // as the real server's storage does.
-    // Metadata alone comes from the objects before their version's
-    // conversion.
-    let read = if ctx.metadata_only {
-        store.metadata_resource(res)
-    } else {
-        res.clone()
-    };
-    let list = store.list(&read, &req.list_options())?;
+    let list = store.list(&read_resource(req), &req.list_options())?;
     if let Some(options) = table_options(req)? {
         let meta = TableMeta {
             resource_version: &list.resource_version,
@@ -144,13 +147,12 @@ pub(crate) fn list(req: &Request<'_>) -> Result<Response<Body>, Status> {
 pub(crate) fn get(req: &Request<'_>, name: &str) -> Result<Response<Body>, Status> {
     acceptable(req)?;
     let (store, res, ctx) = (req.store, req.res, req.ctx);
-    // Metadata alone comes from the object before its version's conversion.
-    let read = if ctx.metadata_only {
-        store.metadata_resource(res)
-    } else {
-        res.clone()
-    };
-    let o = store.get_at(&read, req.namespace, name, req.query.get("resourceVersion"))?;
+    let o = store.get_at(
+        &read_resource(req),
+        req.namespace,
+        name,
+        req.query.get("resourceVersion"),
+    )?;
     if let Some(options) = table_options(req)? {
         let meta = TableMeta {
             resource_version: o

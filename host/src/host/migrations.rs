@@ -62,17 +62,22 @@ pub(super) fn start(
             .leadership(leadership.clone());
         let mut leading = leadership.subscribe();
         loop {
-            let mut wait = RECHECK;
+            let (mut failed, mut refused) = (false, false);
             if leadership.is_leading() {
                 for crd in &crds {
                     match migrator.migrate(crd).await {
-                        Outcome::Refused(_) if wait != AFTER_FAILURE => wait = AFTER_REFUSAL,
-                        Outcome::Refused(_) => {}
-                        Outcome::Failed(_) => wait = AFTER_FAILURE,
+                        Outcome::Failed(_) => failed = true,
+                        Outcome::Refused(_) => refused = true,
                         Outcome::NotDue | Outcome::Done { .. } => {}
                     }
                 }
             }
+            // A failure resumes soon, even beside a refusal elsewhere.
+            let wait = match (failed, refused) {
+                (true, _) => AFTER_FAILURE,
+                (false, true) => AFTER_REFUSAL,
+                (false, false) => RECHECK,
+            };
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 Some(()) = changed.recv() => {

@@ -261,7 +261,7 @@ impl Node {
 /// omits (`omitempty`: not among the zeros it writes), and its zero
 /// scalars that `omitempty` leaves out.
 fn drop_omitted(ty: &Type, map: &mut serde_json::Map<String, Value>) {
-    map.retain(|name, value| !(ty.omitted.contains(name) && super::omitempty::zero_scalar(value)));
+    super::omitempty::drop_zeros(ty, map);
     map.retain(|name, value| {
         let empty = match value {
             Value::Object(m) => m.is_empty(),

@@ -3,12 +3,18 @@
 //! field manager see it (a Deployment status's `replicas: 0`). The fields
 //! are the `"e"` lists of `types.json`.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::builtin::{Node, shape, types};
+use super::builtin::{Node, Type, shape, types};
+
+/// The fields of `map` (a struct of type `ty`) that Go does not write:
+/// its `omitempty` scalars held by value, when zero.
+pub(super) fn drop_zeros(ty: &Type, map: &mut Map<String, Value>) {
+    map.retain(|name, value| !(ty.omitted.contains(name) && zero_scalar(value)));
+}
 
 /// Whether `value` is a scalar's zero (`0`, `""`, `false`).
-pub(super) fn zero_scalar(value: &Value) -> bool {
+fn zero_scalar(value: &Value) -> bool {
     match value {
         Value::Bool(b) => !b,
         Value::Number(n) => n.as_f64() == Some(0.0),
@@ -25,7 +31,7 @@ impl Node {
         match (self, value) {
             (Node::Struct(i), Value::Object(map)) => {
                 let ty = &types().types[*i];
-                map.retain(|name, value| !(ty.omitted.contains(name) && zero_scalar(value)));
+                drop_zeros(ty, map);
                 for (name, value) in map.iter_mut() {
                     if name != "metadata"
                         && let Some(node) = ty.fields.get(name)

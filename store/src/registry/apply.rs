@@ -76,20 +76,19 @@ impl Registry {
                 details: None,
             });
         }
+        let stored = self.find_shared(res, ns, name);
+        let existing = stored.as_deref().map(|o| view(res, o));
         // An explicit null in a built-in kind's configuration over a live
         // struct keeps the live one (a Deployment's defaulted
         // `rollingUpdate`), as structured-merge-diff merges it.
         let mut config = config;
         if res.custom.is_none() {
-            let live = self
-                .find_shared(res, ns, name)
-                .map(|o| view(res, &o).into_owned());
             crate::fieldmanager::omitempty::without_null_structs(
                 &res.group,
                 &res.version,
                 &res.kind,
                 &mut config,
-                live.as_ref(),
+                existing.as_deref(),
             );
         }
         let sub = opts.subresource.as_deref();
@@ -114,8 +113,6 @@ impl Registry {
             });
         }
         let set = strip_meta(set::field_set(&applied, ty));
-        let stored = self.find_shared(res, ns, name);
-        let existing = stored.as_deref().map(|o| view(res, o));
         let stub;
         let live: &Value = match &existing {
             Some(existing) => existing,

@@ -227,7 +227,7 @@ fn apply_yaml(body: &[u8], opts: &WriteOptions) -> Result<Value, Status> {
     // Read into a YAML value first: that reading refuses a repeated key
     // (reading into JSON's value keeps the last one silently).
     match serde_yaml_ng::from_slice::<serde_yaml_ng::Value>(body)
-        .and_then(|_| serde_yaml_ng::from_slice(body))
+        .and_then(serde_yaml_ng::from_value)
     {
         Ok(config) => Ok(config),
         Err(e) if e.to_string().contains("duplicate entry") => {

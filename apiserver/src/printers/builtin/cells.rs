@@ -2,11 +2,11 @@
 
 use serde_json::{Map, Value, json};
 
-pub(super) fn items(o: &Value, pointer: &str) -> Vec<Value> {
+/// The items of the list at `pointer` (none when absent), borrowed.
+pub(super) fn items<'a>(o: &'a Value, pointer: &str) -> &'a [Value] {
     o.pointer(pointer)
         .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
+        .map_or(&[], Vec::as_slice)
 }
 
 pub(super) fn strings(o: &Value, pointer: &str) -> Vec<String> {
@@ -47,7 +47,7 @@ pub(super) fn none_if_empty(text: String) -> String {
 /// `status` of the condition of type `kind`.
 pub(super) fn condition(o: &Value, kind: &str) -> Option<String> {
     items(o, "/status/conditions")
-        .into_iter()
+        .iter()
         .chain(items(o, "/conditions"))
         .find(|c| c["type"] == kind)
         .and_then(|c| c["status"].as_str().map(str::to_string))
@@ -55,7 +55,7 @@ pub(super) fn condition(o: &Value, kind: &str) -> Option<String> {
 
 pub(super) fn component_condition(o: &Value, field: &str) -> Value {
     let healthy = items(o, "/conditions")
-        .into_iter()
+        .iter()
         .find(|c| c["type"] == "Healthy");
     json!(
         healthy
@@ -175,11 +175,11 @@ pub(super) fn list_with_more(list: &[String], max: usize) -> Value {
 pub(super) fn endpoints(o: &Value) -> Value {
     let mut all = Vec::new();
     for subset in items(o, "/subsets") {
-        let ports: Vec<i64> = items(&subset, "/ports")
+        let ports: Vec<i64> = items(subset, "/ports")
             .iter()
             .filter_map(|p| p["port"].as_i64())
             .collect();
-        let addresses: Vec<String> = items(&subset, "/addresses")
+        let addresses: Vec<String> = items(subset, "/addresses")
             .iter()
             .map(|a| a["ip"].as_str().unwrap_or("").to_string())
             .collect();

@@ -231,7 +231,7 @@ pub(super) fn volume() -> Cells {
 /// `getNodeExternalIP`), `<none>` without one.
 fn node_address(o: &Value, kind: &str) -> Value {
     let address = items(o, "/status/addresses")
-        .into_iter()
+        .iter()
         .find(|a| a["type"] == kind)
         .and_then(|a| a["address"].as_str().map(str::to_string));
     json!(address.unwrap_or_else(|| "<none>".into()))

@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use super::super::column::age;
+use super::cells::items;
 
 /// What a Pod's row shows of its containers.
 pub(super) struct PodStatus {
@@ -13,12 +14,6 @@ pub(super) struct PodStatus {
     pub(super) total: usize,
     pub(super) reason: String,
     pub(super) restarts: String,
-}
-
-fn array<'a>(o: &'a Value, pointer: &str) -> &'a [Value] {
-    o.pointer(pointer)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
 }
 
 fn text<'a>(o: &'a Value, pointer: &str) -> &'a str {
@@ -57,23 +52,23 @@ fn last_restart<'a>(statuses: impl Iterator<Item = &'a Value>) -> Option<&'a str
 
 /// `printPod`'s status of `o`.
 pub(super) fn status(o: &Value) -> PodStatus {
-    let inits = array(o, "/spec/initContainers");
+    let inits = items(o, "/spec/initContainers");
     let init = |name: &Value| inits.iter().find(|c| c["name"] == *name);
     let total =
-        array(o, "/spec/containers").len() + inits.iter().filter(|c| restartable(Some(c))).count();
+        items(o, "/spec/containers").len() + inits.iter().filter(|c| restartable(Some(c))).count();
     let phase = text(o, "/status/phase");
     let mut reason = match text(o, "/status/reason") {
         "" => phase.to_string(),
         given => given.to_string(),
     };
-    let gated = array(o, "/status/conditions")
+    let gated = items(o, "/status/conditions")
         .iter()
         .any(|c| c["type"] == "PodScheduled" && c["reason"] == "SchedulingGated");
     if gated {
         reason = "SchedulingGated".into();
     }
     let mut ready = 0;
-    let init_statuses = array(o, "/status/initContainerStatuses");
+    let init_statuses = items(o, "/status/initContainerStatuses");
     let mut sidecar_restarts = 0;
     let mut initializing = false;
     for (i, status) in init_statuses.iter().enumerate() {
@@ -102,7 +97,7 @@ pub(super) fn status(o: &Value) -> PodStatus {
         };
         break;
     }
-    let initialized = array(o, "/status/conditions")
+    let initialized = items(o, "/status/conditions")
         .iter()
         .any(|c| c["type"] == "Initialized" && c["status"] == "True");
     let mut restarts = init_statuses
@@ -117,7 +112,7 @@ pub(super) fn status(o: &Value) -> PodStatus {
                 .iter()
                 .filter(|s| restartable(init(&s["name"]))),
         );
-        let statuses = array(o, "/status/containerStatuses");
+        let statuses = items(o, "/status/containerStatuses");
         let mut running = false;
         for status in statuses.iter().rev() {
             restarts += status["restartCount"].as_i64().unwrap_or(0);
@@ -134,7 +129,7 @@ pub(super) fn status(o: &Value) -> PodStatus {
         }
         last = last.max(last_restart(statuses.iter()));
         if reason == "Completed" && running {
-            let has_ready = array(o, "/status/conditions")
+            let has_ready = items(o, "/status/conditions")
                 .iter()
                 .any(|c| c["type"] == "Ready" && c["status"] == "True");
             reason = if has_ready { "Running" } else { "NotReady" }.into();
@@ -165,11 +160,11 @@ pub(super) fn status(o: &Value) -> PodStatus {
 
 /// The readiness gates whose condition is True, of all (`<none>`).
 pub(super) fn readiness_gates(o: &Value) -> Value {
-    let gates = array(o, "/spec/readinessGates");
+    let gates = items(o, "/spec/readinessGates");
     if gates.is_empty() {
         return json!("<none>");
     }
-    let conditions = array(o, "/status/conditions");
+    let conditions = items(o, "/status/conditions");
     let met = gates
         .iter()
         .filter(|g| {

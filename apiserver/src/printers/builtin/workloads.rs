@@ -70,7 +70,7 @@ pub(super) fn apps(kind: &str) -> Option<Cells> {
         "ControllerRevision" => vec![
             column("Controller", |o| {
                 let owner = items(o, "/metadata/ownerReferences")
-                    .into_iter()
+                    .iter()
                     .find(|r| r["controller"] == true);
                 json!(owner.map_or("<none>".into(), |r| format!(
                     "{}/{}",
