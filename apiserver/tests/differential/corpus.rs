@@ -18,6 +18,8 @@
 //!   - request: {method: GET, path: "...", accept: "application/json;as=Table;v=v1;g=meta.k8s.io"}
 //!   - wait: /apis/a.example.org/v2          # GET again until a 200 holding `until`
 //!     until: WdNFkD/x0zU=                   # (what a server applies in the background)
+//!   - wait: /apis/a.example.org/v1/namespaces/{ns}/things/t
+//!     code: 404                             # GET again until the answer has this code
 //! ```
 //!
 //! Objects are namespaced into the case's namespace (`{ns}` in paths,
@@ -70,6 +72,9 @@ pub struct Step {
     /// background: a CRD served, a new storage version in discovery).
     wait: Option<String>,
     until: Option<String>,
+    /// The status code a `wait` step waits for (200 by default): a
+    /// version unserved answers 404 once the server has taken it in.
+    code: Option<u16>,
     #[serde(rename = "type")]
     patch_type: Option<String>,
     body: Option<Value>,
@@ -227,10 +232,11 @@ fn filled(value: &Value, namespace: &str) -> Value {
 impl Step {
     /// For a `wait` step: whether `answer` is the one waited for.
     pub fn waited(&self, answer: &Response, namespace: &str) -> bool {
+        let code = self.code.unwrap_or(200);
         let Some(until) = &self.until else {
-            return answer.status == 200;
+            return answer.status == code;
         };
-        answer.status == 200
+        answer.status == code
             && String::from_utf8_lossy(&answer.body).contains(&until.replace("{ns}", namespace))
     }
 
