@@ -95,11 +95,10 @@ fn resource_route(store: &Store, group: &str, version: &str, rest: &[&str]) -> R
     if let Some(s) = sub
         && !(s == "status" && res.status_subresource)
         && !(s == "finalize" && res.plural == "namespaces")
-        && !(s == "eviction" && res.group.is_empty() && res.plural == "pods")
         && !res
             .subresources
             .iter()
-            .any(|r| r.name == "scale" && r.name == s)
+            .any(|r| r.name == s && SERVED_SUBRESOURCES.contains(&s))
     {
         return match (&res.custom, name) {
             (Some(_), Some(name)) => Route::NoSuchSubresource(res, name.to_string()),
@@ -113,3 +112,15 @@ fn resource_route(store: &Store, group: &str, version: &str, rest: &[&str]) -> R
         sub: sub.map(str::to_string),
     }
 }
+
+/// The subresources served besides `status` (and a Namespace's
+/// `finalize`), where a kind lists them: `scale`, and a Pod's eviction,
+/// binding, ephemeral containers, resize and log.
+const SERVED_SUBRESOURCES: [&str; 6] = [
+    "scale",
+    "eviction",
+    "binding",
+    "ephemeralcontainers",
+    "resize",
+    "log",
+];

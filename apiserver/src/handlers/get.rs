@@ -74,7 +74,7 @@ fn read_resource(req: &Request<'_>) -> ResourceInfo {
 }
 
 /// The options of the Table the request asks for, if it asks for one.
-fn table_options(req: &Request<'_>) -> Result<Option<TableOptions>, Status> {
+pub(crate) fn table_options(req: &Request<'_>) -> Result<Option<TableOptions>, Status> {
     req.ctx
         .table
         .map(|version| TableOptions::new(version, req.query.get("includeObject")))

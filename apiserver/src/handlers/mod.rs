@@ -3,9 +3,10 @@
 //! request's options and calls [`get`] (get and list), [`create`],
 //! [`update`], [`patch`], [`delete`] (delete and deletecollection, with
 //! their [`deleteoptions`]),
-//! [`watch`], [`scale`] (the scale subresource) or [`eviction`] (a Pod's
-//! eviction).
+//! [`watch`], [`scale`] (the scale subresource), [`eviction`] (a Pod's
+//! eviction) or [`binding`] (a Pod's binding and log).
 
+pub(crate) mod binding;
 pub(crate) mod body;
 pub(crate) mod create;
 pub(crate) mod delete;

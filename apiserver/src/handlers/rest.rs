@@ -7,6 +7,7 @@ use rekon_store::calls::method_not_allowed;
 use rekon_store::duplicates::duplicate_fields;
 use rekon_store::{Status, WriteOptions, answer_review};
 
+use super::binding::{bind, log};
 use super::create::create;
 use super::delete::{delete, delete_collection};
 use super::eviction::evict;
@@ -14,7 +15,7 @@ use super::get::{get, list};
 use super::options::{check_write_options, dry_run, field_validation, validate_list_options};
 use super::patch::patch;
 use super::request::Request;
-use super::scale::scale;
+use super::scale::scale_answer;
 use super::update::update;
 use super::watch::watch;
 use crate::respond::{Body, json_response, status_response, text_404, with_warnings};
@@ -39,7 +40,7 @@ pub(crate) fn serve(req: &Request<'_>) -> Result<Response<Body>, Status> {
                 None => Err(method_not_allowed()),
             };
         }
-        (None, None) if verb == "create" && !res.is_stored() => {
+        (None, None) if verb == "create" && !res.is_stored() && !is_bindings(res) => {
             let object = answer_review(res, req.namespace, &req.body)?;
             return Ok(json_response(201, &object, req.ctx));
         }
@@ -52,13 +53,23 @@ pub(crate) fn serve(req: &Request<'_>) -> Result<Response<Body>, Status> {
         {
             return Err(not_supported(req, verb));
         }
+        // A Pod's other subresources serve the verbs discovery lists.
+        (Some(sub @ ("binding" | "ephemeralcontainers" | "resize" | "log")), Some(_))
+            if !res
+                .subresources
+                .iter()
+                .any(|r| r.name == sub && r.verbs.iter().any(|v| v == verb)) =>
+        {
+            return Err(method_not_allowed());
+        }
+        (Some("log"), Some(n)) => return log(req, n),
         (Some("scale"), Some(n)) => {
             let opts = WriteOptions {
                 field_manager: Some(req.field_manager()),
                 dry_run: dry_run(method, query)?,
                 ..WriteOptions::default()
             };
-            let scale = scale(req, n, &opts)?;
+            let scale = scale_answer(req, n, &opts)?;
             return Ok(json_response(200, &scale, req.ctx));
         }
         _ => {}
@@ -77,7 +88,7 @@ pub(crate) fn serve(req: &Request<'_>) -> Result<Response<Body>, Status> {
         field_manager: Some(req.field_manager()),
         subresource: req
             .sub
-            .filter(|s| matches!(*s, "status" | "finalize"))
+            .filter(|s| matches!(*s, "status" | "finalize" | "ephemeralcontainers" | "resize"))
             .map(str::to_string),
         dry_run,
         field_validation: field_validation(method, query)?,
@@ -87,8 +98,15 @@ pub(crate) fn serve(req: &Request<'_>) -> Result<Response<Body>, Status> {
         },
         ..WriteOptions::default()
     };
-    if let (Some("eviction"), Some(n)) = (req.sub, req.name) {
-        return evict(req, n, &opts);
+    match (req.sub, req.name) {
+        (Some("eviction"), Some(n)) => return evict(req, n, &opts),
+        (Some("binding"), Some(n)) => return bind(req, Some(n), &opts),
+        // The namespace's `bindings` (`LegacyBindingREST`): the Pod named
+        // by the Binding.
+        (None, None) if is_bindings(res) && verb == "create" => {
+            return bind(req, None, &opts);
+        }
+        _ => {}
     }
     // A refusal carries the warnings gathered before it, as a real
     // server's does (`unknown field` with a 422).
@@ -98,6 +116,11 @@ pub(crate) fn serve(req: &Request<'_>) -> Result<Response<Body>, Status> {
         Err(status) => return Err(status),
     };
     Ok(with_warnings(response, &opts.warnings.list()))
+}
+
+/// The namespace's `bindings` (v1), written to bind the Pod each names.
+fn is_bindings(res: &rekon_store::ResourceInfo) -> bool {
+    res.group.is_empty() && res.plural == "bindings"
 }
 
 /// A verb a subresource does not serve: the built-in kinds' routes have

@@ -7,8 +7,31 @@ use rekon_store::{ScaleWrite, Status, WriteOptions};
 use serde_json::Value;
 
 use super::body::parse_json;
+use super::get::table_options;
 use super::patch::patch_type;
 use super::request::Request;
+use crate::printers::{TableMeta, scale_columns, table};
+
+/// The Scale answered, or the Table of it the request asks for
+/// (`kubectl get --subresource=scale`).
+pub(crate) fn scale_answer(
+    req: &Request<'_>,
+    name: &str,
+    opts: &WriteOptions,
+) -> Result<Value, Status> {
+    let scale = scale(req, name, opts)?;
+    let Some(options) = table_options(req)? else {
+        return Ok(scale);
+    };
+    let columns = scale_columns(req.store, req.res);
+    Ok(table(
+        &columns,
+        TableMeta::default(),
+        std::slice::from_ref(&scale),
+        options,
+        true,
+    ))
+}
 
 /// The Scale of a Deployment, ReplicaSet, StatefulSet,
 /// ReplicationController or custom resource, read or written.

@@ -22,19 +22,7 @@ pub(crate) fn columns(store: &Store, res: &ResourceInfo) -> Vec<Column> {
     if res.kind == "Event" && matches!(res.group.as_str(), "" | "events.k8s.io") {
         return event_columns();
     }
-    if let Some(crd_res) =
-        store.resource_for_plural("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-        && let Ok(crd) = store.get(&crd_res, None, &format!("{}.{}", res.plural, res.group))
-    {
-        let version = crd
-            .pointer("/spec/versions")
-            .and_then(Value::as_array)
-            .and_then(|vs| {
-                vs.iter()
-                    .find(|v| v.get("name").and_then(Value::as_str) == Some(&res.version))
-            })
-            .cloned()
-            .unwrap_or_default();
+    if let Some(version) = crd_version(store, res) {
         let mut cols = vec![name_column()];
         cols.extend(custom_columns(&version));
         return cols;
@@ -50,6 +38,61 @@ pub(crate) fn columns(store: &Store, res: &ResourceInfo) -> Vec<Column> {
             ),
         ]
     })
+}
+
+/// The columns of a Scale read through `res`'s `scale` subresource: the
+/// built-in printer's (`printScale`), or for a custom resource its
+/// handler's (`getScaleColumnsForVersion`: Desired and Available where the
+/// version's scale subresource has their paths, then Age).
+pub(crate) fn scale_columns(store: &Store, res: &ResourceInfo) -> Vec<Column> {
+    let Some(version) = res.custom.as_ref().and_then(|_| crd_version(store, res)) else {
+        return builtin("autoscaling", "Scale").unwrap_or_default();
+    };
+    let scale = version
+        .pointer("/subresources/scale")
+        .unwrap_or(&Value::Null);
+    let mut cols = vec![name_column()];
+    for (name, key, description, path) in [
+        (
+            "Desired",
+            "specReplicasPath",
+            "Number of desired replicas",
+            ".spec.replicas",
+        ),
+        (
+            "Available",
+            "statusReplicasPath",
+            "Number of actual replicas",
+            ".status.replicas",
+        ),
+    ] {
+        if scale
+            .get(key)
+            .and_then(Value::as_str)
+            .is_some_and(|p| !p.is_empty())
+            && let Some(parsed) = jsonpath::JsonPath::parse(path)
+        {
+            cols.push(col(name, "integer", description, Cell::Path(parsed)));
+        }
+    }
+    cols.extend(custom_columns(&json!({})));
+    cols
+}
+
+/// The version `res` serves of its CRD (`spec.versions[]`, null when the
+/// CRD has no such version), if a CRD defines `res`.
+fn crd_version(store: &Store, res: &ResourceInfo) -> Option<Value> {
+    let crd_res =
+        store.resource_for_plural("apiextensions.k8s.io", "v1", "customresourcedefinitions")?;
+    let crd = store
+        .get(&crd_res, None, &format!("{}.{}", res.plural, res.group))
+        .ok()?;
+    let versions = crd.pointer("/spec/versions").and_then(Value::as_array);
+    let version = versions
+        .into_iter()
+        .flatten()
+        .find(|v| v.get("name").and_then(Value::as_str) == Some(&res.version));
+    Some(version.cloned().unwrap_or_default())
 }
 
 fn cell(c: &Column, o: &Value) -> Value {

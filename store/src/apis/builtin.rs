@@ -246,6 +246,10 @@ pub(crate) fn validate_update(
         }
         // `ValidateNamespaceFinalizeUpdate`.
         Some("finalize") => errors.extend(core::namespace::validate_finalize(new)),
+        // A Pod's `ephemeralcontainers` and `resize`.
+        Some(sub) if res.group.is_empty() && res.kind == "Pod" => {
+            errors.extend(core::pod::validate_subresource_update(sub, new, old));
+        }
         _ => errors.extend((rules.validate_update)(new, old)),
     }
     refuse(res, new, errors)

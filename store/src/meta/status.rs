@@ -146,6 +146,20 @@ impl Status {
         sent: &str,
         stored: &str,
     ) -> Status {
+        Status::storage_precondition_failed(res, namespace, name, "UID", sent, stored)
+    }
+
+    /// 409 Conflict of a write whose storage precondition (`what`: `UID`
+    /// or `ResourceVersion`) does not hold, in the storage's words (the
+    /// object's etcd key, the value stored and the one sent).
+    pub fn storage_precondition_failed(
+        res: &ResourceInfo,
+        namespace: &str,
+        name: &str,
+        what: &str,
+        sent: &str,
+        stored: &str,
+    ) -> Status {
         // Built-in kinds are kept under their resource, custom resources
         // under their group too; Services under `services/specs`.
         let key = match (res.group.as_str(), res.plural.as_str()) {
@@ -162,7 +176,7 @@ impl Status {
             code: 409,
             reason: "Conflict".into(),
             message: format!(
-                "Operation cannot be fulfilled on {} \"{name}\": StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {sent}, UID in object meta: {stored}",
+                "Operation cannot be fulfilled on {} \"{name}\": StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: {what} in precondition: {sent}, {what} in object meta: {stored}",
                 res.qualified_plural()
             ),
             details: Some(Status::details_for(res, name)),

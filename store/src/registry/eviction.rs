@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::registry::Registry;
 use super::storage::view;
+use crate::apis::core::pod::set_condition as set_pod_condition;
 use crate::fieldmanager::managed::read_managed;
 use crate::machinery::labels::{Selector, selector_kind, selector_matches};
 use crate::machinery::object::{is_deleting, meta, now};
@@ -349,30 +350,10 @@ fn is_ready(pod: &Value) -> bool {
 /// in place of the one there (its transition time kept while its status
 /// stays).
 fn disruption_target(pod: &mut Value) {
-    let mut condition = json!({"type": "DisruptionTarget", "status": "True",
-        "lastProbeTime": null, "lastTransitionTime": now(),
-        "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"});
-    let Some(obj) = pod.as_object_mut() else {
-        return;
-    };
-    let status = obj.entry("status").or_insert_with(|| json!({}));
-    if !status.is_object() {
-        *status = json!({});
-    }
-    let conditions = &mut status["conditions"];
-    if !conditions.is_array() {
-        *conditions = json!([]);
-    }
-    let Some(list) = conditions.as_array_mut() else {
-        return;
-    };
-    match list.iter_mut().find(|c| c["type"] == "DisruptionTarget") {
-        Some(old) => {
-            if old["status"] == condition["status"] {
-                condition["lastTransitionTime"] = old["lastTransitionTime"].clone();
-            }
-            *old = condition;
-        }
-        None => list.push(condition),
-    }
+    set_pod_condition(
+        pod,
+        json!({"type": "DisruptionTarget", "status": "True",
+            "lastProbeTime": null, "lastTransitionTime": now(),
+            "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"}),
+    );
 }

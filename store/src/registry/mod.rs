@@ -16,11 +16,14 @@
 //! ([`namespaces`]); what a client reads is laid out as the real server
 //! lays it out ([`present`]); the scale subresource is a write of the
 //! object through its Scale ([`scale`]); a Pod's eviction is a delete its
-//! disruption budget allows ([`eviction`]).
+//! disruption budget allows ([`eviction`]), its binding a write of its node
+//! straight to the storage ([`binding`]), and its log is read from no
+//! kubelet ([`podlog`]).
 
 pub(crate) mod admission;
 pub(crate) mod allocate;
 pub(crate) mod apply;
+pub(crate) mod binding;
 pub(crate) mod conversion;
 pub(crate) mod crds;
 pub(crate) mod create;
@@ -30,6 +33,7 @@ pub(crate) mod gc;
 pub(crate) mod graceful;
 pub(crate) mod namespaces;
 pub(crate) mod patch;
+pub(crate) mod podlog;
 pub(crate) mod preconditions;
 pub(crate) mod present;
 #[allow(clippy::module_inception)]

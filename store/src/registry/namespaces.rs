@@ -24,12 +24,7 @@ impl Registry {
         if !res.namespaced {
             return Ok(());
         }
-        let nsres = self
-            .resources
-            .iter()
-            .find(|r| r.group.is_empty() && r.plural == "namespaces")
-            .cloned()
-            .expect("namespaces is built in");
+        let nsres = self.core_resource("namespaces");
         match self.find(&nsres, "", ns) {
             None => Err(Status::not_found(&nsres, ns)),
             Some(n) if is_deleting(n) => {

@@ -106,6 +106,15 @@ impl Registry {
             .cloned()
     }
 
+    /// The core (`v1`) resource `plural`, which every registry serves.
+    pub(crate) fn core_resource(&self, plural: &str) -> ResourceInfo {
+        self.resources
+            .iter()
+            .find(|r| r.group.is_empty() && r.plural == plural)
+            .cloned()
+            .unwrap_or_else(|| panic!("{plural} is built in"))
+    }
+
     pub(crate) fn resource_by_key(&self, key: &(String, String)) -> Option<ResourceInfo> {
         self.resources
             .iter()

@@ -14,6 +14,7 @@ use crate::apis::builtin::{
     decode, default, generation_also_moves, prepare_update, validate_generic, validate_update,
     warnings,
 };
+use crate::apis::core::pod;
 use crate::fieldmanager::managed::{ManagedEntry, decodable, track_update, write_managed};
 use crate::machinery::field::{FieldError, Path};
 use crate::machinery::object::{finalizers, is_deleting, meta, meta_mut};
@@ -38,7 +39,11 @@ impl Registry {
         // (`FinalizeREST`, `pkg/registry/core/namespace/storage`).
         let finalize =
             subresource == Some("finalize") && res.group.is_empty() && res.kind == "Namespace";
-        if subresource.is_some_and(|s| s != "status" && !finalize)
+        // A Pod's subresources that write part of its spec.
+        let spec_part = subresource.filter(|s| {
+            res.group.is_empty() && res.kind == "Pod" && pod::SPEC_SUBRESOURCES.contains(s)
+        });
+        if subresource.is_some_and(|s| s != "status" && !finalize && spec_part.is_none())
             || (subresource == Some("status") && !res.status_subresource)
         {
             return Err(Status::not_found(res, &name));
@@ -197,8 +202,10 @@ impl Registry {
         // back or drops (a Namespace's `spec.finalizers`, the fields a
         // Service's change of type leaves behind).
         let tracked_from = (managed.is_none() && !rewrites_mf).then(|| new.clone());
-        if subresource.is_none() {
-            prepare_update(res, &mut new, existing);
+        match spec_part {
+            Some(sub) => pod::prepare_subresource_update(sub, &mut new, existing),
+            None if subresource.is_none() => prepare_update(res, &mut new, existing),
+            None => {}
         }
         immutable_deletion(res, &name, &new, existing)?;
         if is_deleting(existing) {
@@ -269,10 +276,11 @@ impl Registry {
             return Ok(existing.clone());
         }
         // A status write never moves the generation (only the main
-        // strategy's PrepareForUpdate does).
+        // strategy's PrepareForUpdate does, and a Pod's for its spec
+        // subresources, `updatePodGeneration`).
         if res.has_generation()
-            && subresource.is_none()
-            && (spec_differs(&new, existing) || generation_also_moves(res, &new, existing))
+            && (subresource.is_none() && generation_also_moves(res, &new, existing)
+                || (subresource.is_none() || spec_part.is_some()) && spec_differs(&new, existing))
         {
             let g = existing
                 .pointer("/metadata/generation")

@@ -139,6 +139,34 @@ impl Store {
         Ok(out)
     }
 
+    /// Binds the Pod `name` (`pods` is the Pods' resource) to the node a
+    /// v1 Binding names, as a POST of it to the Pod's `binding`
+    /// subresource does: its uid and resourceVersion, when given, must be
+    /// the Pod's; a Pod already on a node, being deleted or gated is a 409.
+    pub fn bind(
+        &self,
+        pods: &ResourceInfo,
+        namespace: &str,
+        name: &str,
+        binding: &Value,
+        dry_run: bool,
+    ) -> Result<(), Status> {
+        self.lock().bind(pods, namespace, name, binding, dry_run)
+    }
+
+    /// Whether the log of `container` of the Pod `name` can be read: `Ok`
+    /// when the Pod is on no node yet (its log is empty), else why not (no
+    /// such Pod or container, and no kubelet to read it from).
+    pub fn pod_log(
+        &self,
+        pods: &ResourceInfo,
+        namespace: &str,
+        name: &str,
+        container: Option<&str>,
+    ) -> Result<(), Status> {
+        self.lock().pod_log(pods, namespace, name, container)
+    }
+
     /// Deletes every object a list with `list` selects, each as a DELETE
     /// with `how` (`Store.DeleteCollection` in `store.go`; one gone
     /// meanwhile is skipped, another refusal ends it), and answers the

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::cells::{budget, condition, int, items, len, list_with_more, selector, text_or};
 use super::columns::{Cells, column};
-use crate::printers::column::human_duration;
+use crate::printers::column::{Cell, human_duration};
 
 pub(super) fn other(group: &str, kind: &str) -> Option<Cells> {
     Some(match (group, kind) {
@@ -107,6 +107,13 @@ pub(super) fn other(group: &str, kind: &str) -> Option<Cells> {
             }),
         ],
         ("autoscaling", "HorizontalPodAutoscaler") => autoscaler(),
+        // `printScale`: a Scale read through a `scale` subresource (its Name
+        // declared without the name format).
+        ("autoscaling", "Scale") => vec![
+            ("Name", Cell::Name),
+            column("Desired", |o| int(o, "/spec/replicas")),
+            column("Available", |o| int(o, "/status/replicas")),
+        ],
         // `printStorageClass`: the default class marked
         // (`IsDefaultAnnotation`: the GA annotation or the beta one).
         ("storage.k8s.io", "StorageClass") => vec![

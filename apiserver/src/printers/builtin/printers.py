@@ -16,7 +16,7 @@ CSIDriver ControllerRevision CronJob DaemonSet Deployment EndpointSlice Endpoint
 Ingress IngressClass Job Lease MutatingWebhookConfiguration Namespace NetworkPolicy Node
 PersistentVolume PersistentVolumeClaim Pod PodDisruptionBudget PodTemplate PriorityClass
 ReplicaSet ReplicationController ResourceQuota RoleBinding RuntimeClass Secret Service
-ServiceAccount StatefulSet StorageClass ValidatingWebhookConfiguration""".split()
+ServiceAccount Scale StatefulSet StorageClass ValidatingWebhookConfiguration""".split()
 RENAMED = {"MutatingWebhook": "MutatingWebhookConfiguration", "ValidatingWebhook": "ValidatingWebhookConfiguration"}
 NAME = {"name": "Name", "type": "string", "format": "name", "doc": "meta/v1 ObjectMeta.name"}
 AGE = {"name": "Age", "type": "string", "doc": "meta/v1 ObjectMeta.creationTimestamp"}

@@ -6,28 +6,43 @@
 //! (`warnings.rs`), the fields a Pod is selected by (`selectable.rs`), and
 //! what a new Pod gets besides (its status, and what
 //! the default admission plugins set: the service account's name, the
-//! not-ready and unreachable tolerations, the priority).
+//! not-ready and unreachable tolerations, the priority). A Pod's
+//! subresources have strategies of their own: `ephemeral.rs`
+//! (`ephemeralcontainers`), `resize.rs` (`resize`) and `binding.rs`
+//! (`binding`).
 
+mod binding;
 mod containers;
 mod defaults;
 mod env;
+mod ephemeral;
 mod image;
 mod internal;
 mod probes;
+mod qos;
+mod resize;
 mod scheduling;
 mod security;
 mod selectable;
+mod subresources;
 mod update;
 mod validation;
+mod volumes;
 mod warnings;
 
 use serde_json::{Value, json};
 
+pub(crate) use binding::{bind, set_condition, validate_binding};
 pub(crate) use containers::{NEGATIVE, nonnegative};
 pub(crate) use defaults::{default_claim_spec, object_at, or_default, or_pointer, spec_of};
 pub(crate) use internal::go_internal_pod_spec;
+use qos::qos_class;
 pub(crate) use selectable::SELECTABLE;
-pub(crate) use validation::{one_of, validate_pod_spec, validate_template};
+pub(crate) use subresources::{
+    SPEC_SUBRESOURCES, prepare_subresource_update, validate_subresource_update,
+};
+use validation::validate_pod as validate;
+pub(crate) use validation::{one_of, validate_template};
 
 /// The warnings a write of the pod template at `pointer` in `obj` gets:
 /// on create, and on an update that raised the generation.
@@ -59,7 +74,6 @@ use crate::go::difflib::unified_diff;
 use crate::go::json::encode::indent;
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::names::name_is_dns_subdomain;
-use crate::machinery::quantity::Quantity;
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,
@@ -216,58 +230,25 @@ pub(crate) fn prepare_create(pod: &mut Value) {
         mount_service_account_token(spec);
     }
     let qos = qos_class(pod.get("spec").unwrap_or(&Value::Null));
+    let gated = pod
+        .pointer("/spec/schedulingGates")
+        .and_then(Value::as_array)
+        .is_some_and(|g| !g.is_empty());
     if let Some(map) = pod.as_object_mut() {
         map.insert(
             "status".into(),
             json!({"phase": "Pending", "qosClass": qos}),
         );
     }
-}
-
-/// `GetPodQOS`: `Guaranteed` when every container limits CPU and memory
-/// to what it requests, `BestEffort` when none asks for either, else
-/// `Burstable`.
-fn qos_class(spec: &Value) -> &'static str {
-    let containers = ["containers", "initContainers"]
-        .iter()
-        .flat_map(|k| spec.get(*k).and_then(Value::as_array).into_iter().flatten());
-    let mut any = false;
-    let mut guaranteed = true;
-    for container in containers {
-        let resources = container.get("resources");
-        let list = |name: &str| {
-            resources
-                .and_then(|r| r.get(name))
-                .and_then(Value::as_object)
-        };
-        let (requests, limits) = (list("requests"), list("limits"));
-        for resource in ["cpu", "memory"] {
-            let request = requests
-                .and_then(|r| r.get(resource))
-                .and_then(|q| Quantity::from_json(q).ok())
-                .filter(|q| !q.is_zero());
-            let limit = limits
-                .and_then(|l| l.get(resource))
-                .and_then(|q| Quantity::from_json(q).ok())
-                .filter(|q| !q.is_zero());
-            any |= request.is_some() || limit.is_some();
-            match (&request, &limit) {
-                (Some(r), Some(l)) if r == l => {}
-                _ => guaranteed = false,
-            }
-        }
+    // `applySchedulingGatedCondition`.
+    if gated {
+        set_condition(
+            pod,
+            json!({"type": "PodScheduled", "status": "False", "lastProbeTime": null,
+                "lastTransitionTime": crate::machinery::object::now(), "reason": "SchedulingGated",
+                "message": "Scheduling is blocked due to non-empty scheduling gates"}),
+        );
     }
-    match (any, guaranteed) {
-        (false, _) => "BestEffort",
-        (true, true) => "Guaranteed",
-        (true, false) => "Burstable",
-    }
-}
-
-/// `ValidatePodCreate`, as far as the spec goes.
-fn validate(pod: &Value) -> ErrorList {
-    let spec = pod.get("spec").unwrap_or(&Value::Null);
-    validate_pod_spec(spec, &Path::new(["spec"]))
 }
 
 /// `ValidatePodUpdate`: the spec again, and only images, the active

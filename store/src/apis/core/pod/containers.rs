@@ -205,7 +205,7 @@ fn container_restart_policy(container: &Value, path: &Path) -> ErrorList {
 }
 
 /// `validateContainerCommon`: what every kind of container must hold.
-fn validate_common(container: &Value, volumes: &Volumes, path: &Path) -> ErrorList {
+pub(super) fn validate_common(container: &Value, volumes: &Volumes, path: &Path) -> ErrorList {
     let mut errors = ErrorList::new();
     let name = text(container, "name");
     if name.is_empty() {

@@ -6,18 +6,19 @@
 
 use serde_json::Value;
 
+use super::volumes::write_volume;
 use crate::go::json::encode::go_json;
 
 /// How a field is written when it is absent: `""`, `0`, `false`, `null`.
 #[derive(Clone, Copy)]
-enum Zero {
+pub(super) enum Zero {
     Text,
     Number,
     Bool,
     Null,
 }
 
-type Field = (&'static str, &'static str, Zero);
+pub(super) type Field = (&'static str, &'static str, Zero);
 
 const POD_SPEC: &[Field] = &[
     ("Volumes", "volumes", Zero::Null),
@@ -188,14 +189,23 @@ pub(crate) fn go_internal_pod_spec(spec: &Value) -> String {
                     "null".to_string()
                 }
             }
-            "containers" | "initContainers" | "ephemeralContainers" => {
-                list(spec.get(*json), write_container)
-            }
+            "volumes" => list(spec.get(*json), write_volume),
+            "containers" | "initContainers" => list(spec.get(*json), write_container),
+            "ephemeralContainers" => list(spec.get(*json), go_ephemeral_container),
             _ => write_field(spec.get(*json), *zero),
         };
         fields.push(format!("\"{go}\":{value}"));
     }
     format!("{{{}}}", fields.join(","))
+}
+
+/// An internal EphemeralContainer as Go's JSON writes it: a container's
+/// fields, then the one it targets.
+pub(crate) fn go_ephemeral_container(container: &Value) -> String {
+    let mut written = write_container(container);
+    written.pop();
+    let target = write_field(container.get("targetContainerName"), Zero::Text);
+    format!("{written},\"TargetContainerName\":{target}}}")
 }
 
 fn write_container(container: &Value) -> String {
@@ -214,14 +224,14 @@ fn write_container(container: &Value) -> String {
     format!("{{{}}}", fields.join(","))
 }
 
-fn list(value: Option<&Value>, item: impl Fn(&Value) -> String) -> String {
+pub(super) fn list(value: Option<&Value>, item: impl Fn(&Value) -> String) -> String {
     match value.and_then(Value::as_array) {
         None => "null".to_string(),
         Some(items) => format!("[{}]", items.iter().map(item).collect::<Vec<_>>().join(",")),
     }
 }
 
-fn write_struct(value: &Value, fields: &[Field]) -> String {
+pub(super) fn write_struct(value: &Value, fields: &[Field]) -> String {
     let written: Vec<String> = fields
         .iter()
         .map(|(go, json, zero)| format!("\"{go}\":{}", write_field(value.get(*json), *zero)))
@@ -229,7 +239,7 @@ fn write_struct(value: &Value, fields: &[Field]) -> String {
     format!("{{{}}}", written.join(","))
 }
 
-fn write_field(value: Option<&Value>, zero: Zero) -> String {
+pub(super) fn write_field(value: Option<&Value>, zero: Zero) -> String {
     match value.filter(|v| !v.is_null()) {
         None => match zero {
             Zero::Text => "\"\"".to_string(),

@@ -6,12 +6,19 @@ use serde_json::{Value, json};
 
 use super::containers::{Volumes, dns_label, validate_containers, validate_init_containers};
 use super::defaults::VOLUME_SOURCES;
+use super::ephemeral::validate_ephemeral_containers;
 use super::scheduling::{validate_affinity, validate_spread, validate_tolerations};
 use super::security::validate_pod_security;
 use crate::machinery::field::{ErrorList, FieldError, Path};
 use crate::machinery::names::is_dns1123_subdomain;
 use crate::machinery::object::text;
 use crate::machinery::objectmeta::{validate_annotations, validate_labels};
+
+/// `ValidatePodCreate`, as far as the spec goes.
+pub(crate) fn validate_pod(pod: &Value) -> ErrorList {
+    let spec = pod.get("spec").unwrap_or(&Value::Null);
+    validate_pod_spec(spec, &Path::new(["spec"]))
+}
 
 /// `ValidatePodSpec` of `spec` at `path`.
 pub(crate) fn validate_pod_spec(spec: &Value, path: &Path) -> ErrorList {
@@ -36,6 +43,11 @@ pub(crate) fn validate_pod_spec(spec: &Value, path: &Path) -> ErrorList {
         spec,
         &volumes,
         &path.child("initContainers"),
+    ));
+    errors.extend(validate_ephemeral_containers(
+        spec,
+        &volumes,
+        &path.child("ephemeralContainers"),
     ));
     errors.extend(one_of(
         text(spec, "restartPolicy"),
