@@ -9,7 +9,7 @@ use super::fieldpath::{FieldPath, FieldSet, field};
 use super::typed::{ListKind, Ty, item_elements};
 
 /// What changed from one object to another (`typed.Comparison`).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Comparison {
     /// Paths only the old object has.
     pub(crate) removed: FieldSet,

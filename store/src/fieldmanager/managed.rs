@@ -6,6 +6,7 @@ use super::compare::compare;
 use super::fieldpath;
 use super::fieldpath::{FieldPath, FieldSet};
 use super::typed::Ty;
+use super::versions::{ByVersion, Converter};
 use crate::machinery::object::{meta_mut, now};
 use crate::resource::info::ResourceInfo;
 
@@ -202,6 +203,19 @@ pub(crate) fn track_update(
     manager: &str,
     subresource: Option<&str>,
 ) {
+    track_update_in_versions(res, old, new, manager, subresource, None);
+}
+
+/// [`track_update`], where the managers of other versions of the kind
+/// lose what changed as `convert` shows it in their version.
+pub(crate) fn track_update_in_versions(
+    res: &ResourceInfo,
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    subresource: Option<&str>,
+    convert: Option<Converter<'_>>,
+) {
     let mut entries = read_managed(old.unwrap_or(&Value::Null));
     // An object that holds no managedFields (it was created with no field
     // to own) is not tracked by an update: tracking starts again with an
@@ -220,7 +234,7 @@ pub(crate) fn track_update(
     let after = ownable(res, new, subresource);
     let changes = compare(before.as_ref(), Some(&after), ty);
     let changed: FieldSet = strip_meta(changes.added.union(&changes.modified).cloned().collect());
-    let removed = strip_meta(changes.removed);
+    let removed = strip_meta(changes.removed.clone());
     let sub = subresource.map(str::to_string);
     let time = now();
     let api_version = res.api_version();
@@ -230,9 +244,26 @@ pub(crate) fn track_update(
             && e.subresource == sub
             && e.api_version == api_version
     };
-    for e in entries.iter_mut().filter(|e| !is_self(e)) {
-        e.fields
-            .retain(|p| !changed.contains(p) && !removed.contains(p));
+    let other_versions = entries.iter().any(|e| e.api_version != api_version);
+    match old {
+        Some(old) if convert.is_some() && other_versions => {
+            let mut by_version = ByVersion::new(res, old, &*new, subresource, convert, changes);
+            for e in entries.iter_mut().filter(|e| !is_self(e)) {
+                let seen = by_version.of(&e.api_version);
+                let (changed, removed) = (
+                    strip_meta(seen.added.union(&seen.modified).cloned().collect()),
+                    strip_meta(seen.removed.clone()),
+                );
+                e.fields
+                    .retain(|p| !changed.contains(p) && !removed.contains(p));
+            }
+        }
+        _ => {
+            for e in entries.iter_mut().filter(|e| !is_self(e)) {
+                e.fields
+                    .retain(|p| !changed.contains(p) && !removed.contains(p));
+            }
+        }
     }
     match entries.iter_mut().find(|e| is_self(e)) {
         Some(e) => {

@@ -11,7 +11,8 @@
 //! schema elsewhere. An object's field set ([`set`]), two objects merged or
 //! items removed ([`merge`]), and compared ([`compare`]); kubectl's
 //! client-side apply annotation under server-side apply ([`lastapplied`]);
-//! Go's `omitempty` on zero scalars ([`omitempty`]).
+//! Go's `omitempty` on zero scalars ([`omitempty`]); what a write changed as
+//! a manager of another version of the kind sees it ([`versions`]).
 
 pub(crate) mod builtin;
 pub(crate) mod compare;
@@ -25,3 +26,4 @@ pub(crate) mod set;
 #[cfg(test)]
 mod tests;
 pub(crate) mod typed;
+pub(crate) mod versions;

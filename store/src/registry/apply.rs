@@ -19,6 +19,7 @@ use crate::fieldmanager::managed::{
     ManagedEntry, drop_unconvertible, ownable, path_display, read_managed, root_type, strip_meta,
     track_update, write_managed,
 };
+use crate::fieldmanager::versions::ByVersion;
 use crate::fieldmanager::{compare, fieldpath, merge, set};
 use crate::go::strconv::go_quote;
 use crate::machinery::object::{meta, meta_mut, now};
@@ -177,21 +178,34 @@ impl Registry {
                 ty,
             )
         };
-        let touched: FieldSet = changes.added.union(&changes.modified).cloned().collect();
+        // Each manager sees the change in its own version (another
+        // version's is compared on the objects converted to it).
+        let unchanged = merged == *live;
+        let convert = |o: &Value, to: &str| crate::apis::versions::convert(res, o, to);
+        let mut by_version = ByVersion::new(res, live, &merged, sub, Some(&convert), changes);
         let mut conflicts: Vec<(FieldPath, String)> = Vec::new();
         let mut conflicting: Vec<FieldSet> = Vec::new();
+        let mut removed: Vec<FieldSet> = Vec::new();
         for e in entries.iter() {
+            let seen = if unchanged {
+                by_version.of(&api_version)
+            } else {
+                by_version.of(&e.api_version)
+            };
             let theirs: FieldSet = if is_self(e) {
                 FieldSet::new()
             } else {
+                let touched: FieldSet = seen.added.union(&seen.modified).cloned().collect();
                 e.fields.intersection(&touched).cloned().collect()
             };
+            removed.push(strip_meta(seen.removed.clone()));
             let who = conflict_manager(e);
             for p in fieldpath::ordered(&theirs) {
                 conflicts.push((p, who.clone()));
             }
             conflicting.push(theirs);
         }
+        drop(by_version);
         if !conflicts.is_empty() && !force {
             // kubectl's first server-side apply may take over what its
             // client-side apply set (`lastappliedmanager.go`): forced when
@@ -209,8 +223,7 @@ impl Registry {
             }
         }
         // Forced: the others lose what conflicted; everyone loses what is gone.
-        let removed = strip_meta(changes.removed);
-        for (e, lost) in entries.iter_mut().zip(&conflicting) {
+        for ((e, lost), removed) in entries.iter_mut().zip(&conflicting).zip(&removed) {
             if !is_self(e) {
                 e.fields
                     .retain(|p| !lost.contains(p) && !removed.contains(p));

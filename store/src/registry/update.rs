@@ -15,7 +15,10 @@ use crate::apis::builtin::{
     warnings,
 };
 use crate::apis::core::pod;
-use crate::fieldmanager::managed::{ManagedEntry, decodable, track_update, write_managed};
+use crate::apis::versions;
+use crate::fieldmanager::managed::{
+    ManagedEntry, decodable, track_update_in_versions, write_managed,
+};
 use crate::machinery::field::{FieldError, Path};
 use crate::machinery::object::{finalizers, is_deleting, meta, meta_mut};
 use crate::meta::status::Status;
@@ -251,7 +254,15 @@ impl Registry {
                     customresourcedefinition::default_before_tracking(&mut seen);
                 }
                 sent_deletion.put(&mut seen);
-                track_update(res, Some(existing), &mut seen, &manager, subresource);
+                let convert = |o: &Value, to: &str| versions::convert(res, o, to);
+                track_update_in_versions(
+                    res,
+                    Some(existing),
+                    &mut seen,
+                    &manager,
+                    subresource,
+                    Some(&convert),
+                );
                 let tracked = seen.pointer_mut("/metadata/managedFields").map(Value::take);
                 match tracked {
                     Some(entries) => meta_mut(&mut new).insert("managedFields".into(), entries),
