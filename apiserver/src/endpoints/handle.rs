@@ -24,9 +24,8 @@ use crate::respond::{Body, Ctx, Media, Query, header_text, negotiate};
 /// Answers one request, and logs it.
 pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
     let method = req.method().clone();
-    let path = req.uri().path().to_string();
     let raw_query = req.uri().query().unwrap_or("").to_string();
-    let query = Query::parse(&raw_query);
+    let (path, query) = legacy_watch(req.uri().path(), Query::parse(&raw_query));
     let user_agent = header_text(&req, header::USER_AGENT);
     let accept = header_text(&req, header::ACCEPT);
     // What a resource's endpoint would answer; a header none of whose
@@ -89,6 +88,21 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Respons
         status: resp.status().as_u16(),
     });
     resp
+}
+
+/// The deprecated watch paths (`/api/v1/watch/namespaces/NS/pods`, served
+/// still): the resource's path, watched.
+fn legacy_watch(path: &str, mut query: Query) -> (String, Query) {
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let at = match segments.as_slice() {
+        ["api", _, "watch", _, ..] => 2,
+        ["apis", _, _, "watch", _, ..] => 3,
+        _ => return (path.to_string(), query),
+    };
+    let mut kept = segments;
+    kept.remove(at);
+    query.0.insert(0, ("watch".to_string(), "true".to_string()));
+    (format!("/{}", kept.join("/")), query)
 }
 
 /// The fault to inject for this request, after the delay to add, if any.

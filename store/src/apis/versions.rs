@@ -19,6 +19,15 @@ pub(crate) fn convert(res: &ResourceInfo, o: &Value, api_version: &str) -> Optio
     }
 }
 
+/// A stored built-in object as a read decodes it, when decoding defaults
+/// something its stored form lacks (a Job's labels from its template).
+pub(crate) fn decoded(res: &ResourceInfo, o: &Value) -> Option<Value> {
+    match (res.group.as_str(), res.kind.as_str()) {
+        ("batch", "Job") if res.custom.is_none() => super::batch::job_create::decoded(o),
+        _ => None,
+    }
+}
+
 /// The version a built-in kind served in several versions is stored in.
 pub(crate) fn storage_version(res: &ResourceInfo) -> Option<&'static str> {
     match (res.group.as_str(), res.kind.as_str()) {

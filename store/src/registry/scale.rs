@@ -354,6 +354,22 @@ fn apply_scale(
         fields: Default::default(),
     };
     let applied = config.pointer("/spec/replicas").and_then(Value::as_i64);
+    // A Scale nobody owns a field of is tracked from its first apply
+    // (`skipNonAppliedManager`): what it holds is `before-first-apply`'s.
+    if entries.is_empty()
+        && current["spec"]["replicas"]
+            .as_i64()
+            .is_some_and(|r| r != 0 && r != UNSET)
+    {
+        entries.push(ManagedEntry {
+            manager: "before-first-apply".into(),
+            operation: "Update".into(),
+            api_version: SCALE_VERSION.into(),
+            time: now(),
+            subresource: Some("scale".into()),
+            fields: [replicas_path.clone()].into(),
+        });
+    }
     let mut wanted = current.clone();
     if let Some(replicas) = applied {
         let changes = current["spec"]["replicas"].as_i64() != Some(replicas);

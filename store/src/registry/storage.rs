@@ -45,8 +45,11 @@ pub(crate) fn try_view<'a>(
         .and_then(Value::as_str)
         .is_some_and(|v| res.is_api_version(v))
     {
-        // In this version already.
-        return Ok(std::borrow::Cow::Borrowed(o));
+        // In this version already (as decoding defaults it).
+        return Ok(match versions::decoded(res, o) {
+            Some(decoded) => std::borrow::Cow::Owned(decoded),
+            None => std::borrow::Cow::Borrowed(o),
+        });
     }
     if let Some(conversion) = &res.conversion {
         match conversion.to(o, &res.api_version()) {

@@ -280,10 +280,11 @@ impl Registry {
             crate::fieldmanager::builtin::stored(&mut new);
         }
         omit_empty_metadata(&mut new);
-        // The storage compares what it would write (`GuaranteedUpdate`): an
-        // object still stored in an older version of a custom resource is
-        // written again, in the storage version (a storage migration).
-        if same_object(&new, existing) && !self.stored_in_older_version(res, existing) {
+        // The storage compares what it would write with what it holds
+        // (`GuaranteedUpdate`): an object stored otherwise than it is read
+        // (an older version of a custom resource, a Job stored without the
+        // labels its decoding defaults) is written again.
+        if same_object(&new, existing) && !self.stored_otherwise(res, existing) {
             return Ok(existing.clone());
         }
         // A status write never moves the generation (only the main
@@ -345,27 +346,32 @@ impl Registry {
     }
 }
 
+impl Registry {
+    /// Whether `object` is stored otherwise than a read gives it, so that
+    /// a write changing nothing still writes it again: a custom resource
+    /// stored in an older version (a storage migration), or a built-in
+    /// object whose decoding defaults something its stored form lacks (a
+    /// Job created without labels).
+    fn stored_otherwise(&self, res: &ResourceInfo, object: &Value) -> bool {
+        let namespace = meta(object, "namespace").unwrap_or_default();
+        let name = meta(object, "name").unwrap_or_default();
+        let Some(stored) = self.find_shared(res, &namespace, &name) else {
+            return false;
+        };
+        match &res.custom {
+            Some(custom) => {
+                let storage = format!("{}/{}", res.group, custom.storage());
+                stored.get("apiVersion").and_then(Value::as_str) != Some(&storage)
+            }
+            None => versions::decoded(res, &stored).is_some(),
+        }
+    }
+}
+
 /// The 422 of an update that sets a deletionTimestamp or changes a
 /// deletionGracePeriodSeconds (`ValidateObjectMetaAccessorUpdate`: both
 /// are immutable). The metadata checks run twice on an update
 /// (`rest.BeforeUpdate`, then the strategy's), so it is said twice.
-impl Registry {
-    /// Whether the custom resource `object` is stored in another version
-    /// than the resource's storage version now.
-    fn stored_in_older_version(&self, res: &ResourceInfo, object: &Value) -> bool {
-        let Some(custom) = &res.custom else {
-            return false;
-        };
-        let namespace = meta(object, "namespace").unwrap_or_default();
-        let name = meta(object, "name").unwrap_or_default();
-        let storage = format!("{}/{}", res.group, custom.storage());
-        self.find_shared(res, &namespace, &name)
-            .is_some_and(|stored| {
-                stored.get("apiVersion").and_then(Value::as_str) != Some(&storage)
-            })
-    }
-}
-
 fn immutable_deletion(
     res: &ResourceInfo,
     name: &str,

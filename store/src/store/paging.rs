@@ -2,6 +2,10 @@
 //! them (apiserver's `storage/continue.go`), and the resourceVersions a
 //! read or watch names.
 
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
+
 use base64::Engine as _;
 use serde_json::{Value, json};
 
@@ -9,6 +13,7 @@ use crate::go::json::decode::json_kind;
 use crate::go::json::syntax::syntax_error;
 use crate::go::strconv::go_quote;
 use crate::meta::status::Status;
+use crate::registry::registry::ObjKey;
 
 pub(crate) fn parse_rv(s: &str) -> Result<u64, Status> {
     s.parse::<u64>()
@@ -174,6 +179,44 @@ pub(crate) fn list_key(ns: &str, name: &str, across_namespaces: bool) -> String 
     } else {
         name.to_string()
     }
+}
+
+/// The objects of one resource from `lower` on, in the order of their
+/// storage keys (`<namespace>/<name>` compared byte by byte across
+/// namespaces, so `a-b/x` comes before `a/x`), as etcd ranges over them.
+pub(crate) fn in_key_order<'a>(
+    objects: &'a BTreeMap<ObjKey, Arc<Value>>,
+    lower: ObjKey,
+    across_namespaces: bool,
+) -> Box<dyn Iterator<Item = (&'a ObjKey, &'a Arc<Value>)> + 'a> {
+    if !across_namespaces {
+        return Box::new(objects.range((Bound::Included(lower), Bound::Unbounded)));
+    }
+    // The namespaces held, each found by a seek past the one before.
+    let mut namespaces: Vec<&'a str> = Vec::new();
+    let mut next = objects.keys().next();
+    while let Some((ns, _)) = next {
+        namespaces.push(ns);
+        let past = (format!("{ns}\0"), String::new());
+        next = objects
+            .range((Bound::Included(past), Bound::Unbounded))
+            .next()
+            .map(|(k, _)| k);
+    }
+    namespaces.sort_by(|a, b| a.bytes().chain(*b"/").cmp(b.bytes().chain(*b"/")));
+    let (start_ns, start_name) = lower;
+    namespaces.retain(|ns| ns.bytes().chain(*b"/").ge(start_ns.bytes().chain(*b"/")));
+    Box::new(namespaces.into_iter().flat_map(move |ns| {
+        let first = if ns == start_ns {
+            start_name.clone()
+        } else {
+            String::new()
+        };
+        objects.range((
+            Bound::Included((ns.to_string(), first)),
+            Bound::Excluded((format!("{ns}\0"), String::new())),
+        ))
+    }))
 }
 
 #[cfg(test)]

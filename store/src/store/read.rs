@@ -1,11 +1,9 @@
 //! Reads: one object, or a page of a list by namespace and selectors.
 
-use std::ops::Bound;
-
 use serde_json::Value;
 
 use super::handle::Store;
-use super::paging::{decode_continue, encode_continue, list_key, parse_list_rv};
+use super::paging::{decode_continue, encode_continue, in_key_order, list_key, parse_list_rv};
 use crate::apis::selectors::{field_labels, field_set};
 use crate::meta::selector::{FieldSelector, LabelSelector};
 use crate::meta::status::Status;
@@ -159,7 +157,7 @@ impl Store {
         // it is.
         let mut scanned = 0u64;
         if let Some(m) = g.objects.get(&res.key()) {
-            for (k, o) in m.range((Bound::Included(lower), Bound::Unbounded)) {
+            for (k, o) in in_key_order(m, lower, across_namespaces) {
                 if ns_filter.is_some_and(|ns| ns != k.0) {
                     break;
                 }

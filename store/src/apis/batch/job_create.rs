@@ -1,7 +1,8 @@
 //! What a new Job gets (`SetDefaults_Job` and the strategy's
 //! `PrepareForCreate` in `pkg/registry/batch/job/strategy.go`): its
 //! template's labels when it has none, the selector and pod labels
-//! `generateSelector` makes unless `manualSelector`, an empty status.
+//! `generateSelector` makes unless `manualSelector`, an empty status; and
+//! the labels a read of one stored without any decodes it with.
 
 use serde_json::{Map, Value, json};
 
@@ -68,8 +69,32 @@ pub(crate) fn prepare_create(job: &mut Value) {
     {
         metadata.insert("labels".into(), labels);
     }
-    copy_template_labels(map);
+    // A Job whose template had no labels at decode is stored without any
+    // of its own: each read gives it its template's ([`decoded`]).
     start_status(job, json!({}));
+}
+
+/// A stored Job as a read decodes it (`SetDefaults_Job` runs on every
+/// decode): a Job stored without labels (its template had none when it
+/// was created) shows its template's, generated ones included. Its first
+/// update stores them, so that write always moves its resourceVersion.
+pub(crate) fn decoded(job: &Value) -> Option<Value> {
+    let has_own = job
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .is_some_and(|l| !l.is_empty());
+    let template = job
+        .pointer("/spec/template/metadata/labels")
+        .and_then(Value::as_object)
+        .is_some_and(|l| !l.is_empty());
+    if has_own || !template {
+        return None;
+    }
+    let mut job = job.clone();
+    if let Some(map) = job.as_object_mut() {
+        copy_template_labels(map);
+    }
+    Some(job)
 }
 
 /// `generateSelector`.

@@ -5,7 +5,7 @@
 
 pub(crate) mod cronjob;
 pub(crate) mod job;
-mod job_create;
+pub(crate) mod job_create;
 pub(crate) mod job_selectable;
 mod job_status;
 pub(crate) mod jobspec;
