@@ -219,6 +219,17 @@ fn drive(
             Err(format!("a delete was not refused with 405: {says}"))
         };
     }
+    if res.kind == "Binding" {
+        // A Binding binds the Pod it names: the Pod comes first.
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}});
+        let file = dir.join(format!("{name}-pod.yaml"));
+        std::fs::write(&file, serde_yaml_ng::to_string(&pod).unwrap()).unwrap();
+        ok(
+            "create its pod",
+            run(&["create", "-f", file.to_str().unwrap()]),
+        )?;
+    }
     let mut object = manifest.cloned().ok_or("no manifest")?;
     object["metadata"] = json!({"name": name, "labels": {"rekon-test": res.plural}});
     let file = dir.join(format!("{name}.yaml"));
@@ -230,9 +241,20 @@ fn drive(
     if !res.is_stored() {
         // A review: answered, with a status, and not kept.
         let answer: Value = serde_json::from_str(&created).map_err(|e| e.to_string())?;
-        return match (res.kind.as_str(), answer.get("status")) {
-            ("Binding", _) | (_, Some(_)) => Ok(()),
-            _ => Err(format!("no status in the answer: {answer}")),
+        if res.kind == "Binding" {
+            // Kept on the Pod it bound.
+            let node = ok(
+                "get its pod",
+                run(&["get", "pod", &name, "-o", "jsonpath={.spec.nodeName}"]),
+            )?;
+            return match node.as_str() {
+                "node-1" => Ok(()),
+                other => Err(format!("the pod is on {other:?}, not node-1")),
+            };
+        }
+        return match answer.get("status") {
+            Some(_) => Ok(()),
+            None => Err(format!("no status in the answer: {answer}")),
         };
     }
     let got = ok(

@@ -160,7 +160,11 @@ pub(crate) fn allocate(
                     Some(addr) if !ranges.contains(addr) => {
                         Some("the provided network does not match the current range")
                     }
-                    Some(addr) if taken.has_ip(addr) => Some("provided IP is already allocated"),
+                    // A dry run does not check whether the address is
+                    // free (the allocators' `allocate(ip, dryRun)`).
+                    Some(addr) if !dry_run && taken.has_ip(addr) => {
+                        Some("provided IP is already allocated")
+                    }
                     _ => None,
                 };
                 if let Some(why) = why {
