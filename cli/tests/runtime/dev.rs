@@ -78,7 +78,9 @@ fn dev_applies_its_objects_through_the_modules_webhooks() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
+    // The module is compiled first (a fresh cache), which takes a while
+    // when the other tests compile theirs on the same cores.
+    let deadline = Instant::now() + Duration::from_secs(180);
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
