@@ -53,12 +53,15 @@ pub(crate) fn serve(req: &Request<'_>) -> Result<Response<Body>, Status> {
         {
             return Err(not_supported(req, verb));
         }
-        // A Pod's other subresources serve the verbs discovery lists.
-        (Some(sub @ ("binding" | "ephemeralcontainers" | "resize" | "log")), Some(_))
-            if !res
-                .subresources
-                .iter()
-                .any(|r| r.name == sub && r.verbs.iter().any(|v| v == verb)) =>
+        // A built-in kind's other subresources serve the verbs discovery
+        // lists for them.
+        (Some(sub), Some(_))
+            if res.custom.is_none()
+                && res
+                    .subresources
+                    .iter()
+                    .find(|r| r.name == sub)
+                    .is_some_and(|r| !r.verbs.iter().any(|v| v == verb)) =>
         {
             return Err(method_not_allowed());
         }

@@ -6,7 +6,7 @@ use super::compare::compare;
 use super::fieldpath;
 use super::fieldpath::{FieldPath, FieldSet};
 use super::typed::Ty;
-use super::versions::{ByVersion, Converter};
+use super::versions::{ByVersion, Converter, Seen};
 use crate::machinery::object::{meta_mut, now};
 use crate::resource::info::ResourceInfo;
 
@@ -233,8 +233,6 @@ pub(crate) fn track_update_in_versions(
     };
     let after = ownable(res, new, subresource);
     let changes = compare(before.as_ref(), Some(&after), ty);
-    let changed: FieldSet = strip_meta(changes.added.union(&changes.modified).cloned().collect());
-    let removed = strip_meta(changes.removed.clone());
     let sub = subresource.map(str::to_string);
     let time = now();
     let api_version = res.api_version();
@@ -244,27 +242,19 @@ pub(crate) fn track_update_in_versions(
             && e.subresource == sub
             && e.api_version == api_version
     };
-    let other_versions = entries.iter().any(|e| e.api_version != api_version);
-    match old {
-        Some(old) if convert.is_some() && other_versions => {
-            let mut by_version = ByVersion::new(res, old, &*new, subresource, convert, changes);
-            for e in entries.iter_mut().filter(|e| !is_self(e)) {
-                let seen = by_version.of(&e.api_version);
-                let (changed, removed) = (
-                    strip_meta(seen.added.union(&seen.modified).cloned().collect()),
-                    strip_meta(seen.removed.clone()),
-                );
-                e.fields
-                    .retain(|p| !changed.contains(p) && !removed.contains(p));
-            }
-        }
-        _ => {
-            for e in entries.iter_mut().filter(|e| !is_self(e)) {
-                e.fields
-                    .retain(|p| !changed.contains(p) && !removed.contains(p));
-            }
-        }
+    // The others lose what the write changed, each as its own version
+    // sees it (a new object has no other version to convert).
+    let old = old.unwrap_or(&Value::Null);
+    let convert = convert.filter(|_| !old.is_null());
+    let mut by_version = ByVersion::new(res, old, &*new, subresource, convert, changes);
+    for e in entries.iter_mut().filter(|e| !is_self(e)) {
+        let seen = by_version.of(&e.api_version);
+        e.fields
+            .retain(|p| !seen.changed.contains(p) && !seen.removed.contains(p));
     }
+    let Seen {
+        changed, removed, ..
+    } = by_version.into_own();
     match entries.iter_mut().find(|e| is_self(e)) {
         Some(e) => {
             e.fields.retain(|p| !removed.contains(p));

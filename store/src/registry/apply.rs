@@ -185,27 +185,23 @@ impl Registry {
         let mut by_version = ByVersion::new(res, live, &merged, sub, Some(&convert), changes);
         let mut conflicts: Vec<(FieldPath, String)> = Vec::new();
         let mut conflicting: Vec<FieldSet> = Vec::new();
-        let mut removed: Vec<FieldSet> = Vec::new();
         for e in entries.iter() {
-            let seen = if unchanged {
-                by_version.of(&api_version)
-            } else {
-                by_version.of(&e.api_version)
-            };
             let theirs: FieldSet = if is_self(e) {
                 FieldSet::new()
             } else {
-                let touched: FieldSet = seen.added.union(&seen.modified).cloned().collect();
-                e.fields.intersection(&touched).cloned().collect()
+                let seen = by_version.of(if unchanged {
+                    &api_version
+                } else {
+                    &e.api_version
+                });
+                e.fields.intersection(&seen.touched).cloned().collect()
             };
-            removed.push(strip_meta(seen.removed.clone()));
             let who = conflict_manager(e);
             for p in fieldpath::ordered(&theirs) {
                 conflicts.push((p, who.clone()));
             }
             conflicting.push(theirs);
         }
-        drop(by_version);
         if !conflicts.is_empty() && !force {
             // kubectl's first server-side apply may take over what its
             // client-side apply set (`lastappliedmanager.go`): forced when
@@ -223,10 +219,15 @@ impl Registry {
             }
         }
         // Forced: the others lose what conflicted; everyone loses what is gone.
-        for ((e, lost), removed) in entries.iter_mut().zip(&conflicting).zip(&removed) {
+        for (e, lost) in entries.iter_mut().zip(&conflicting) {
             if !is_self(e) {
+                let seen = by_version.of(if unchanged {
+                    &api_version
+                } else {
+                    &e.api_version
+                });
                 e.fields
-                    .retain(|p| !lost.contains(p) && !removed.contains(p));
+                    .retain(|p| !lost.contains(p) && !seen.removed.contains(p));
             }
         }
         // An apply that changes nothing keeps its entry's time (a first

@@ -116,6 +116,18 @@ pub(crate) fn prepare_ephemeral_update(new: &mut Value, old: &Value) {
     keep_managed(new, managed);
 }
 
+fn ephemeral_containers(pod: &Value) -> &[Value] {
+    pod.pointer("/spec/ephemeralContainers")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// A static Pod (its kubelet's mirror), which no subresource changes.
+pub(super) fn is_static(pod: &Value) -> bool {
+    pod.pointer("/metadata/annotations/kubernetes.io~1config.mirror")
+        .is_some()
+}
+
 /// Puts the tracked managedFields back on a Pod a subresource strategy
 /// rebuilt from the stored one.
 pub(super) fn keep_managed(pod: &mut Value, managed: Option<Value>) {
@@ -133,41 +145,33 @@ pub(super) fn keep_managed(pod: &mut Value, managed: Option<Value>) {
 /// two).
 pub(crate) fn validate_ephemeral_update(new: &Value, old: &Value) -> ErrorList {
     let mut errors = validate_pod(new);
-    if old
-        .pointer("/metadata/annotations/kubernetes.io~1config.mirror")
-        .is_some()
-    {
+    if is_static(old) {
         return vec![FieldError::forbidden(
             &Path::new([""]),
             "static pods do not support ephemeral containers",
         )];
     }
     let path = Path::new(["spec", "ephemeralContainers"]);
-    let list = |pod: &Value| {
-        pod.pointer("/spec/ephemeralContainers")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
-    let written = list(new);
-    for before in list(old) {
-        let name = text(&before, "name");
-        match written.iter().find(|c| text(c, "name") == name) {
-            None => errors.push(FieldError::forbidden(
+    let written = ephemeral_containers(new);
+    for before in ephemeral_containers(old) {
+        let name = text(before, "name");
+        let Some(after) = written.iter().find(|c| text(c, "name") == name) else {
+            errors.push(FieldError::forbidden(
                 &path,
                 format!("existing ephemeral containers {name:?} may not be removed\n"),
-            )),
-            Some(after) if go_ephemeral_container(after) != go_ephemeral_container(&before) => {
-                let diff = unified_diff(
-                    &indent(&go_ephemeral_container(&before)),
-                    &indent(&go_ephemeral_container(after)),
-                );
-                errors.push(FieldError::forbidden(
-                    &path,
-                    format!("existing ephemeral containers {name:?} may not be changed\n{diff}"),
-                ));
-            }
-            Some(_) => {}
+            ));
+            continue;
+        };
+        let (was, is) = (
+            go_ephemeral_container(before),
+            go_ephemeral_container(after),
+        );
+        if was != is {
+            let diff = unified_diff(&indent(&was), &indent(&is));
+            errors.push(FieldError::forbidden(
+                &path,
+                format!("existing ephemeral containers {name:?} may not be changed\n{diff}"),
+            ));
         }
     }
     errors

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::ephemeral::keep_managed;
+use super::ephemeral::{is_static, keep_managed};
 use super::qos::qos_class;
 use super::validation::validate_pod;
 use crate::machinery::field::{ErrorList, FieldError, Path};
@@ -20,15 +20,10 @@ const LISTS: [&str; 2] = ["containers", "initContainers"];
 /// renames or reorders containers is kept as it is, for the checks to
 /// refuse.
 pub(crate) fn prepare_resize_update(new: &mut Value, old: &Value) {
-    let listed = |pod: &Value, key: &str| {
-        pod.pointer(&format!("/spec/{key}"))
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
     let mut lists = Vec::new();
     for key in LISTS {
-        let (written, stored) = (listed(new, key), listed(old, key));
+        let written = new.get("spec").map_or(&[][..], |spec| list(spec, key));
+        let stored = old.get("spec").map_or(&[][..], |spec| list(spec, key));
         if written.len() != stored.len() {
             return;
         }
@@ -36,8 +31,8 @@ pub(crate) fn prepare_resize_update(new: &mut Value, old: &Value) {
             lists.push((key, None));
             continue;
         }
-        let mut merged = stored;
-        for (before, after) in merged.iter_mut().zip(&written) {
+        let mut merged = stored.to_vec();
+        for (before, after) in merged.iter_mut().zip(written) {
             if text(before, "name") != text(after, "name") {
                 return;
             }
@@ -77,10 +72,7 @@ fn set(object: &mut Value, field: &str, value: Option<&Value>) {
 pub(crate) fn validate_resize(new: &Value, old: &Value) -> ErrorList {
     let mut errors = validate_pod(new);
     let whole = Path::new([""]);
-    if old
-        .pointer("/metadata/annotations/kubernetes.io~1config.mirror")
-        .is_some()
-    {
+    if is_static(old) {
         return vec![FieldError::forbidden(
             &whole,
             "static pods cannot be resized",
@@ -144,11 +136,11 @@ pub(crate) fn validate_resize(new: &Value, old: &Value) -> ErrorList {
         let (written, stored) = (list(new_spec, key), list(old_spec, key));
         for (i, (after, before)) in written.iter().zip(stored).enumerate() {
             let at = spec_path.child(key).index(i).child("resources");
-            for (part, what) in [("requests", "requests"), ("limits", "limits")] {
+            for part in ["requests", "limits"] {
                 if removed(after, before, part) {
                     errors.push(FieldError::forbidden(
                         &at.child(part),
-                        format!("resource {what} cannot be removed"),
+                        format!("resource {part} cannot be removed"),
                     ));
                 }
             }
@@ -196,15 +188,12 @@ fn list<'a>(spec: &'a Value, key: &str) -> &'a [Value] {
 /// renamed or moved.
 fn container_ordering(new_spec: &Value, old_spec: &Value, spec_path: &Path) -> ErrorList {
     let mut errors = ErrorList::new();
-    for (key, noun) in [
-        ("containers", "containers"),
-        ("initContainers", "initContainers"),
-    ] {
+    for key in LISTS {
         let (written, stored) = (list(new_spec, key), list(old_spec, key));
         if written.len() != stored.len() {
             errors.push(FieldError::forbidden(
                 &spec_path.child(key),
-                format!("{noun} may not be added or removed on resize"),
+                format!("{key} may not be added or removed on resize"),
             ));
             continue;
         }
@@ -212,7 +201,7 @@ fn container_ordering(new_spec: &Value, old_spec: &Value, spec_path: &Path) -> E
             if text(after, "name") != text(before, "name") {
                 errors.push(FieldError::forbidden(
                     &spec_path.child(key).index(i).child("name"),
-                    format!("{noun} may not be renamed or reordered on resize"),
+                    format!("{key} may not be renamed or reordered on resize"),
                 ));
             }
         }
@@ -223,14 +212,12 @@ fn container_ordering(new_spec: &Value, old_spec: &Value, spec_path: &Path) -> E
 /// `resourcesRemoved`: a resource the stored container requests (or
 /// limits) that the write leaves out.
 fn removed(after: &Value, before: &Value, part: &str) -> bool {
-    let names = |c: &Value| {
-        c.pointer(&format!("/resources/{part}"))
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default()
-    };
-    let (now, then) = (names(after), names(before));
-    then.keys().any(|k| !now.contains_key(k))
+    let pointer = format!("/resources/{part}");
+    let now = after.pointer(&pointer).and_then(Value::as_object);
+    let then = before.pointer(&pointer).and_then(Value::as_object);
+    then.into_iter()
+        .flat_map(Map::keys)
+        .any(|k| !now.is_some_and(|n| n.contains_key(k)))
 }
 
 /// `dropCPUMemoryResourcesFromContainer`: a container's requests and
