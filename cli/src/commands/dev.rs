@@ -221,16 +221,20 @@ pub(super) async fn run(global: &Global, args: &Args) -> anyhow::Result<ExitCode
     };
     let url = server.url();
     let store = server.store();
-    tokio::task::spawn_blocking(move || apply_through(&url, &store, objects))
+    let applied = tokio::task::spawn_blocking(move || apply_through(&url, &store, objects))
         .await
-        .context("applying the manifests")??;
-    stop.await;
+        .context("applying the manifests")?;
+    // An object refused stops `rekon dev`, in the same order as Ctrl-C:
+    // the host first, so it never watches a server that has gone.
+    if applied.is_ok() {
+        stop.await;
+    }
     if let Some(host) = host {
         tracing::info!("shutting down: finishing reconciles in flight");
         host.shutdown().await;
     }
     server.shutdown().await;
-    Ok(ExitCode::SUCCESS)
+    applied.map(|()| ExitCode::SUCCESS)
 }
 
 /// `rekon dev` in real mode: the same, on a kube-apiserver and etcd (and
@@ -309,20 +313,28 @@ async fn run_real(global: &Global, args: &Args, assets: &Path) -> anyhow::Result
     } else {
         None
     };
+    let mut applied = Ok(());
     for (path, document) in &objects {
-        direct
+        applied = direct
             .apply(document, "rekon-dev")
             .await
-            .with_context(|| format!("cannot apply an object of {}", path.display()))?;
+            .map(drop)
+            .with_context(|| format!("cannot apply an object of {}", path.display()));
+        if applied.is_err() {
+            break;
+        }
     }
-    stop.await;
+    // An object refused stops `rekon dev`, in the same order as Ctrl-C.
+    if applied.is_ok() {
+        stop.await;
+    }
     if let Some(host) = host {
         tracing::info!("shutting down: finishing reconciles in flight");
         host.shutdown().await;
     }
     tracing::info!("stopping the API server");
     drop(real);
-    Ok(ExitCode::SUCCESS)
+    applied.map(|()| ExitCode::SUCCESS)
 }
 
 /// How long the modules' webhook configurations and CRD conversions may

@@ -118,6 +118,10 @@ pub fn main() -> ExitCode {
             .await
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic.into_panic()))
     });
+    // The command has ended: work it left behind on the blocking pool (a
+    // module's background optimisation, whose cache write is atomic) does
+    // not hold the process up.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     match result {
         Ok(code) => code,
         Err(error) => {

@@ -78,6 +78,14 @@ fn dev_applies_its_objects_through_the_modules_webhooks() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // What rekon dev says is read as it says it: a pipe nobody drains
+    // would hold it up once full.
+    let mut pipe = child.stderr.take().unwrap();
+    let said = std::thread::spawn(move || {
+        let mut err = String::new();
+        let _ = std::io::Read::read_to_string(&mut pipe, &mut err);
+        err
+    });
     // The module is compiled first (a fresh cache), which takes a while
     // when the other tests compile theirs on the same cores.
     let deadline = Instant::now() + Duration::from_secs(180);
@@ -87,12 +95,15 @@ fn dev_applies_its_objects_through_the_modules_webhooks() {
         }
         if Instant::now() > deadline {
             child.kill().unwrap();
-            panic!("rekon dev applied an App its webhook denies and kept running");
+            let _ = child.wait();
+            panic!(
+                "rekon dev did not stop after applying an App its webhook denies; it said:\n{}",
+                said.join().unwrap()
+            );
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let err = said.join().unwrap();
     assert!(!status.success(), "{err}");
     assert!(err.contains("big.yaml"), "{err}");
     assert!(err.contains("denied the request"), "{err}");
