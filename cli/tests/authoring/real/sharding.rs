@@ -356,11 +356,15 @@ fn sharded_on_a_real_server(gate: bool) {
     ring.settled();
     ring.change_reconciled_by_owners(3);
 
-    // kill -9: its part moves once its Lease expires.
+    // kill -9: its part moves once its Lease expires — not at some later
+    // resync. How soon (the 6 s) is the pipeline bench's
+    // `sharded_handoff_s` to measure: on a loaded machine the survivors'
+    // caches take their time, so the bound here only tells "at expiry"
+    // from "much later".
     ring.stop("replica-c", "KILL");
     let took = ring.settled();
     assert!(
-        took < LEASE_DURATION + Duration::from_secs(2),
+        took < 3 * LEASE_DURATION,
         "took {took:?} to take a dead replica's part"
     );
     ring.change_reconciled_by_owners(4);
