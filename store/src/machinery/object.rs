@@ -41,6 +41,24 @@ pub(crate) fn text_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
         .unwrap_or_default()
 }
 
+/// The items of a JSON array member of an object (none when it is absent
+/// or not an array).
+pub(crate) fn items<'a>(value: &'a Value, key: &str) -> &'a [Value] {
+    value
+        .get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The items of the JSON array at a pointer (none when it is absent or not
+/// an array).
+pub(crate) fn items_at<'a>(value: &'a Value, pointer: &str) -> &'a [Value] {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
 /// The strings of a JSON array (none when it is absent or not an array).
 pub(crate) fn strings(value: Option<&Value>) -> Vec<String> {
     value

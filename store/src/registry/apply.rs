@@ -19,7 +19,7 @@ use crate::fieldmanager::managed::{
     ManagedEntry, drop_unconvertible, ownable, path_display, read_managed, root_type, strip_meta,
     track_update, write_managed,
 };
-use crate::fieldmanager::versions::ByVersion;
+use crate::fieldmanager::versions::{ByVersion, Converter};
 use crate::fieldmanager::{compare, fieldpath, merge, set};
 use crate::go::strconv::go_quote;
 use crate::machinery::object::{meta, meta_mut, now};
@@ -169,7 +169,8 @@ impl Registry {
             }
         }
         // Conflicts: another manager owns a field this apply adds or changes.
-        let changes = if merged == *live {
+        let unchanged = merged == *live;
+        let changes = if unchanged {
             Comparison::default()
         } else {
             compare::compare(
@@ -179,21 +180,18 @@ impl Registry {
             )
         };
         // Each manager sees the change in its own version (another
-        // version's is compared on the objects converted to it).
-        let unchanged = merged == *live;
+        // version's is compared on the objects converted to it); an apply
+        // that changes nothing changes nothing in any version.
         let convert = |o: &Value, to: &str| crate::apis::versions::convert(res, o, to);
-        let mut by_version = ByVersion::new(res, live, &merged, sub, Some(&convert), changes);
+        let convert = (!unchanged).then_some(&convert as Converter);
+        let mut by_version = ByVersion::new(res, live, &merged, sub, convert, changes);
         let mut conflicts: Vec<(FieldPath, String)> = Vec::new();
         let mut conflicting: Vec<FieldSet> = Vec::new();
         for e in entries.iter() {
             let theirs: FieldSet = if is_self(e) {
                 FieldSet::new()
             } else {
-                let seen = by_version.of(if unchanged {
-                    &api_version
-                } else {
-                    &e.api_version
-                });
+                let seen = by_version.of(&e.api_version);
                 e.fields.intersection(&seen.touched).cloned().collect()
             };
             let who = conflict_manager(e);
@@ -221,18 +219,14 @@ impl Registry {
         // Forced: the others lose what conflicted; everyone loses what is gone.
         for (e, lost) in entries.iter_mut().zip(&conflicting) {
             if !is_self(e) {
-                let seen = by_version.of(if unchanged {
-                    &api_version
-                } else {
-                    &e.api_version
-                });
+                let seen = by_version.of(&e.api_version);
                 e.fields
                     .retain(|p| !lost.contains(p) && !seen.removed.contains(p));
             }
         }
         // An apply that changes nothing keeps its entry's time (a first
         // one gets none), as the real field manager's times go.
-        let time = if merged == *live {
+        let time = if unchanged {
             entries
                 .iter()
                 .find(|e| is_self(e))

@@ -18,6 +18,7 @@ use crate::machinery::field::{ErrorList, FieldError, Path, immutable};
 use crate::machinery::names::{
     is_dns1123_label, is_dns1123_subdomain, is_qualified_name, name_is_dns_subdomain,
 };
+use crate::machinery::object::items;
 
 pub(crate) static RULES: Rules = Rules {
     name: name_is_dns_subdomain,
@@ -232,14 +233,6 @@ fn fully_qualified_domain_name_errors(at: &Path, name: &str) -> ErrorList {
                 .map(move |message| FieldError::invalid(at, label, message))
         })
         .collect()
-}
-
-/// The list at `key` (none when absent).
-fn items<'a>(value: &'a Value, key: &str) -> &'a [Value] {
-    value
-        .get(key)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use super::validation::validate_pod;
 use crate::go::difflib::unified_diff;
 use crate::go::json::encode::indent;
 use crate::machinery::field::{ErrorList, FieldError, Path};
-use crate::machinery::object::text;
+use crate::machinery::object::{items_at, text};
 
 /// The fields of a container an ephemeral one may not set, in the Go
 /// struct's order (what `allowedEphemeralContainerFields` leaves out).
@@ -116,12 +116,6 @@ pub(crate) fn prepare_ephemeral_update(new: &mut Value, old: &Value) {
     keep_managed(new, managed);
 }
 
-fn ephemeral_containers(pod: &Value) -> &[Value] {
-    pod.pointer("/spec/ephemeralContainers")
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}
-
 /// A static Pod (its kubelet's mirror), which no subresource changes.
 pub(super) fn is_static(pod: &Value) -> bool {
     pod.pointer("/metadata/annotations/kubernetes.io~1config.mirror")
@@ -152,8 +146,8 @@ pub(crate) fn validate_ephemeral_update(new: &Value, old: &Value) -> ErrorList {
         )];
     }
     let path = Path::new(["spec", "ephemeralContainers"]);
-    let written = ephemeral_containers(new);
-    for before in ephemeral_containers(old) {
+    let written = items_at(new, "/spec/ephemeralContainers");
+    for before in items_at(old, "/spec/ephemeralContainers") {
         let name = text(before, "name");
         let Some(after) = written.iter().find(|c| text(c, "name") == name) else {
             errors.push(FieldError::forbidden(

@@ -10,7 +10,7 @@ use super::ephemeral::{is_static, keep_managed};
 use super::qos::qos_class;
 use super::validation::validate_pod;
 use crate::machinery::field::{ErrorList, FieldError, Path};
-use crate::machinery::object::text;
+use crate::machinery::object::{items, items_at, text};
 
 /// The container lists a resize may change, with their path's name.
 const LISTS: [&str; 2] = ["containers", "initContainers"];
@@ -22,8 +22,8 @@ const LISTS: [&str; 2] = ["containers", "initContainers"];
 pub(crate) fn prepare_resize_update(new: &mut Value, old: &Value) {
     let mut lists = Vec::new();
     for key in LISTS {
-        let written = new.get("spec").map_or(&[][..], |spec| list(spec, key));
-        let stored = old.get("spec").map_or(&[][..], |spec| list(spec, key));
+        let pointer = format!("/spec/{key}");
+        let (written, stored) = (items_at(new, &pointer), items_at(old, &pointer));
         if written.len() != stored.len() {
             return;
         }
@@ -133,7 +133,7 @@ pub(crate) fn validate_resize(new: &Value, old: &Value) -> ErrorList {
         return errors;
     }
     for key in LISTS {
-        let (written, stored) = (list(new_spec, key), list(old_spec, key));
+        let (written, stored) = (items(new_spec, key), items(old_spec, key));
         for (i, (after, before)) in written.iter().zip(stored).enumerate() {
             let at = spec_path.child(key).index(i).child("resources");
             for part in ["requests", "limits"] {
@@ -147,7 +147,7 @@ pub(crate) fn validate_resize(new: &Value, old: &Value) -> ErrorList {
         }
     }
     for key in LISTS {
-        let stored = list(old_spec, key);
+        let stored = items(old_spec, key);
         let Some(containers) = masked.get_mut(key).and_then(Value::as_array_mut) else {
             continue;
         };
@@ -177,19 +177,12 @@ pub(crate) fn validate_resize(new: &Value, old: &Value) -> ErrorList {
     errors
 }
 
-fn list<'a>(spec: &'a Value, key: &str) -> &'a [Value] {
-    spec.get(key)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-}
-
 /// `validatePodResizeContainerOrdering`: no container added, removed,
 /// renamed or moved.
 fn container_ordering(new_spec: &Value, old_spec: &Value, spec_path: &Path) -> ErrorList {
     let mut errors = ErrorList::new();
     for key in LISTS {
-        let (written, stored) = (list(new_spec, key), list(old_spec, key));
+        let (written, stored) = (items(new_spec, key), items(old_spec, key));
         if written.len() != stored.len() {
             errors.push(FieldError::forbidden(
                 &spec_path.child(key),

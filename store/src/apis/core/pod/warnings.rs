@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::go::strconv::go_quote;
 use crate::machinery::field::Path;
-use crate::machinery::object::text;
+use crate::machinery::object::{items, text};
 use crate::machinery::quantity::Quantity;
 
 /// The warnings of the pod `spec` at `path` (`spec`, or a template's
@@ -27,7 +27,7 @@ pub(crate) fn spec_warnings(spec: &Value, path: &Path) -> Vec<String> {
             }
         }
     }
-    for (i, constraint) in array(spec, "topologySpreadConstraints").iter().enumerate() {
+    for (i, constraint) in items(spec, "topologySpreadConstraints").iter().enumerate() {
         let at = path.child("topologySpreadConstraints").index(i);
         let key = text(constraint, "topologyKey");
         if let Some(message) = deprecated_node_label(key) {
@@ -37,7 +37,7 @@ pub(crate) fn spec_warnings(spec: &Value, path: &Path) -> Vec<String> {
             warnings.push(format!("{}: {NO_POD}", at.child("labelSelector")));
         }
     }
-    for (i, volume) in array(spec, "volumes").iter().enumerate() {
+    for (i, volume) in items(spec, "volumes").iter().enumerate() {
         let at = path.child("volumes").index(i);
         for (source, since) in [
             (
@@ -71,7 +71,7 @@ pub(crate) fn spec_warnings(spec: &Value, path: &Path) -> Vec<String> {
         ("imagePullSecrets", "name", "name"),
     ] {
         let mut seen = Vec::new();
-        for (i, item) in array(spec, list).iter().enumerate() {
+        for (i, item) in items(spec, list).iter().enumerate() {
             let value = text(item, key);
             if seen.contains(&value) {
                 warnings.push(format!(
@@ -84,7 +84,7 @@ pub(crate) fn spec_warnings(spec: &Value, path: &Path) -> Vec<String> {
             }
         }
     }
-    for (i, secret) in array(spec, "imagePullSecrets").iter().enumerate() {
+    for (i, secret) in items(spec, "imagePullSecrets").iter().enumerate() {
         if text(secret, "name").is_empty() {
             warnings.push(format!(
                 "{}: invalid empty name \"\"",
@@ -115,7 +115,7 @@ pub(crate) fn spec_warnings(spec: &Value, path: &Path) -> Vec<String> {
             }
         }
         let mut seen = Vec::new();
-        for (i, env) in array(container, "env").iter().enumerate() {
+        for (i, env) in items(container, "env").iter().enumerate() {
             let name = text(env, "name");
             if !seen.contains(&name) {
                 seen.push(name);
@@ -152,14 +152,14 @@ pub(crate) fn spec_warnings(spec: &Value, path: &Path) -> Vec<String> {
         };
         let at = path.child("affinity").child(kind);
         let required = "requiredDuringSchedulingIgnoredDuringExecution";
-        for (i, term) in array(affinity, required).iter().enumerate() {
+        for (i, term) in items(affinity, required).iter().enumerate() {
             if term.get("labelSelector").is_none_or(Value::is_null) {
                 let here = at.child(required).index(i).child("labelSelector");
                 warnings.push(format!("{here}: {NO_POD}"));
             }
         }
         let preferred = "preferredDuringSchedulingIgnoredDuringExecution";
-        for (i, weighted) in array(affinity, preferred).iter().enumerate() {
+        for (i, weighted) in items(affinity, preferred).iter().enumerate() {
             let term = weighted.get("podAffinityTerm");
             if term
                 .and_then(|t| t.get("labelSelector"))
@@ -208,7 +208,7 @@ fn port_warnings(containers: &[(&Value, Path)]) -> Vec<String> {
     let mut warnings = Vec::new();
     let mut by_port: BTreeMap<String, Vec<(Path, &Value)>> = BTreeMap::new();
     for (container, at) in containers {
-        for (i, port) in array(container, "ports").iter().enumerate() {
+        for (i, port) in items(container, "ports").iter().enumerate() {
             let here = at.child("ports").index(i);
             let host_ip = text(port, "hostIP");
             let host_port = port.get("hostPort").and_then(Value::as_i64).unwrap_or(0);
@@ -251,7 +251,7 @@ fn port_warnings(containers: &[(&Value, Path)]) -> Vec<String> {
     }
     let mut names: BTreeMap<&str, Path> = BTreeMap::new();
     for (container, at) in containers {
-        for (i, port) in array(container, "ports").iter().enumerate() {
+        for (i, port) in items(container, "ports").iter().enumerate() {
             let name = text(port, "name");
             if name.is_empty() {
                 continue;
@@ -277,18 +277,10 @@ fn containers_with_paths<'a>(spec: &'a Value, path: &Path) -> Vec<(&'a Value, Pa
     ["initContainers", "containers", "ephemeralContainers"]
         .iter()
         .flat_map(|key| {
-            array(spec, key)
+            items(spec, key)
                 .iter()
                 .enumerate()
                 .map(move |(i, c)| (c, path.child(key).index(i)))
         })
         .collect()
-}
-
-fn array<'a>(value: &'a Value, key: &str) -> &'a [Value] {
-    value
-        .get(key)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
 }
