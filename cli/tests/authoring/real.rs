@@ -396,33 +396,8 @@ fn rekon_dev_runs_the_app_on_a_real_api_server() {
     assert!(!answers(&url), "the API server at {url} outlived rekon dev");
 }
 
-/// A real cluster without controllers whose API server writes the audit
-/// log `policy` asks for into `dir/audit.log` (and takes `args` too).
-fn audited_cluster(
-    dir: &Path,
-    policy: &str,
-    args: &[String],
-) -> (rekon_envtest::RealCluster, std::path::PathBuf) {
-    let assets = rekon_envtest::assets().unwrap();
-    let policy_file = dir.join("audit-policy.yaml");
-    std::fs::write(&policy_file, policy).unwrap();
-    let audit = dir.join("audit.log");
-    let mut apiserver_args = vec![
-        format!("--audit-policy-file={}", policy_file.display()),
-        format!("--audit-log-path={}", audit.display()),
-    ];
-    apiserver_args.extend_from_slice(args);
-    let cluster = rekon_envtest::RealCluster::start(
-        &assets,
-        &rekon_envtest::Options {
-            controller_manager: false,
-            apiserver_args,
-            ..rekon_envtest::Options::default()
-        },
-    )
-    .unwrap();
-    (cluster, audit)
-}
+#[path = "real/audit.rs"]
+mod audit;
 
 #[path = "real/rollout.rs"]
 mod rollout;

@@ -17,6 +17,7 @@ pub mod progress;
 mod run;
 #[cfg(test)]
 mod tests;
+mod write;
 
 pub use check::{Converter, round_trip};
 pub use convert::ModuleConverter;

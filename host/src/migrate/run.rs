@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::check::{Converter, describe, round_trip};
+use super::check::{Converter, round_trip};
 use super::plan::Plan;
 use super::progress::{Book, FIELD_MANAGER, Progress};
 use crate::cluster::Cluster;
@@ -62,15 +62,15 @@ pub enum Outcome {
 const IN_USE_WAIT: Duration = Duration::from_secs(30);
 
 /// Retries of one object's write after a conflict.
-const CONFLICT_RETRIES: u32 = 5;
+pub(super) const CONFLICT_RETRIES: u32 = 5;
 
 /// Migrates the objects of CRDs to their storage version.
 pub struct Migrator {
-    client: kube::Client,
-    config: MigrateConfig,
+    pub(super) client: kube::Client,
+    pub(super) config: MigrateConfig,
     converter: Option<Arc<dyn Converter>>,
     metrics: Option<Arc<Metrics>>,
-    leadership: Option<Leadership>,
+    pub(super) leadership: Option<Leadership>,
     events: Option<Arc<dyn Cluster>>,
 }
 
@@ -247,14 +247,14 @@ impl Migrator {
         }
     }
 
-    async fn save(&self, book: &Book, progress: &Progress) {
+    pub(super) async fn save(&self, book: &Book, progress: &Progress) {
         self.count(progress);
         if let Err(e) = book.save(progress).await {
             tracing::warn!(crd = %progress.crd, error = %e, "migration: cannot record progress");
         }
     }
 
-    fn api(&self, plan: &Plan, namespace: Option<&str>) -> Api<DynamicObject> {
+    pub(super) fn api(&self, plan: &Plan, namespace: Option<&str>) -> Api<DynamicObject> {
         let resource = plan.resource(&plan.storage);
         match namespace {
             Some(ns) if plan.namespaced => Api::namespaced_with(self.client.clone(), ns, &resource),
@@ -319,98 +319,6 @@ impl Migrator {
         Ok(())
     }
 
-    /// Writes every object back, page by page from where the progress
-    /// says, saving the progress after each page.
-    async fn write_back(
-        &self,
-        plan: &Plan,
-        book: &Book,
-        progress: &mut Progress,
-    ) -> Result<(), String> {
-        let api = self.api(plan, None);
-        let gap = Duration::from_secs_f64(1.0 / self.config.writes_per_second.max(0.1));
-        let mut next_write = tokio::time::Instant::now();
-        loop {
-            if self.leadership.as_ref().is_some_and(|l| !l.is_leading()) {
-                return Err("this replica stopped leading; the next leader resumes".into());
-            }
-            let mut params = ListParams::default().limit(self.config.page_size);
-            if !progress.continue_token.is_empty() {
-                params = params.continue_token(&progress.continue_token);
-            }
-            let page = match api.list(&params).await {
-                Ok(page) => page,
-                // The token expired (compaction): from the start again;
-                // objects written already are written again, harmlessly.
-                Err(kube::Error::Api(status)) if status.code == 410 => {
-                    tracing::info!(crd = %plan.crd, "migration: the list expired; starting the pages again");
-                    progress.continue_token.clear();
-                    progress.migrated = 0;
-                    continue;
-                }
-                Err(e) => return Err(format!("cannot list {}: {e}", plan.crd)),
-            };
-            for object in &page.items {
-                tokio::time::sleep_until(next_write).await;
-                next_write = tokio::time::Instant::now() + gap;
-                self.write_one(plan, object).await?;
-                progress.migrated += 1;
-            }
-            let remaining = page
-                .metadata
-                .remaining_item_count
-                .and_then(|r| u64::try_from(r).ok())
-                .unwrap_or(0);
-            progress.total = progress.migrated + remaining;
-            match page.metadata.continue_ {
-                Some(next) if !next.is_empty() => {
-                    progress.continue_token = next;
-                    self.save(book, progress).await;
-                }
-                _ => {
-                    progress.continue_token.clear();
-                    progress.total = progress.migrated;
-                    return Ok(());
-                }
-            }
-        }
-    }
-
-    /// Writes one object back unchanged, its resourceVersion the
-    /// precondition: the API server stores it again in the storage
-    /// version. A conflict (someone wrote it meanwhile) is read again and
-    /// retried; an object gone is skipped.
-    async fn write_one(&self, plan: &Plan, object: &DynamicObject) -> Result<(), String> {
-        let name = object.metadata.name.clone().unwrap_or_default();
-        let api = self.api(plan, object.metadata.namespace.as_deref());
-        let mut version = object.metadata.resource_version.clone().unwrap_or_default();
-        let params = PatchParams {
-            field_manager: Some(FIELD_MANAGER.to_string()),
-            ..PatchParams::default()
-        };
-        for _ in 0..=CONFLICT_RETRIES {
-            let unchanged = json!({"metadata": {"resourceVersion": version}});
-            match api.patch(&name, &params, &Patch::Merge(&unchanged)).await {
-                Ok(_) => return Ok(()),
-                Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
-                Err(kube::Error::Api(status)) if status.code == 409 => {
-                    match api.get_opt(&name).await {
-                        Ok(Some(fresh)) => {
-                            version = fresh.metadata.resource_version.unwrap_or_default();
-                        }
-                        Ok(None) => return Ok(()),
-                        Err(e) => return Err(format!("{}: {e}", who(object))),
-                    }
-                }
-                Err(e) => return Err(format!("{}: {e}", who(object))),
-            }
-        }
-        Err(format!(
-            "{}: still changing after {CONFLICT_RETRIES} retries",
-            who(object)
-        ))
-    }
-
     /// `status.storedVersions` set to the storage version alone, if the
     /// CRD still stores in the version migrated to.
     async fn finish(&self, crd: &str, migrated: &Plan) -> Result<(), String> {
@@ -441,8 +349,4 @@ impl Migrator {
         }
         Err(format!("the CRD {crd} kept changing"))
     }
-}
-
-fn who(object: &DynamicObject) -> String {
-    describe(&serde_json::to_value(object).unwrap_or(Value::Null))
 }

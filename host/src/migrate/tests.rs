@@ -219,3 +219,38 @@ async fn a_conversion_that_loses_a_field_is_refused_before_anything_is_written()
         progress.message
     );
 }
+
+/// Several writes in flight do not outrun the configured rate: 12 objects
+/// at 20 a second take at least 11 gaps of 50 ms.
+#[tokio::test]
+async fn writes_back_keep_to_the_configured_rate() {
+    let (_server, client, v1) = gadgets_in_v1().await;
+    for i in 0..12 {
+        let gadget: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "migrate.rekon.dev/v1", "kind": "Gadget",
+            "metadata": {"name": format!("g{i:02}")}, "spec": {"size": i},
+        }))
+        .unwrap();
+        v1.create(&PostParams::default(), &gadget).await.unwrap();
+    }
+    apply_crd(
+        &client,
+        crd(vec![version("v1", false), version("v2", true)]),
+    )
+    .await
+    .unwrap();
+    let config = MigrateConfig {
+        writes_per_second: 20.0,
+        page_size: 5,
+        ..MigrateConfig::default()
+    };
+    let migrator = Migrator::new(client.clone(), config, None);
+    let started = std::time::Instant::now();
+    let outcome = migrator.migrate("gadgets.migrate.rekon.dev").await;
+    let took = started.elapsed();
+    assert_eq!(outcome, Outcome::Done { migrated: 12 });
+    assert!(
+        took >= std::time::Duration::from_millis(550),
+        "12 writes at 20 a second in {took:?}"
+    );
+}

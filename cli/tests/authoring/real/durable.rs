@@ -50,7 +50,7 @@ const DEADLINE: std::time::Duration = std::time::Duration::from_secs(90);
 
 impl Cluster {
     fn start(dir: &Path) -> Cluster {
-        let (cluster, audit) = super::audited_cluster(dir, AUDIT_POLICY, &[]);
+        let (cluster, audit) = super::audit::audited_cluster(dir, AUDIT_POLICY, &[]);
         let kubeconfig = dir.join("kubeconfig");
         std::fs::write(&kubeconfig, cluster.kubeconfig()).unwrap();
         let cluster = Cluster {
@@ -290,27 +290,19 @@ impl Cluster {
         mark
     }
 
-    /// How many writes the audit log holds so far.
+    /// Where the audit log ends so far: a mark to look at what comes
+    /// after.
     fn audited(&self) -> usize {
-        self.audit_events().len()
+        super::audit::events(&self.audit, usize::MAX).0
     }
 
-    /// The live writes to ConfigMaps in `shop` (dry runs aside), in order.
-    fn audit_events(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.audit)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|e| e["stage"] == "ResponseComplete")
-            .filter(|e| !e["requestURI"].as_str().unwrap_or("").contains("dryRun"))
-            .collect()
-    }
-
-    /// Live writes by a replica since `from` ([`Cluster::audited`]) whose
-    /// body holds `text`.
+    /// Live writes (dry runs aside) by a replica since the mark `from`
+    /// ([`Cluster::audited`]) whose body holds `text`.
     fn writes_with(&self, from: usize, text: &str) -> Vec<String> {
-        self.audit_events()[from..]
+        super::audit::events(&self.audit, from)
+            .1
             .iter()
+            .filter(|e| !e["requestURI"].as_str().unwrap_or("").contains("dryRun"))
             .filter(|e| e["userAgent"].as_str().unwrap_or("").starts_with("rekon/"))
             .filter(|e| e["requestObject"].to_string().contains(text))
             .map(|e| format!("{} {} by {}", e["verb"], e["requestURI"], e["userAgent"]))

@@ -178,7 +178,7 @@ fn the_leading_replica_migrates_a_crd_and_the_next_leader_finishes_after_a_kill(
     wait(
         "a quarter written back by a",
         &a.1,
-        Duration::from_secs(300),
+        Duration::from_secs(600),
         || progress(&kubeconfig).1 >= count as u64 / 4,
     );
     stage("a quarter migrated: killing a");
@@ -187,7 +187,7 @@ fn the_leading_replica_migrates_a_crd_and_the_next_leader_finishes_after_a_kill(
     let migrated = stopped_part_way(&kubeconfig, &etcd, count);
 
     // `b` takes the lead and finishes from where `a` saved its progress.
-    wait("b to finish", &b.1, Duration::from_secs(300), || {
+    wait("b to finish", &b.1, Duration::from_secs(600), || {
         progress(&kubeconfig).0 == "done"
     });
     stage("b finished");

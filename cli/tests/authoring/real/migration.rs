@@ -65,9 +65,12 @@ pub(super) fn stored_versions(etcd: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Waits until `done`, or fails saying `what` with the end of `log`.
+/// Waits until `done`, or fails saying `what` with the end of `log`. The
+/// pause between looks grows to 2 s: each look runs kubectl, whose start
+/// weighs on the two cores the server and replicas under test share.
 pub(super) fn wait(what: &str, log: &Path, limit: Duration, mut done: impl FnMut() -> bool) {
     let started = Instant::now();
+    let mut pause = Duration::from_millis(250);
     while !done() {
         if started.elapsed() > limit {
             let text = std::fs::read_to_string(log).unwrap_or_default();
@@ -78,7 +81,8 @@ pub(super) fn wait(what: &str, log: &Path, limit: Duration, mut done: impl FnMut
                 tail.join("\n")
             );
         }
-        std::thread::sleep(Duration::from_millis(250));
+        std::thread::sleep(pause);
+        pause = (pause * 3 / 2).min(Duration::from_secs(2));
     }
 }
 
