@@ -201,8 +201,6 @@ impl Chain {
     }
 }
 
-/// The version of the request's kind `webhook` is for, when it is for
-/// another version than the request's (matchPolicy Equivalent).
 /// A fresh request uid.
 fn uid() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
