@@ -251,19 +251,7 @@ async fn spread_and_handed_over(gate: bool) {
     // once it has ended, its membership Lease is gone (an expired one
     // stays ten lease durations). How fast is the pipeline bench's
     // `sharded_handoff_s`.
-    env.signal(index[0], "TERM");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let ended = loop {
-        if let Some(status) = env.hosts[index[0]].try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} did not end after TERM",
-            names[0]
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let ended = env.terminate(index[0]).await;
     assert!(
         ended.success(),
         "{} ended with {ended} after TERM",

@@ -168,6 +168,24 @@ impl Env {
         assert!(status.success(), "kill -{signal} failed");
     }
 
+    /// Sends SIGTERM to one host and waits ([`DEADLINE`] at most) until it
+    /// has ended; how it ended.
+    pub async fn terminate(&mut self, index: usize) -> std::process::ExitStatus {
+        self.signal(index, "TERM");
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.hosts[index].try_wait().expect("the host's status") {
+                return status;
+            }
+            assert!(
+                started.elapsed() < DEADLINE,
+                "host {index} still runs {DEADLINE:?} after SIGTERM\n{}",
+                self.log_of(index)
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     pub fn apply(&self, object: Value) -> Value {
         self.store().apply_object(object).expect("applying")
     }

@@ -58,7 +58,7 @@ impl Migrator {
                     let Some(object) = objects.next() else { break };
                     let slot = next_write.max(tokio::time::Instant::now());
                     next_write = slot + gap;
-                    writes.push_back(self.write_at(slot, plan, object));
+                    writes.push_back(self.write_one(slot, plan, object));
                 }
                 let Some(written) = writes.next().await else {
                     break;
@@ -86,22 +86,17 @@ impl Migrator {
         }
     }
 
-    /// Writes one object back once `slot` comes.
-    async fn write_at(
+    /// Writes one object back unchanged once `slot` comes, its
+    /// resourceVersion the precondition: the API server stores it again in
+    /// the storage version. A conflict (someone wrote it meanwhile) is read
+    /// again and retried; an object gone is skipped.
+    async fn write_one(
         &self,
         slot: tokio::time::Instant,
         plan: &Plan,
         object: &DynamicObject,
     ) -> Result<(), String> {
         tokio::time::sleep_until(slot).await;
-        self.write_one(plan, object).await
-    }
-
-    /// Writes one object back unchanged, its resourceVersion the
-    /// precondition: the API server stores it again in the storage
-    /// version. A conflict (someone wrote it meanwhile) is read again and
-    /// retried; an object gone is skipped.
-    async fn write_one(&self, plan: &Plan, object: &DynamicObject) -> Result<(), String> {
         let name = object.metadata.name.clone().unwrap_or_default();
         let api = self.api(plan, object.metadata.namespace.as_deref());
         let mut version = object.metadata.resource_version.clone().unwrap_or_default();

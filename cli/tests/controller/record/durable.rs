@@ -41,12 +41,6 @@ fn all_behaved(env: &Env, numbers: std::ops::Range<usize>, mark: &str) -> Option
         .then_some(())
 }
 
-/// Stops host `index` (SIGTERM) and waits until it has exited.
-fn stop(env: &mut Env, index: usize) {
-    env.signal(index, "TERM");
-    env.hosts[index].wait().expect("the host exits");
-}
-
 /// Starts misbehave (build A) with build B as its shadow, with `settings`,
 /// and waits until the Rollout names both.
 async fn start(env: &mut Env, shadow: &[u8], settings: &str) {
@@ -92,7 +86,7 @@ async fn a_promotion_survives_a_restart() {
 
     // Started again with the same files and configuration: the promoted
     // version serves from the first reconcile; the old one never writes.
-    stop(&mut env, 0);
+    env.terminate(0).await;
     let (_watch, writes) = config_map_writes(&env);
     run_with_shadow_settings(&mut env, shadow.clone(), "");
     configmaps_arriving(&env, "c", 3..6).await.unwrap();
@@ -150,7 +144,7 @@ async fn an_abort_survives_a_restart() {
 
     // Started again: the aborted version is refused, not a canary again;
     // every object is the serving version's.
-    stop(&mut env, 0);
+    env.terminate(0).await;
     let (_watch, writes) = config_map_writes(&env);
     let host = env.hosts.len();
     run_with_shadow_settings(&mut env, shadow.clone(), "    canary: 50\n");
@@ -335,7 +329,7 @@ async fn two_replicas_keep_a_promotion_through_a_failover_and_a_restart() {
     .await;
 
     // Both replicas started again: the promoted version from the first.
-    stop(&mut env, standby);
+    env.terminate(standby).await;
     let _ = env.hosts[leader].wait();
     replica_with_shadow(&mut env, "replica-c", &shadow);
     replica_with_shadow(&mut env, "replica-d", &shadow);
@@ -371,6 +365,6 @@ async fn a_shadow_of_the_same_build_is_never_promoted_by_the_state() {
         let status = rollout(&env).unwrap()["status"].clone();
         assert!(status["lastDecision"].is_null(), "round {round}: {status}");
         assert!(status["candidate"]["digest"].is_string(), "{status}");
-        stop(&mut env, host);
+        env.terminate(host).await;
     }
 }
